@@ -1,0 +1,230 @@
+"""The data every stage works on: benchmarks, scenes and their files, objects, world frames,
+context changes, items and releases."""
+
+from django.conf import settings
+from django.db import models
+
+from .status import StatusTransitions
+
+
+class Family(models.TextChoices):
+    HYPO3D = "hypo3d", "Hypo3D"
+    SRBENCH3D = "3dsrbench", "3DSRBench"
+    CAUSALSPATIAL = "causalspatial", "CausalSpatial"
+    SPATIAL457 = "spatial457", "Spatial457"
+    M3VERSE = "m3verse", "M3-Verse"
+
+
+class Benchmark(models.Model):
+    name = models.CharField(max_length=200, unique=True, help_text="Display name, e.g. 'Hypo3D demo'.")
+    slug = models.SlugField(max_length=100, unique=True, help_text="URL-safe short name.")
+    family = models.CharField(
+        max_length=20, choices=Family.choices, help_text="Which benchmark family's rules and scorer apply."
+    )
+    description = models.TextField(blank=True, help_text="What the benchmark measures.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class Scene(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="scenes")
+    external_id = models.CharField(max_length=100, help_text="Id in the source dataset, e.g. scene0000_00.")
+    caption = models.TextField(blank=True, help_text="Short scene caption (text input for LLMs).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "external_id"], name="scene_unique_per_benchmark")
+        ]
+        ordering = ["external_id"]
+
+    def __str__(self):
+        return self.external_id
+
+
+class AssetRole(models.TextChoices):
+    POINT_CLOUD = "point_cloud", "Point cloud (source)"
+    VIEWER_POINTS = "viewer_points", "Point cloud (viewer binary)"
+    TOPVIEW_PLAIN = "topview_plain", "Top-view map (plain)"
+    TOPVIEW_SEMANTIC = "topview_semantic", "Top-view map (semantic)"
+    IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+    EXPORT = "export", "Export file"
+
+
+def asset_upload_to(asset, filename):
+    scene_part = f"scenes/{asset.scene_id}" if asset.scene_id else "misc"
+    return f"assets/{scene_part}/{asset.role}/{filename}"
+
+
+class Asset(models.Model):
+    scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.CASCADE, related_name="assets")
+    role = models.CharField(max_length=30, choices=AssetRole.choices, help_text="What the file is for.")
+    file = models.FileField(upload_to=asset_upload_to, max_length=500, help_text="File on the configured storage.")
+    size = models.BigIntegerField(help_text="Size in bytes.")
+    sha256 = models.CharField(max_length=64, help_text="Hex SHA-256 of the file's bytes.")
+    meta = models.JSONField(default=dict, blank=True, help_text="Role-specific data, e.g. map bounds and labels.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["scene", "role"])]
+
+    def __str__(self):
+        return f"{self.role}: {self.file.name}"
+
+
+class SceneObject(models.Model):
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="objects")
+    instance_id = models.PositiveIntegerField(help_text="Instance id within the scene (as in the point cloud).")
+    label = models.CharField(max_length=100, help_text="Object class label, e.g. 'desk'.")
+    center_x = models.FloatField()
+    center_y = models.FloatField()
+    center_z = models.FloatField()
+    size_x = models.FloatField()
+    size_y = models.FloatField()
+    size_z = models.FloatField()
+    yaw = models.FloatField(default=0.0, help_text="Rotation about Z in radians.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scene", "instance_id"], name="object_instance_unique_per_scene")
+        ]
+        ordering = ["instance_id"]
+
+    def __str__(self):
+        return f"{self.label} #{self.instance_id}"
+
+    @property
+    def center(self):
+        return (self.center_x, self.center_y, self.center_z)
+
+    @property
+    def size(self):
+        return (self.size_x, self.size_y, self.size_z)
+
+
+class Side(models.TextChoices):
+    FRONT = "front", "Front"
+    BACK = "back", "Back"
+    LEFT = "left", "Left"
+    RIGHT = "right", "Right"
+
+
+class WorldFrame(models.Model):
+    """Anchor-based orientation: 'The desk is to the left of the scene.'"""
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="world_frames")
+    anchor = models.ForeignKey(SceneObject, on_delete=models.CASCADE, related_name="anchored_frames")
+    side = models.CharField(max_length=10, choices=Side.choices)
+    text = models.TextField(help_text="The orientation sentence shown to annotators, evaluators and models.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.text
+
+
+class ChangeType(models.TextChoices):
+    MOVEMENT = "movement", "Movement"
+    REMOVAL = "removal", "Removal"
+    ATTRIBUTE = "attribute", "Attribute"
+    ADDITION = "addition", "Addition"
+    REPLACEMENT = "replacement", "Replacement"
+
+
+class ContextChange(StatusTransitions, models.Model):
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted (raw)"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    TRANSITIONS = {
+        "submitted": {"approved", "rejected"},
+        "rejected": {"approved"},
+        "approved": {"rejected"},
+    }
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="changes")
+    change_type = models.CharField(max_length=20, choices=ChangeType.choices)
+    raw_text = models.TextField(help_text="The author's text; never overwritten.")
+    refined_text = models.TextField(blank=True, help_text="The reviewer's refined text (c').")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="authored_changes"
+    )
+    provenance = models.JSONField(default=dict, blank=True, help_text="Where it came from (campaign, assignment).")
+    version = models.PositiveIntegerField(default=1, help_text="Bumped on every save; stale writes get 409.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.text[:60]
+
+    @property
+    def text(self):
+        return self.refined_text or self.raw_text
+
+
+class AnswerFormat(models.TextChoices):
+    OPEN = "open", "Open-ended"
+    SINGLE = "single", "Single choice"
+    MULTI = "multi", "Multiple choice"
+
+
+class Item(StatusTransitions, models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    TRANSITIONS = {"draft": {"approved", "rejected"}, "approved": {"rejected"}, "rejected": {"approved"}}
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="items")
+    scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.CASCADE, related_name="items")
+    change = models.ForeignKey(
+        ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="items"
+    )
+    external_id = models.CharField(max_length=100, blank=True, help_text="Id in the source dataset, if any.")
+    question = models.TextField()
+    answer_format = models.CharField(max_length=10, choices=AnswerFormat.choices, default=AnswerFormat.OPEN)
+    choices = models.JSONField(default=list, blank=True, help_text="Option texts in canonical order (A, B, ...).")
+    answers = models.JSONField(
+        default=list, help_text="Gold: acceptable open answers, or the correct letter(s) for choice items."
+    )
+    tags = models.JSONField(default=dict, blank=True, help_text="e.g. {'change_type': 'movement', ...}.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    provenance = models.JSONField(default=dict, blank=True, help_text="Who wrote it, from which change or file.")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="authored_items"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.question[:60]
+
+
+class Release(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="releases")
+    version = models.CharField(max_length=30, help_text="Semantic version, e.g. 1.0.0.")
+    notes = models.TextField(blank=True)
+    items = models.ManyToManyField(Item, related_name="releases")
+    items_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
+    manifest_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "version"], name="release_version_unique_per_benchmark")
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.benchmark.slug} v{self.version}"

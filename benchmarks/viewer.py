@@ -1,0 +1,26 @@
+"""What the scene viewer needs, as plain data for templates and the API."""
+
+from .models import AssetRole, Scene
+from .services import scene_asset
+
+
+def _asset_url(scene: Scene, role: str) -> str | None:
+    asset = scene_asset(scene, role)
+    return asset.file.url if asset else None
+
+
+def scene_viewer_data(scene: Scene) -> dict:
+    """URLs of the point cloud and both top-view maps, the plain map's data for hover, world frames
+    and the scene's objects; a missing asset gives None for its URL (and for the map)."""
+    plain = scene_asset(scene, AssetRole.TOPVIEW_PLAIN)
+    return {
+        "scene_id": scene.pk,
+        "external_id": scene.external_id,
+        "caption": scene.caption,
+        "points_url": _asset_url(scene, AssetRole.VIEWER_POINTS),
+        "topview_plain_url": plain.file.url if plain else None,
+        "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
+        "map": plain.meta if plain else None,
+        "world_frames": list(scene.world_frames.order_by("id").values_list("text", flat=True)),
+        "objects": list(scene.objects.order_by("instance_id").values("instance_id", "label")),
+    }

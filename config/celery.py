@@ -1,0 +1,19 @@
+"""Celery app: two queues, `gpu` for model inference and `default` for everything else."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("hypolab")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_default_queue = "default"
+# Inference is the only work that needs an accelerator; route it by name so callers never choose.
+app.conf.task_routes = {"modeleval.tasks.infer_batch": {"queue": "gpu"}}
+# Long GPU batches: a worker takes one message at a time and acks it only when done,
+# so a crash hands the batch to another worker instead of losing it.
+app.conf.worker_prefetch_multiplier = 1
+app.conf.task_acks_late = True
+app.conf.task_reject_on_worker_lost = True
+app.autodiscover_tasks()

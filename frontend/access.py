@@ -1,0 +1,24 @@
+"""Page-level role checks."""
+
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import render
+
+from benchmarks import roles
+
+
+def role_required(role):
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not roles.has_role(request.user, role):
+                return render(request, "frontend/error.html",
+                              {"message": f"This page is for the {role} role."}, status=403)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator

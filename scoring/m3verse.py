@@ -1,0 +1,88 @@
+"""M3-Verse: single and multiple choice with partial credit, split by hallucination items.
+
+The paper publishes no scoring code; the credit rule is the paper's, the letter
+extraction is ours (docs/METRICS.md).
+"""
+
+import re
+import string
+
+from .family import Family, Outcome, Run
+from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
+
+NONE_OPTION = "No correct option is listed."
+_NONE_CHOICE = re.compile(r"(?:[A-Z]\.\s*)?" + re.escape(NONE_OPTION))
+_SEPARATOR = r"[\s.,;:/&+|()\[\]{}*'\"-]"
+_LETTERS_ONLY = re.compile(rf"(?:{_SEPARATOR}*[A-Z])+{_SEPARATOR}*")
+_PUNCTUATION_TO_SPACE = str.maketrans({char: " " for char in string.punctuation})
+
+
+def extract_letters(output: str, shown_letters: str) -> set[str]:
+    """`A`, `A, C`, `AC`, `(B)`, `B.`: every letter; otherwise the option letters standing as tokens."""
+    if _LETTERS_ONLY.fullmatch(output):
+        return set(re.findall("[A-Z]", output))
+    return {token for token in output.translate(_PUNCTUATION_TO_SPACE).split() if token in shown_letters}
+
+
+def partial_credit(chosen: set[str], correct: set[str]) -> float:
+    """Any wrong letter scores 0; otherwise the share of the correct letters chosen (nothing chosen: 0)."""
+    if not chosen or not chosen <= correct:
+        return 0.0
+    return len(chosen) / len(correct)
+
+
+def correct_letters(item: GoldItem) -> set[str]:
+    return {item.answer} if item.answer_format == "single" else set(item.answer)
+
+
+def row_score(item: GoldItem, pred: Prediction, run: Run) -> float:
+    try:
+        to_canonical = letter_map(pred.choices, item.choices)
+    except RecordError as error:
+        run.errors.append(f"id {item.id!r}: {error}")
+        return 0.0
+    shown = extract_letters(pred.output, LETTERS[: len(item.choices)])
+    if not shown <= to_canonical.keys():
+        # a letter outside the item's options is a wrong letter
+        return 0.0
+    return partial_credit({to_canonical[letter] for letter in shown}, correct_letters(item))
+
+
+def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
+    outcomes = []
+    for item, pred in zip(items, preds, strict=True):
+        score = 0.0 if pred is None else row_score(item, pred, run)
+        split = "hallucination_score" if item.tags["hallucination"] else "factual_score"
+        outcomes.append({"score": score, split: score})
+    return outcomes
+
+
+def is_hallucination_item(item: GoldItem) -> bool:
+    """A hallucination item's only correct option is the none option."""
+    correct = correct_letters(item)
+    return len(correct) == 1 and bool(_NONE_CHOICE.fullmatch(item.choices[LETTERS.index(correct.pop())]))
+
+
+def check(item: GoldItem) -> str | None:
+    if not correct_letters(item) <= set(LETTERS[: len(item.choices)]):
+        return "'answer' must be letters of the choices"
+    return None
+
+
+def derive_tags(item: GoldItem) -> dict:
+    """`hallucination` as given, else whether the none option is the only correct answer."""
+    if isinstance(item.tags.get("hallucination"), bool):
+        return item.tags
+    return {**item.tags, "hallucination": is_hallucination_item(item)}
+
+
+FAMILY = Family(
+    name="m3verse",
+    # no official script exists: the default is the paper's rule with our documented extraction
+    profiles={"paper": None},
+    answer_formats=("single", "multi"),
+    metrics=("score", "hallucination_score", "factual_score"),
+    score_rows=score_rows,
+    check=check,
+    derive_tags=derive_tags,
+)

@@ -1,0 +1,180 @@
+"""3DSRBench: multiple choice read MMBench-style, scored vanilla, circular, flip and flip+circular.
+
+Follows VLMEvalKit (`can_infer_option`, `can_infer_text`, `_3DSRBench`) and the official
+circular script. Ids encode the protocol: an 8-character base id, rotated-choice copies
+`-1`..`-3`, the mirrored image `-flip` and its rotations `-flip-N`.
+"""
+
+import math
+import re
+from collections.abc import Callable
+
+from .family import Family, KeysOf, Outcome, Run, Tallies
+from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
+
+CATEGORY_SUBTYPES = {
+    "height": ("height_higher",),
+    "location": ("location_above", "location_closer_to_camera", "location_next_to"),
+    "orientation": ("orientation_in_front_of", "orientation_on_the_left", "orientation_viewpoint"),
+    "multi_object": (
+        "multi_object_closer_to",
+        "multi_object_facing",
+        "multi_object_viewpoint_towards_object",
+        "multi_object_parallel",
+        "multi_object_same_direction",
+    ),
+}
+SUBTYPE_CATEGORY = {subtype: category for category, subtypes in CATEGORY_SUBTYPES.items() for subtype in subtypes}
+
+# VLMEvalKit's answer for "the model chose no option"; never a correct letter.
+NO_OPTION = "Z"
+REFUSALS = (
+    "Sorry, I can't help with images of people yet.",
+    "I can't process this file.",
+    "I'm sorry, but without the image provided",
+    "Cannot determine the answer",
+)
+API_FAILURE = "Failed to obtain answer via API"
+_TOKEN_BREAKS = str.maketrans({char: " " for char in ".()[],:;!*#{}"})
+_ANSWER_IS = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
+_ROTATION_SUFFIX = re.compile(r"-\d$")
+
+Judge = Callable[[str, dict[str, str], str], str | None]
+
+
+def infer_option(output: str, options: dict[str, str]) -> str | None:
+    """can_infer_option: a refusal, a lone option letter near the end, a lone `Z`, or `answer is X`."""
+    if API_FAILURE in output:
+        return None
+    if any(refusal in output for refusal in REFUSALS):
+        return NO_OPTION
+    tokens = output.translate(_TOKEN_BREAKS).split()
+    found = [letter for letter in options if letter in tokens]
+    if len(found) == 1:
+        # a letter early in a long answer is more likely a word ("A chair ...") than the choice
+        if tokens.index(found[0]) > len(tokens) - 5:
+            return found[0]
+    elif not found and NO_OPTION in tokens:
+        return NO_OPTION
+    match = _ANSWER_IS.search(output)
+    if match and match.group(1).upper() in options:
+        return match.group(1).upper()
+    return None
+
+
+def infer_text(output: str, options: dict[str, str]) -> str | None:
+    """can_infer_text: the one option whose text the output contains, unless the output is long."""
+    lowered = output.lower()
+    if len(lowered) > 2 * sum(len(text) for text in options.values()):
+        return None
+    found = [letter for letter, text in options.items() if text.lower() in lowered]
+    return found[0] if len(found) == 1 else None
+
+
+def extract_letter(output: str, options: dict[str, str], question: str = "", judge: Judge | None = None):
+    """The shown letter chosen, NO_OPTION, or None when unresolved (wrong unless a judge resolves it)."""
+    letter = infer_option(output, options) or infer_text(output, options)
+    if letter is None and judge is not None:
+        letter = judge(question, options, output)
+    return letter
+
+
+def row_hit(item: GoldItem, pred: Prediction, run: Run) -> int:
+    try:
+        to_canonical = letter_map(pred.choices, item.choices)
+    except RecordError as error:
+        run.errors.append(f"id {item.id!r}: {error}")
+        return 0
+    shown = pred.choices if pred.choices is not None else item.choices
+    options = {LETTERS[i]: text for i, text in enumerate(shown)}
+    letter = extract_letter(pred.output, options, item.question, run.judge)
+    return int(to_canonical.get(letter) == item.answer)
+
+
+def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
+    return [{"hit": 0 if pred is None else row_hit(item, pred, run)} for item, pred in zip(items, preds, strict=True)]
+
+
+def circular_key(item: GoldItem) -> str:
+    """The rotations of one question: the id without its one-digit `-N` suffix (`X-flip` stays apart)."""
+    return item.group if item.group is not None else _ROTATION_SUFFIX.sub("", item.id)
+
+
+def flip_key(item: GoldItem) -> str:
+    """A row and its mirrored twin: the id without `-flip`."""
+    return item.id.replace("-flip", "", 1)
+
+
+def flip_circular_key(item: GoldItem) -> str:
+    """Every rotation and flip of one question; on 3DSRBench ids, their first 8 characters."""
+    return circular_key(item).replace("-flip", "", 1)
+
+
+def _rows_by(items: list[GoldItem], key: Callable[[GoldItem], str]) -> dict[str, list[int]]:
+    rows: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        rows.setdefault(key(item), []).append(index)
+    return rows
+
+
+def _add(tallies: Tallies, keys, metric: str, value: float) -> None:
+    for key in keys:
+        total = tallies.setdefault(key, {}).setdefault(metric, [0, 0])
+        total[0] += value
+        total[1] += 1
+
+
+def tally(
+    items: list[GoldItem],
+    outcomes: list[Outcome],
+    keys_of: KeysOf,
+    circular_combine: Callable[[list[float]], float] = math.prod,
+) -> Tallies:
+    """Means over rows (vanilla) and over groups; a group takes the keys of its first row.
+
+    A group's value is the product of its rows' hits (all correct); chance levels pass
+    another `circular_combine` for a guesser that answers every rotation alike.
+    """
+    hits = [outcome["hit"] for outcome in outcomes]
+    tallies: Tallies = {}
+    for item, hit in zip(items, hits, strict=True):
+        _add(tallies, keys_of(item), "vanilla", hit)
+    circular = _rows_by(items, circular_key)
+    circular_values = {key: circular_combine([hits[i] for i in rows]) for key, rows in circular.items()}
+    for key, rows in circular.items():
+        _add(tallies, keys_of(items[rows[0]]), "circular", circular_values[key])
+    for rows in _rows_by(items, flip_key).values():
+        _add(tallies, keys_of(items[rows[0]]), "flip", math.prod(hits[i] for i in rows))
+    questions: dict[str, list[str]] = {}
+    for key, rows in circular.items():
+        questions.setdefault(flip_circular_key(items[rows[0]]), []).append(key)
+    for circular_keys in questions.values():
+        value = math.prod(circular_values[key] for key in circular_keys)
+        _add(tallies, keys_of(items[circular[circular_keys[0]][0]]), "flip_circular", value)
+    return tallies
+
+
+def check(item: GoldItem) -> str | None:
+    if item.answer not in LETTERS[: len(item.choices)]:
+        return "'answer' must be the letter of one of the choices"
+    return None
+
+
+def derive_tags(item: GoldItem) -> dict:
+    """`subtype` (12) and `category` (4): a VLMEvalKit `category` naming a subtype becomes both."""
+    subtype = item.tags.get("subtype", item.tags.get("category"))
+    if subtype in SUBTYPE_CATEGORY:
+        return {**item.tags, "subtype": subtype, "category": SUBTYPE_CATEGORY[subtype]}
+    return item.tags
+
+
+FAMILY = Family(
+    name="3dsrbench",
+    profiles={"official": None},
+    answer_formats=("single",),
+    metrics=("vanilla", "circular", "flip", "flip_circular"),
+    score_rows=score_rows,
+    tally=tally,
+    check=check,
+    derive_tags=derive_tags,
+)
