@@ -128,7 +128,7 @@ def named_objects(scene: Scene, text: str) -> list[str]:
     """Labels of the scene's objects that the text names (whole words, singular or plural)."""
     lowered = " ".join(WORD.findall(text.lower()))
     found = []
-    for label in sorted(set(scene.objects.values_list("label", flat=True))):
+    for label in sorted(set(scene.scene_objects.values_list("label", flat=True))):
         pattern = r"\b" + re.escape(label.lower()) + r"(s|es)?\b"
         if re.search(pattern, lowered):
             found.append(label)

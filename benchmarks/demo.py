@@ -29,11 +29,12 @@ OBJECT_DENSITY = 3.0
 WALL_DENSITY = 0.6
 # Doors and windows sit in the walls; a world frame anchored on them would say little.
 NOT_ANCHORS = {"door", "window"}
+# The faces sampled on a box that stands on something: all but the bottom.
 OPEN_SIDES = ("+z", "+x", "-x", "+y", "-y")
 
-FACE_AXIS = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0), "-z": (2, -1.0)}
+FACE_AXIS = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0)}
 # Fixed light from above and slightly in front, so faces of one box read as different planes.
-FACE_SHADE = {"+z": 1.0, "-z": 0.55, "+x": 0.86, "-x": 0.76, "+y": 0.8, "-y": 0.92}
+FACE_SHADE = {"+z": 1.0, "+x": 0.86, "-x": 0.76, "+y": 0.8, "-y": 0.92}
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class RoomTemplate:
 
 @dataclass
 class RoomCloud:
+    """One sampled room: the cloud, its objects as top-view dicts, and the world-frame anchor."""
+
     external_id: str
     room_type: str
     caption: str
@@ -211,7 +214,7 @@ def _bed(f: Furniture, iid: int) -> list[Part]:
     sx, sy, sz = f.size
     axis, sign = FACE_AXIS[f.back]
     # The mattress covers the frame's top, so only its sides are sampled.
-    frame = Part("box", (f.x, f.y, f.z0 + 0.175), (sx, sy, 0.35), WALNUT, iid, faces=OPEN_SIDES[1:])
+    frame = Part("box", (f.x, f.y, f.z0 + 0.175), (sx, sy, 0.35), WALNUT, iid, faces=("+x", "-x", "+y", "-y"))
     mattress = Part("box", (f.x, f.y, f.z0 + 0.45), (sx - 0.06, sy - 0.06, 0.2), f.colour, iid)
     head_center, head_size = _panel(f, f.back, 0.08, 0.0, sz)
     pillow_offset = (sy if axis == 1 else sx) / 2 - 0.35
@@ -478,7 +481,7 @@ def build_demo_benchmark(
 
 
 def _create_scene(benchmark: Benchmark, room: RoomCloud, scene_files) -> Scene:
-    scene = Scene.objects.create(benchmark=benchmark, external_id=room.external_id, caption=room.caption)
+    scene = benchmark.scenes.create(external_id=room.external_id, caption=room.caption)
     SceneObject.objects.bulk_create(
         SceneObject(
             scene=scene,
@@ -496,7 +499,7 @@ def _create_scene(benchmark: Benchmark, room: RoomCloud, scene_files) -> Scene:
     )
     WorldFrame.objects.create(
         scene=scene,
-        anchor=scene.objects.get(instance_id=room.anchor["instance_id"]),
+        anchor=scene.scene_objects.get(instance_id=room.anchor["instance_id"]),
         side=room.side,
         text=room.world_frame_text,
     )

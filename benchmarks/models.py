@@ -76,7 +76,7 @@ class Asset(models.Model):
 
 
 class SceneObject(models.Model):
-    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="objects")
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="scene_objects")
     instance_id = models.PositiveIntegerField(help_text="Instance id within the scene (as in the point cloud).")
     label = models.CharField(max_length=100, help_text="Object class label, e.g. 'desk'.")
     center_x = models.FloatField()

@@ -33,7 +33,7 @@ def _grid(xyz: np.ndarray, size_px: int) -> tuple[int, int, float, list[float]]:
     scale = size_px / float((hi - lo).max())
     width = max(1, round((hi[0] - lo[0]) * scale))
     height = max(1, round((hi[1] - lo[1]) * scale))
-    return width, height, scale, [lo[0], lo[1], lo[0] + width / scale, lo[1] + height / scale]
+    return width, height, scale, [float(b) for b in (lo[0], lo[1], lo[0] + width / scale, lo[1] + height / scale)]
 
 
 def _to_pixel(x, y, bounds: list[float], scale: float):
@@ -105,7 +105,7 @@ def _labels(objects: list[dict], width: int, height: int, scale: float, bounds) 
 
 def _draw_labels(image: Image.Image, labels: list[dict], size_px: int) -> Image.Image:
     """Label text centred on each centroid over a dark translucent box, kept inside the image."""
-    font = ImageFont.load_default(size=max(10, round(size_px / 40)))
+    font = ImageFont.load_default(size=max(11, round(size_px / 34)))
     overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
     pad = 3

@@ -22,5 +22,5 @@ def scene_viewer_data(scene: Scene) -> dict:
         "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
         "map": plain.meta if plain else None,
         "world_frames": list(scene.world_frames.order_by("id").values_list("text", flat=True)),
-        "objects": list(scene.objects.order_by("instance_id").values("instance_id", "label")),
+        "objects": list(scene.scene_objects.order_by("instance_id").values("instance_id", "label")),
     }

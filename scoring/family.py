@@ -2,18 +2,19 @@
 
 A family scores each (gold item, prediction) pair into an outcome -- a dict of
 metric -> value, a fraction in 0..1 or, for count metrics, a number -- and tallies
-outcomes into `{key: {metric: [sum, n]}}` for the keys a grouping function gives
-each item. The engine turns tallies into percentages (100 * sum / n) or counts (sum).
+outcomes into `{key: {metric: [sum, n]}}` for groups of rows (`{key: [row index, ...]}`,
+one group per `--by` value, or one group of every row). The engine turns tallies into
+percentages (100 * sum / n) or counts (sum).
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .records import GoldItem, Prediction
 
 Outcome = dict[str, float]
+Groups = dict[object, list[int]]
 Tallies = dict[object, dict[str, list[float]]]
-KeysOf = Callable[[GoldItem], Iterable[object]]
 
 
 @dataclass
@@ -27,20 +28,23 @@ class Run:
     sbert: bool | None = None
 
 
-def tally_means(items: list[GoldItem], outcomes: list[Outcome], keys_of: KeysOf) -> Tallies:
-    """Sum each metric over the items of each key; a metric absent from an outcome is not counted."""
-    tallies: Tallies = {}
-    for item, outcome in zip(items, outcomes, strict=True):
-        for key in keys_of(item):
-            bucket = tallies.setdefault(key, {})
-            for metric, value in outcome.items():
-                total = bucket.get(metric)
-                if total is None:
-                    bucket[metric] = [value, 1]
-                else:
-                    total[0] += value
-                    total[1] += 1
+def tally_means(prepared: None, outcomes: list[Outcome], groups: Groups) -> Tallies:
+    """Sum each metric over the rows of each group; a metric absent from an outcome is not counted."""
+    names: set[str] = set()
+    for outcome in outcomes:
+        names.update(outcome)
+    tallies: Tallies = {key: {} for key in groups}
+    for name in names:
+        column = [outcome.get(name) for outcome in outcomes]
+        for key, rows in groups.items():
+            values = [value for row in rows if (value := column[row]) is not None]
+            if values:
+                tallies[key][name] = [sum(values), len(values)]
     return tallies
+
+
+def nothing_to_prepare(items: list[GoldItem]) -> None:
+    return None
 
 
 def no_check(item: GoldItem) -> str | None:
@@ -64,7 +68,9 @@ class Family:
     optional_metrics: tuple[str, ...] = ()
     # reported as a sum, not a percentage
     counts: tuple[str, ...] = ()
-    tally: Callable[[list[GoldItem], list[Outcome], KeysOf], Tallies] = tally_means
+    # what `tally` needs to know of the items, worked out once per run (3dsrbench: its question groups)
+    prepare: Callable[[list[GoldItem]], object] = nothing_to_prepare
+    tally: Callable[[object, list[Outcome], Groups], Tallies] = tally_means
     check: Callable[[GoldItem], str | None] = no_check
     derive_tags: Callable[[GoldItem], dict] = own_tags
 

@@ -6,6 +6,7 @@ extraction is ours (docs/METRICS.md).
 
 import re
 import string
+from collections.abc import Collection
 
 from .family import Family, Outcome, Run
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
@@ -17,7 +18,7 @@ _LETTERS_ONLY = re.compile(rf"(?:{_SEPARATOR}*[A-Z])+{_SEPARATOR}*")
 _PUNCTUATION_TO_SPACE = str.maketrans({char: " " for char in string.punctuation})
 
 
-def extract_letters(output: str, shown_letters: str) -> set[str]:
+def extract_letters(output: str, shown_letters: Collection[str]) -> set[str]:
     """`A`, `A, C`, `AC`, `(B)`, `B.`: every letter; otherwise the option letters standing as tokens."""
     if _LETTERS_ONLY.fullmatch(output):
         return set(re.findall("[A-Z]", output))
@@ -41,7 +42,7 @@ def row_score(item: GoldItem, pred: Prediction, run: Run) -> float:
     except RecordError as error:
         run.errors.append(f"id {item.id!r}: {error}")
         return 0.0
-    shown = extract_letters(pred.output, LETTERS[: len(item.choices)])
+    shown = extract_letters(pred.output, to_canonical.keys())
     if not shown <= to_canonical.keys():
         # a letter outside the item's options is a wrong letter
         return 0.0

@@ -15,7 +15,8 @@ class RecordError(ValueError):
     """A gold row or a prediction that does not follow its line format."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen only so that loading can add a family's derived tags; nothing changes an item after that.
+@dataclass(slots=True)
 class GoldItem:
     id: str
     answer_format: str
@@ -39,14 +40,16 @@ class Prediction:
 
 def _record_id(record: dict) -> str:
     value = record.get("id")
+    if type(value) is str:
+        return value
     # bool is an int subclass; an id of `true` is a mistake, not an id
-    if isinstance(value, bool) or not isinstance(value, str | int):
+    if type(value) is not int:
         raise RecordError("'id' must be a string or an integer")
     return str(value)
 
 
 def _string_list(value, field: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if type(value) is not list or any(type(v) is not str for v in value):
         raise RecordError(f"'{field}' must be a list of strings")
     return tuple(value)
 
@@ -87,11 +90,14 @@ def parse_gold(record) -> GoldItem:
     tags = record.get("tags", {})
     if not isinstance(tags, dict):
         raise RecordError("'tags' must be an object")
+    choices = _string_list(record.get("choices", []), "choices")
+    if len(choices) > len(LETTERS):
+        raise RecordError(f"at most {len(LETTERS)} choices, one per letter")
     return GoldItem(
         id=_record_id(record),
         answer_format=answer_format,
         question=question,
-        choices=_string_list(record.get("choices", []), "choices"),
+        choices=choices,
         answer=_gold_answer(answer_format, record["answer"]),
         not_sure=not_sure,
         group=group,
@@ -105,19 +111,19 @@ def parse_prediction(record) -> Prediction:
     output = record.get("output")
     if output is None:
         output = ""
-    elif isinstance(output, int | float) and not isinstance(output, bool):
+    elif type(output) in (int, float):
         # VLMEvalKit reads predictions with str(x); a bare number is an answer
         output = str(output)
-    elif not isinstance(output, str):
+    elif type(output) is not str:
         raise RecordError("'output' must be a string")
     repeat = record.get("repeat", 0)
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+    if type(repeat) is not int or repeat < 0:
         raise RecordError("'repeat' must be a non-negative integer")
     choices = record.get("choices")
     if choices is not None:
         choices = _string_list(choices, "choices")
     judge = record.get("judge")
-    if judge is not None and (isinstance(judge, bool) or not isinstance(judge, int | float) or not 1 <= judge <= 5):
+    if judge is not None and (type(judge) not in (int, float) or not 1 <= judge <= 5):
         raise RecordError("'judge' must be a rating from 1 to 5")
     return Prediction(id=_record_id(record), output=output, repeat=repeat, choices=choices, judge=judge)
 

@@ -38,6 +38,19 @@ VEHICLE_CLASSES = {
     "bicycle": ("road", "utility", "mountain", "tandem", "bicycle"),
 }
 _VEHICLE_CLASS = {word: vehicle for vehicle, words in VEHICLE_CLASSES.items() for word in words}
+# What the reference's get_random_answer draws from, by the kind of gold answer.
+RANDOM_ANSWER_POOLS = (
+    ("yes", "no"),
+    ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+    ("small", "large"),
+    (
+        "airliner", "dirtbike", "road bike", "tandem bike", "suv", "wagon", "scooter", "mountain bike",
+        "minivan", "sedan", "school bus", "fighter", "chopper", "double bus", "truck", "articulated bus",
+        "cruiser", "jet", "utility bike", "regular bus", "biplane",
+    ),
+    ("gray", "blue", "purple", "brown", "green", "cyan", "red", "yellow"),
+    ("left", "right", "front", "back"),
+)
 
 
 def extract_answer(output: str) -> tuple[str, bool]:
@@ -84,6 +97,12 @@ def is_correct(gold: str, pred: str) -> bool:
         or digit_means_yes(pred, gold)
         or same_vehicle_class(pred, gold)
     )
+
+
+def random_answer_pool(gold: str) -> tuple[str, ...]:
+    """The answers a random guess picks from uniformly; none for an answer of no known kind."""
+    gold = gold.lower()
+    return next((pool for pool in RANDOM_ANSWER_POOLS if gold in pool), ())
 
 
 def row_outcome(item: GoldItem, pred: Prediction) -> Outcome:

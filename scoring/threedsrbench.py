@@ -8,8 +8,9 @@ circular script. Ids encode the protocol: an 8-character base id, rotated-choice
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from .family import Family, KeysOf, Outcome, Run, Tallies
+from .family import Family, Groups, Outcome, Run, Tallies
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
 
 CATEGORY_SUBTYPES = {
@@ -110,52 +111,64 @@ def flip_circular_key(item: GoldItem) -> str:
     return circular_key(item).replace("-flip", "", 1)
 
 
-def _rows_by(items: list[GoldItem], key: Callable[[GoldItem], str]) -> dict[str, list[int]]:
+@dataclass(frozen=True)
+class QuestionGroups:
+    """Row indices of each circular group and flip pair; circular-group indices of each question."""
+
+    circular: list[list[int]]
+    flip: list[list[int]]
+    flip_circular: list[list[int]]
+
+
+def _rows_by(items: list[GoldItem], key: Callable[[GoldItem], str]) -> list[list[int]]:
     rows: dict[str, list[int]] = {}
     for index, item in enumerate(items):
         rows.setdefault(key(item), []).append(index)
-    return rows
+    return list(rows.values())
 
 
-def _add(tallies: Tallies, keys, metric: str, value: float) -> None:
-    for key in keys:
-        total = tallies.setdefault(key, {}).setdefault(metric, [0, 0])
-        total[0] += value
-        total[1] += 1
+def question_groups(items: list[GoldItem]) -> QuestionGroups:
+    circular = _rows_by(items, circular_key)
+    questions: dict[str, list[int]] = {}
+    for index, rows in enumerate(circular):
+        questions.setdefault(flip_circular_key(items[rows[0]]), []).append(index)
+    return QuestionGroups(circular, _rows_by(items, flip_key), list(questions.values()))
 
 
 def tally(
-    items: list[GoldItem],
+    groups: QuestionGroups,
     outcomes: list[Outcome],
-    keys_of: KeysOf,
+    rows_by_key: Groups,
     circular_combine: Callable[[list[float]], float] = math.prod,
 ) -> Tallies:
-    """Means over rows (vanilla) and over groups; a group takes the keys of its first row.
+    """Means over rows (vanilla) and over groups; a group counts under the keys of its first row.
 
     A group's value is the product of its rows' hits (all correct); chance levels pass
     another `circular_combine` for a guesser that answers every rotation alike.
     """
     hits = [outcome["hit"] for outcome in outcomes]
+    circular_values = [circular_combine([hits[row] for row in rows]) for rows in groups.circular]
+    by_first_row = {
+        "circular": [(rows[0], value) for rows, value in zip(groups.circular, circular_values, strict=True)],
+        "flip": [(rows[0], math.prod(hits[row] for row in rows)) for rows in groups.flip],
+        "flip_circular": [
+            (groups.circular[members[0]][0], math.prod(circular_values[member] for member in members))
+            for members in groups.flip_circular
+        ],
+    }
     tallies: Tallies = {}
-    for item, hit in zip(items, hits, strict=True):
-        _add(tallies, keys_of(item), "vanilla", hit)
-    circular = _rows_by(items, circular_key)
-    circular_values = {key: circular_combine([hits[i] for i in rows]) for key, rows in circular.items()}
-    for key, rows in circular.items():
-        _add(tallies, keys_of(items[rows[0]]), "circular", circular_values[key])
-    for rows in _rows_by(items, flip_key).values():
-        _add(tallies, keys_of(items[rows[0]]), "flip", math.prod(hits[i] for i in rows))
-    questions: dict[str, list[str]] = {}
-    for key, rows in circular.items():
-        questions.setdefault(flip_circular_key(items[rows[0]]), []).append(key)
-    for circular_keys in questions.values():
-        value = math.prod(circular_values[key] for key in circular_keys)
-        _add(tallies, keys_of(items[circular[circular_keys[0]][0]]), "flip_circular", value)
+    for key, rows in rows_by_key.items():
+        in_group = set(rows)
+        tallies[key] = {"vanilla": [sum(hits[row] for row in rows), len(rows)]}
+        for metric, values in by_first_row.items():
+            chosen = [value for first, value in values if first in in_group]
+            if chosen:
+                tallies[key][metric] = [sum(chosen), len(chosen)]
     return tallies
 
 
 def check(item: GoldItem) -> str | None:
-    if item.answer not in LETTERS[: len(item.choices)]:
+    if item.answer not in tuple(LETTERS[: len(item.choices)]):
         return "'answer' must be the letter of one of the choices"
     return None
 
@@ -174,6 +187,7 @@ FAMILY = Family(
     answer_formats=("single",),
     metrics=("vanilla", "circular", "flip", "flip_circular"),
     score_rows=score_rows,
+    prepare=question_groups,
     tally=tally,
     check=check,
     derive_tags=derive_tags,

@@ -40,7 +40,7 @@ class SceneFactory(factory.django.DjangoModelFactory):
     caption = "A small office."
 
     @factory.post_generation
-    def objects(self, create, extracted, **kwargs):
+    def object_labels(self, create, extracted, **kwargs):
         labels = extracted if extracted is not None else ["desk", "chair", "window", "bookshelf"]
         for i, label in enumerate(labels, start=1):
             SceneObject.objects.create(

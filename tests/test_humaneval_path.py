@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def study():
-    first = ItemFactory()
+    first = ItemFactory(answers=["armchair"])
     second = ItemFactory(change__scene__benchmark=first.benchmark, answers=["desk"])
     return services.create_study(first.benchmark, "Pilot", [first.pk, second.pk], UserFactory(), 30, 600)
 
@@ -33,9 +33,9 @@ def test_session_serves_items_without_gold_and_finishes_with_a_code(client, stud
     assert enter(client, study).status_code == 302
     session = EvalSession.objects.get()
     state = client.get(f"/api/v1/sessions/{session.pk}/current/").json()
-    assert "answers" not in state["item"] and "window" not in str(state)
+    assert "answers" not in state["item"] and "armchair" not in str(state)
     first = state["item"]["id"]
-    state = answer(client, session, first, "the window").json()
+    state = answer(client, session, first, "The armchair").json()
     second = state["item"]["id"]
     assert second != first
     state = answer(client, session, second, "desk").json()

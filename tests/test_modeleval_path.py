@@ -32,10 +32,11 @@ def test_inference_is_routed_to_the_gpu_queue_and_the_rest_to_default():
     assert router.route({}, "modeleval.tasks.score_run")["queue"].name == "default"
 
 
-def test_baseline_run_predicts_every_item_once_and_is_scored(admin_client, items):
+def test_baseline_run_predicts_every_item_once_and_is_scored(admin_client, items, django_capture_on_commit_callbacks):
     model = services.ensure_baseline_model()
-    response = admin_client.post("/api/v1/runs/", {"model": model.pk, "benchmark": items[0].benchmark.slug,
-                                                   "batch_size": 2}, content_type="application/json")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post("/api/v1/runs/", {"model": model.pk, "benchmark": items[0].benchmark.slug,
+                                                       "batch_size": 2}, content_type="application/json")
     assert response.status_code == 201, response.json()
     run = Run.objects.get()
     assert run.status == "finished"
@@ -45,9 +46,11 @@ def test_baseline_run_predicts_every_item_once_and_is_scored(admin_client, items
     assert {p.output for p in run.predictions.all()} <= {"window", "desk", "left"}
 
 
-def test_repeating_a_batch_writes_no_second_prediction(items):
+def test_repeating_a_batch_writes_no_second_prediction(items, django_capture_on_commit_callbacks):
     model = services.ensure_baseline_model()
-    run = services.launch_run(model.pk, items[0].benchmark, None)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.launch_run(model.pk, items[0].benchmark, None)
+    assert run.predictions.count() == 3
     before = list(run.predictions.order_by("item_id").values_list("item_id", "output"))
     Run.objects.filter(pk=run.pk).update(status="running")
     services.infer_items(run.pk, [i.pk for i in items])
@@ -61,7 +64,7 @@ def test_launching_without_a_model_or_items_is_a_400(admin_client, items):
     assert not Run.objects.exists()
 
 
-def test_results_page_shows_human_and_model_rows(admin_client, items):
+def test_results_page_shows_human_and_model_rows(admin_client, items, django_capture_on_commit_callbacks):
     from humaneval import services as humaneval_services
     from humaneval.models import EvalSession
 
@@ -73,7 +76,8 @@ def test_results_page_shows_human_and_model_rows(admin_client, items):
         humaneval_services.answer_item(session.pk, evaluator, response.item_id, response.item.answers[0])
     humaneval_services.current_item(session.pk, evaluator)
     assert EvalSession.objects.get().status == "finished"
-    services.launch_run(services.ensure_baseline_model().pk, items[0].benchmark, None)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.launch_run(services.ensure_baseline_model().pk, items[0].benchmark, None)
     page = admin_client.get(f"/results/{items[0].benchmark.slug}/").content.decode()
     assert "human-row" in page and "model-row" in page
     assert "100.0" in page

@@ -1,0 +1,76 @@
+"""Command line: python -m scoring --family FAMILY --gold GOLD.jsonl --pred PRED.jsonl [--profile NAME] [--by TAG]...
+
+Prints one JSON object (ASCII, so any terminal or pipe takes it) and exits 0. Bad lines
+are reported in its `errors`; bad arguments or an unreadable file exit 2 with one line
+on stderr.
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+
+from .engine import FAMILIES, get_family, resolve_profile, score_records
+from .family import Run
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m scoring", description="Score predictions against gold answers.")
+    parser.add_argument("--family", required=True, choices=FAMILIES)
+    parser.add_argument("--gold", required=True, help="gold JSONL, one item per line")
+    parser.add_argument("--pred", required=True, help="predictions JSONL, one per line")
+    parser.add_argument("--profile", help="scoring profile (default: the family's official evaluation)")
+    parser.add_argument(
+        "--by", action="append", default=[], metavar="TAG", help="also report per value of this tag (repeatable)"
+    )
+    return parser
+
+
+def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tuple[str, object]]:
+    """(where, record) for each JSON line; blank lines are skipped, bad ones reported by line number."""
+    for number, raw in enumerate(lines, start=1):
+        where = f"{name} line {number}"
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+        except UnicodeDecodeError:
+            errors.append(f"{where}: not UTF-8 text")
+            continue
+        if not text:
+            continue
+        try:
+            yield where, json.loads(text)
+        except (ValueError, RecursionError) as error:
+            # RecursionError: JSON nested deeper than the parser goes
+            errors.append(f"{where}: invalid JSON ({getattr(error, 'msg', type(error).__name__)})")
+
+
+def read_lines(path: str) -> list[bytes]:
+    with open(path, "rb") as file:
+        return file.read().split(b"\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        family = get_family(args.family)
+        resolve_profile(family, args.profile)
+        gold_lines = read_lines(args.gold)
+        pred_lines = read_lines(args.pred)
+    except (ValueError, OSError) as error:
+        print(f"python -m scoring: error: {error}", file=sys.stderr)
+        return 2
+    run = Run()
+    gold = list(read_jsonl(gold_lines, "gold", run.errors))
+    preds = list(read_jsonl(pred_lines, "prediction", run.errors))
+    result = score_records(family, gold, preds, args.profile, args.by, run)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""A live stack for the browser tests: PostgreSQL database, Redis, the ASGI server (daphne)
+and a Celery worker consuming the `gpu` and `default` queues, all real processes."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+E2E_DB = "hypolab_e2e"
+CHROMIUM = "/usr/bin/chromium"
+
+# Playwright's sync API keeps an event loop in this thread; nothing here touches the ORM in-process.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def recreate_database(name: str) -> None:
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(url)
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory):
+    if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
+        pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
+    recreate_database(E2E_DB)
+    tmp = tmp_path_factory.mktemp("stack")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{E2E_DB}",
+        "REDIS_URL": "redis://127.0.0.1:6379/1",
+        "MEDIA_ROOT": str(tmp / "media"),
+        "DEBUG": "true",
+    }
+    run = lambda *args: subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,  # noqa: E731
+                                       capture_output=True)
+    run("migrate", "--noinput")
+    run("seed_demo")
+    subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f"], cwd=ROOT, env=env,
+                   capture_output=True)
+    port = free_port()
+    logs = {name: (tmp / f"{name}.log").open("w") for name in ("web", "worker")}
+    web = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                            "config.asgi:application"], cwd=ROOT, env=env, stdout=logs["web"],
+                           stderr=subprocess.STDOUT)
+    worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu,default",
+                               "--pool", "solo", "--hostname", "e2e@test", "--loglevel", "INFO",
+                               "--without-gossip", "--without-mingle"],
+                              cwd=ROOT, env=env, stdout=logs["worker"], stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(base + "/", web)
+        yield {"base": base, "logs": tmp}
+    finally:
+        for proc in (web, worker):
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+                  "--use-gl=swiftshader", "--enable-unsafe-swiftshader"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1280, "height": 860})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)

@@ -1,0 +1,137 @@
+"""The whole thin path in a real browser, as the four roles: write a change, review it, write a
+question, evaluate people on it, run the baseline model on the gpu queue, compare, export."""
+
+import json
+import re
+
+import pytest
+
+from .conftest import shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
+
+PASSWORD = "hypolab-demo"
+SLUG = "hypo3d-demo"
+
+
+def login(page, base, username):
+    page.goto(base + "/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(base + "/")
+
+
+def scene_labels(page) -> list[str]:
+    data = json.loads(page.locator("#scene-viewer-data").text_content())
+    return sorted({o["label"] for o in data["objects"]})
+
+
+def hover_first_label(page) -> str:
+    data = json.loads(page.locator("#scene-viewer-data").text_content())
+    label = data["map"]["labels"][0]
+    box = page.locator("[data-topview] img").first.bounding_box()
+    scale_x = box["width"] / data["map"]["width"]
+    scale_y = box["height"] / data["map"]["height"]
+    page.mouse.move(box["x"] + label["x"] * scale_x, box["y"] + label["y"] * scale_y)
+    page.wait_for_function("() => document.querySelector('[data-topview]').dataset.hoverLabel")
+    return page.locator("[data-topview]").get_attribute("data-hover-label")
+
+
+def test_thin_path_from_scene_to_release(stack, new_page):
+    base = stack["base"]
+
+    # 1. An annotator arrives from Prolific and writes a movement change.
+    annotator = new_page()
+    annotator.goto(base + "/crowd/campaigns/1/?PROLIFIC_PID=worker-e2e-1&STUDY_ID=study-1&SESSION_ID=sess-1")
+    annotator.wait_for_url(re.compile(r".*/annotate/\d+/$"))
+    annotator.wait_for_selector("[data-loaded=true]", timeout=60_000)
+    assert int(annotator.locator("[data-loaded=true]").get_attribute("data-point-count")) >= 200_000
+    assert hover_first_label(annotator) in scene_labels(annotator)
+    labels = scene_labels(annotator)
+    annotator.fill("#change-text", "Move the chair over there.")
+    annotator.click("#submit-change")
+    annotator.wait_for_selector("#change-error:has-text('at least 10 words')")
+    annotator.fill("#change-text", "The grand piano has been moved from the hallway to the garden outside the gate.")
+    annotator.click("#submit-change")
+    annotator.wait_for_selector("#change-error:has-text('names no object')")
+    moved, origin, target = labels[0], labels[1], labels[2]
+    text = f"The {moved} has been moved from beside the {origin} to the spot right next to the {target}."
+    annotator.fill("#change-text", text)
+    shot(annotator, "1-annotator-writes-change")
+    annotator.click("#submit-change")
+    annotator.wait_for_url(re.compile(r".*/done/$"))
+    assert annotator.locator("#completion-code").text_content().startswith("CQA_")
+    shot(annotator, "1b-annotator-completion-code")
+
+    # 2. A reviewer refines the change (the raw text is kept), approves it, writes a question.
+    reviewer = new_page()
+    login(reviewer, base, "reviewer")
+    reviewer.goto(base + "/review/")
+    reviewer.click("#review-queue >> text=Review")
+    refined = f"The {moved} has been moved from the {origin} to the space right next to the {target}."
+    reviewer.fill("#refined", refined)
+    reviewer.click("#save-edit")
+    reviewer.wait_for_selector(f"#refined-text:has-text('{refined}')")
+    assert reviewer.locator("#raw-text").text_content() == text
+    reviewer.click("#approve")
+    reviewer.wait_for_selector("#question-form")
+    reviewer.fill("#question", f"What object is now directly next to the {moved}?")
+    reviewer.fill("#answer", target)
+    reviewer.check("input[name=question_type][value=Direction]")
+    reviewer.click("#add-question")
+    reviewer.wait_for_selector(f"#item-list:has-text('{target}')")
+    shot(reviewer, "2-reviewer-refines-and-asks")
+
+    # 3. An admin creates a study; an evaluator from a crowd link answers in a timed session.
+    admin = new_page()
+    login(admin, base, "admin")
+    admin.goto(f"{base}/manage/{SLUG}/")
+    admin.fill("#study-form input[name=name]", "Pilot human baseline")
+    admin.click("#study-form button[type=submit]")
+    admin.wait_for_selector("text=Pilot human baseline")
+    study_link = admin.locator(".crowd-link").first.text_content().split("?")[0]
+    evaluator = new_page()
+    evaluator.goto(f"{base}{study_link}?PROLIFIC_PID=eval-e2e-1&STUDY_ID=study-2&SESSION_ID=sess-2")
+    evaluator.wait_for_selector("#question:has-text('directly next to')")
+    evaluator.wait_for_function("() => /\\d+:\\d\\d/.test(document.getElementById('item-countdown').textContent)")
+    evaluator.wait_for_selector("[data-loaded=true]", timeout=60_000)
+    evaluator.fill("#answer", target.upper())
+    shot(evaluator, "3-evaluator-timed-session")
+    evaluator.click("#submit-answer")
+    evaluator.wait_for_selector("#finished:not([hidden])")
+    assert evaluator.locator("#completion-code").text_content().startswith("CQA_")
+
+    # 4. The admin launches the random baseline; it runs on the gpu queue, progress arrives live.
+    admin.goto(f"{base}/manage/{SLUG}/")
+    admin.click("#run-form button[type=submit]")
+    admin.wait_for_url(re.compile(r".*/runs/\d+/$"))
+    admin.wait_for_selector("#run-status:has-text('finished')", timeout=60_000)
+    assert admin.locator("#run-done").text_content() == "1"
+    shot(admin, "4-admin-model-run")
+    worker_log = (stack["logs"] / "worker.log").read_text()
+    assert "modeleval.tasks.infer_batch" in worker_log
+
+    # 5. Results: the human row and the model row, graded by the same scorer.
+    admin.goto(f"{base}/results/{SLUG}/")
+    human = admin.locator("#results-table .human-row")
+    model = admin.locator("#results-table .model-row")
+    assert human.count() == 1 and model.count() == 1
+    assert human.locator("td").nth(2).text_content() == "100.0"
+    shot(admin, "5-admin-results")
+
+    # 6. Export a release: JSONL plus an asset manifest.
+    admin.goto(f"{base}/manage/{SLUG}/")
+    admin.fill("#release-form input[name=version]", "not-a-version")
+    admin.click("#release-form button[type=submit]")
+    admin.wait_for_selector("#release-form .error:has-text('version')")
+    admin.fill("#release-form input[name=version]", "1.0.0")
+    admin.click("#release-form button[type=submit]")
+    admin.wait_for_selector("#release-list >> text=v1.0.0")
+    shot(admin, "6-admin-release")
+    items_url = admin.locator("#release-list a", has_text="items.jsonl").get_attribute("href")
+    line = json.loads(admin.request.get(base + items_url).text().splitlines()[0])
+    assert line["answers"] == [target] and line["context_change"] == refined
+    manifest_url = admin.locator("#release-list a", has_text="manifest.json").get_attribute("href")
+    manifest = admin.request.get(base + manifest_url).json()
+    assert {a["role"] for a in manifest["assets"]} >= {"viewer_points", "topview_plain", "topview_semantic"}
