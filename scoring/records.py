@@ -128,13 +128,17 @@ def parse_prediction(record) -> Prediction:
     return Prediction(id=_record_id(record), output=output, repeat=repeat, choices=choices, judge=judge)
 
 
+# identity letter maps by option count, shared: callers only read them
+_SAME_LETTERS = [{letter: letter for letter in LETTERS[:count]} for count in range(len(LETTERS) + 1)]
+
+
 def letter_map(shown: tuple[str, ...] | None, canonical: tuple[str, ...]) -> dict[str, str]:
     """Shown letter -> canonical letter, pairing option texts; identity when the gold order was shown.
 
     Raises RecordError when the shown options are not a reordering of the gold options.
     """
     if shown is None:
-        return {LETTERS[i]: LETTERS[i] for i in range(len(canonical))}
+        return _SAME_LETTERS[len(canonical)]
     if sorted(shown) != sorted(canonical):
         raise RecordError("'choices' shown are not a reordering of the gold choices")
     positions: dict[str, list[int]] = {}

@@ -87,7 +87,7 @@ def row_hit(item: GoldItem, pred: Prediction, run: Run) -> int:
         run.errors.append(f"id {item.id!r}: {error}")
         return 0
     shown = pred.choices if pred.choices is not None else item.choices
-    options = {LETTERS[i]: text for i, text in enumerate(shown)}
+    options = dict(zip(LETTERS, shown, strict=False))  # more letters than options
     letter = extract_letter(pred.output, options, item.question, run.judge)
     return int(to_canonical.get(letter) == item.answer)
 
