@@ -50,7 +50,10 @@ def open_rows(rng: random.Random) -> tuple[list[dict], list[dict]]:
                 "answer_format": "open",
                 "question": "What is to the left of the chair now?",
                 "answer": answer,
-                "tags": {"change_type": f"type {i % 5}", "question_type": rng.choice(("Scale", "Direction Semantic"))},
+                "tags": {
+                    "change_type": f"type {i % 5}",
+                    "question_type": rng.choice(("Scale", "Direction Semantic")),
+                },
             }
         )
         output = answer.title() + "." if rng.random() < 0.3 else phrase(rng, 6)
@@ -81,7 +84,9 @@ def mcq_rows(rng: random.Random) -> tuple[list[dict], list[dict]]:
             )
             guess = answer if rng.random() < 0.6 else rng.randrange(4)
             form = rng.choice(OUTPUT_FORMS)
-            preds.append({"id": base_id + suffix, "output": form.format(letter="ABCD"[guess], text=shown[guess])})
+            preds.append(
+                {"id": base_id + suffix, "output": form.format(letter="ABCD"[guess], text=shown[guess])}
+            )
         base += 1
     return gold, preds
 

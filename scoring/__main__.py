@@ -26,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pred", required=True, help="predictions JSONL, one per line")
     parser.add_argument("--profile", help="scoring profile (default: the family's official evaluation)")
     parser.add_argument(
-        "--by", action="append", default=[], metavar="TAG", help="also report per value of this tag (repeatable)"
+        "--by",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="also report per value of this tag (repeatable)",
     )
     return parser
 
@@ -65,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m scoring: error: {error}", file=sys.stderr)
         return 2
     run = Run()
-    gold = list(read_jsonl(gold_lines, "gold", run.errors))
-    preds = list(read_jsonl(pred_lines, "prediction", run.errors))
+    # read lazily, so each file's errors come in line order: bad JSON and bad records together
+    gold = read_jsonl(gold_lines, "gold", run.errors)
+    preds = read_jsonl(pred_lines, "prediction", run.errors)
     result = score_records(family, gold, preds, args.profile, args.by, run)
     print(json.dumps(result))
     return 0

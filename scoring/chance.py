@@ -61,7 +61,13 @@ def chance_levels(family: str, gold: list[dict], by: list[str] | tuple = ()) -> 
     items = load_gold(scorer, ((f"gold[{i}]", record) for i, record in enumerate(gold)), errors)
     expected_row = EXPECTED_ROW.get(scorer.name)
     if expected_row is None:
-        return {"family": scorer.name, "n_items": len(items), "random": None, "random++": None, "errors": errors}
+        return {
+            "family": scorer.name,
+            "n_items": len(items),
+            "random": None,
+            "random++": None,
+            "errors": errors,
+        }
     guessable = []
     for item in items:
         if item.choices or scorer.name == "spatial457":

@@ -17,7 +17,13 @@ from .records import GoldItem, Prediction, RecordError, parse_gold, parse_predic
 
 REGISTRY: dict[str, Family] = {
     family.name: family
-    for family in (hypo3d.FAMILY, threedsrbench.FAMILY, causalspatial.FAMILY, spatial457.FAMILY, m3verse.FAMILY)
+    for family in (
+        hypo3d.FAMILY,
+        threedsrbench.FAMILY,
+        causalspatial.FAMILY,
+        spatial457.FAMILY,
+        m3verse.FAMILY,
+    )
 }
 FAMILIES = tuple(REGISTRY)
 
@@ -62,7 +68,9 @@ def get_family(name: str) -> Family:
 def resolve_profile(family: Family, name: str | None) -> str:
     name = family.default_profile if name is None else name
     if name not in family.profiles:
-        raise ValueError(f"unknown profile {name!r} for {family.name}; expected one of {', '.join(family.profiles)}")
+        raise ValueError(
+            f"unknown profile {name!r} for {family.name}; expected one of {', '.join(family.profiles)}"
+        )
     return name
 
 
@@ -101,7 +109,9 @@ def load_predictions(records: Located, ids: set[str], errors: list[str]) -> dict
         if pred.id not in ids:
             errors.append(f"{where}: unknown id {pred.id!r}")
         elif key in predictions:
-            errors.append(f"{where}: duplicate prediction for id {pred.id!r} repeat {pred.repeat}; the first is kept")
+            errors.append(
+                f"{where}: duplicate prediction for id {pred.id!r} repeat {pred.repeat}; the first is kept"
+            )
         else:
             predictions[key] = pred
     return predictions
@@ -133,7 +143,9 @@ def group_rows(items: list[GoldItem], spec: str) -> Groups:
         if len(tags) == 1:
             labels = _tag_labels(item, spec)
         else:
-            labels = ["+".join(combo) for combo in itertools.product(*(_tag_labels(item, tag) for tag in tags))]
+            labels = [
+                "+".join(combo) for combo in itertools.product(*(_tag_labels(item, tag) for tag in tags))
+            ]
         for label in labels:
             by_value.setdefault(label, []).append(row)
     return {f"{spec}={value}": by_value[value] for value in sorted(by_value)}

@@ -195,7 +195,9 @@ def _sbert_encoder(run: Run) -> sbert.Encoder | None:
     return encoder
 
 
-def _add_sbert(encoder: sbert.Encoder, outcomes: list[Outcome], compared: list[tuple[str, str] | None]) -> None:
+def _add_sbert(
+    encoder: sbert.Encoder, outcomes: list[Outcome], compared: list[tuple[str, str] | None]
+) -> None:
     """SBERT of each answered row against the reference it was scored on; 0 for a missing prediction."""
     answered = [row for row, pair in enumerate(compared) if pair is not None]
     similarities = sbert.similarities(

@@ -25,7 +25,9 @@ CATEGORY_SUBTYPES = {
         "multi_object_same_direction",
     ),
 }
-SUBTYPE_CATEGORY = {subtype: category for category, subtypes in CATEGORY_SUBTYPES.items() for subtype in subtypes}
+SUBTYPE_CATEGORY = {
+    subtype: category for category, subtypes in CATEGORY_SUBTYPES.items() for subtype in subtypes
+}
 
 # VLMEvalKit's answer for "the model chose no option"; never a correct letter.
 NO_OPTION = "Z"
@@ -93,7 +95,10 @@ def row_hit(item: GoldItem, pred: Prediction, run: Run) -> int:
 
 
 def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
-    return [{"hit": 0 if pred is None else row_hit(item, pred, run)} for item, pred in zip(items, preds, strict=True)]
+    return [
+        {"hit": 0 if pred is None else row_hit(item, pred, run)}
+        for item, pred in zip(items, preds, strict=True)
+    ]
 
 
 def circular_key(item: GoldItem) -> str:
@@ -158,8 +163,11 @@ def tally(
     }
     tallies: Tallies = {}
     for key, rows in rows_by_key.items():
+        tallies[key] = {}
+        if not rows:
+            continue
         in_group = set(rows)
-        tallies[key] = {"vanilla": [sum(hits[row] for row in rows), len(rows)]}
+        tallies[key]["vanilla"] = [sum(hits[row] for row in rows), len(rows)]
         for metric, values in by_first_row.items():
             chosen = [value for first, value in values if first in in_group]
             if chosen:
@@ -176,7 +184,7 @@ def check(item: GoldItem) -> str | None:
 def derive_tags(item: GoldItem) -> dict:
     """`subtype` (12) and `category` (4): a VLMEvalKit `category` naming a subtype becomes both."""
     subtype = item.tags.get("subtype", item.tags.get("category"))
-    if subtype in SUBTYPE_CATEGORY:
+    if isinstance(subtype, str) and subtype in SUBTYPE_CATEGORY:
         return {**item.tags, "subtype": subtype, "category": SUBTYPE_CATEGORY[subtype]}
     return item.tags
 

@@ -49,40 +49,44 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise TimeoutError(url)
 
 
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="session", params=["services", "embedded"])
+def stack(request, tmp_path_factory):
+    """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
+    default (SQLite file, no Redis, tasks in-process), to prove it works end to end too."""
     if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
         pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
-    recreate_database(E2E_DB)
-    tmp = tmp_path_factory.mktemp("stack")
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{E2E_DB}",
-        "REDIS_URL": "redis://127.0.0.1:6379/1",
-        "MEDIA_ROOT": str(tmp / "media"),
-        "DEBUG": "true",
-    }
+    mode = request.param
+    tmp = tmp_path_factory.mktemp(f"stack-{mode}")
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
+    if mode == "services":
+        recreate_database(E2E_DB)
+        env.update({"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{E2E_DB}",
+                    "REDIS_URL": "redis://127.0.0.1:6379/1"})
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{tmp / 'hypolab.sqlite3'}"
     run = lambda *args: subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,  # noqa: E731
                                        capture_output=True)
     run("migrate", "--noinput")
     run("seed_demo")
-    subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f"], cwd=ROOT, env=env,
-                   capture_output=True)
     port = free_port()
     logs = {name: (tmp / f"{name}.log").open("w") for name in ("web", "worker")}
-    web = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                            "config.asgi:application"], cwd=ROOT, env=env, stdout=logs["web"],
-                           stderr=subprocess.STDOUT)
-    worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu,default",
-                               "--pool", "solo", "--hostname", "e2e@test", "--loglevel", "INFO",
-                               "--without-gossip", "--without-mingle"],
-                              cwd=ROOT, env=env, stdout=logs["worker"], stderr=subprocess.STDOUT)
+    procs = [subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                               "config.asgi:application"], cwd=ROOT, env=env, stdout=logs["web"],
+                              stderr=subprocess.STDOUT)]
+    if mode == "services":
+        subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f"], cwd=ROOT, env=env,
+                       capture_output=True)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu,default", "--pool", "solo",
+             "--hostname", "e2e@test", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=logs["worker"], stderr=subprocess.STDOUT))
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for_http(base + "/", web)
-        yield {"base": base, "logs": tmp}
+        wait_for_http(base + "/", procs[0])
+        yield {"base": base, "logs": tmp, "mode": mode}
     finally:
-        for proc in (web, worker):
+        for proc in procs:
             proc.terminate()
             try:
                 proc.wait(timeout=20)
@@ -121,6 +125,9 @@ def new_page(browser):
         context.close()
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, stack) -> None:
+    """README screenshots come from the production-like stack."""
+    if stack["mode"] != "services":
+        return
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
