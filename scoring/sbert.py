@@ -29,7 +29,7 @@ def load_encoder() -> Encoder | None:
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norms if norms else 0.0
+    return float(dot / norms) if norms else 0.0
 
 
 def similarities(encoder: Encoder, preds: list[str], refs: list[str]) -> list[float]:

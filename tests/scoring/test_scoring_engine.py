@@ -193,7 +193,7 @@ def records(fields):
     )
 
 
-@settings(max_examples=5000)
+@settings(max_examples=300)
 @given(
     family=st.sampled_from(FAMILIES),
     gold=records(GOLD_FIELDS),

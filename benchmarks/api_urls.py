@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("items/", api.ItemList.as_view()),
+    path("items/<int:pk>/", api.ItemDetail.as_view()),
+    path("releases/", api.ReleaseList.as_view()),
+]

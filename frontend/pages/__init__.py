@@ -1,0 +1,1 @@
+"""Page views, one module per stage; each is thin and calls that stage's services."""

@@ -1,0 +1,111 @@
+"""The admin's benchmark page: studies, model runs, releases, results."""
+
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from benchmarks import roles
+from benchmarks import services as benchmark_services
+from benchmarks.errors import DomainError
+from benchmarks.models import Benchmark, Item, Release
+from humaneval import services as humaneval_services
+from humaneval.models import Study
+from modeleval import services as modeleval_services
+from modeleval.models import ModelSpec, Run
+
+from ..access import role_required
+
+
+def _manage_context(benchmark, **extra):
+    return {
+        "benchmark": benchmark,
+        "approved_items": Item.objects.filter(benchmark=benchmark, status="approved").select_related("change"),
+        "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
+        "models": ModelSpec.objects.all(),
+        "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
+        "releases": Release.objects.filter(benchmark=benchmark),
+        **extra,
+    }
+
+
+def _form_error(request, benchmark, form: str, exc: DomainError):
+    context = _manage_context(benchmark, **{f"{form}_error": {exc.field: exc.message}})
+    return render(request, "frontend/manage.html", context, status=exc.status_code)
+
+
+@role_required(roles.ADMIN)
+def manage(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    return render(request, "frontend/manage.html", _manage_context(benchmark))
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def create_study(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    try:
+        item_ids = [int(i) for i in request.POST.getlist("items") if i.isdigit()]
+        study = humaneval_services.create_study(
+            benchmark, request.POST.get("name"), item_ids, request.user,
+            request.POST.get("seconds_per_item", 120), request.POST.get("seconds_per_session", 1800),
+        )
+    except DomainError as exc:
+        return _form_error(request, benchmark, "study", exc)
+    return redirect(f"/manage/{slug}/#study-{study.pk}")
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def launch_run(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    try:
+        run = modeleval_services.launch_run(
+            request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8)
+        )
+    except DomainError as exc:
+        return _form_error(request, benchmark, "run", exc)
+    return redirect("run_detail", run_id=run.pk)
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def export_release(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    try:
+        benchmark_services.export_release(benchmark, request.POST.get("version"), request.user,
+                                          request.POST.get("notes", ""))
+    except DomainError as exc:
+        return _form_error(request, benchmark, "release", exc)
+    return redirect(f"/manage/{slug}/#releases")
+
+
+@role_required(roles.ADMIN)
+def run_detail(request, run_id):
+    run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
+    return render(request, "frontend/run.html", {"run": run, "progress": modeleval_services.run_progress(run)})
+
+
+@role_required(roles.ADMIN)
+def results(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    human_rows = [
+        {"name": f"Human — {s.name}", "kind": "human", "result": humaneval_services.study_results(s)}
+        for s in Study.objects.filter(benchmark=benchmark).order_by("created_at")
+    ]
+    model_rows = [
+        {"name": f"{r.model.name} (run {r.pk})", "kind": "model", "result": r.scores}
+        for r in Run.objects.filter(benchmark=benchmark, status="finished").select_related("model").order_by("pk")
+    ]
+    rows = [r for r in human_rows + model_rows if r["result"] and r["result"].get("n_items")]
+    change_types = sorted({k.split("=", 1)[1] for r in rows for k in r["result"].get("by", {})})
+    table = [
+        {
+            "name": r["name"],
+            "kind": r["kind"],
+            "n": r["result"]["n_items"],
+            "overall": r["result"]["overall"],
+            "by": [r["result"]["by"].get(f"change_type={t}", {}) for t in change_types],
+        }
+        for r in rows
+    ]
+    return render(request, "frontend/results.html",
+                  {"benchmark": benchmark, "table": table, "change_types": change_types})

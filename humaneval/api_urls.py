@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("studies/", api.StudyCreate.as_view()),
+    path("studies/<int:pk>/results/", api.StudyResults.as_view()),
+    path("sessions/<int:pk>/current/", api.SessionCurrent.as_view()),
+    path("sessions/<int:pk>/answer/", api.SessionAnswer.as_view()),
+]
