@@ -117,12 +117,19 @@ STORAGES = {
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
 REDIS_URL = env("REDIS_URL", default="")
+# Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart.
+REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": REDIS_KEY_PREFIX} if REDIS_KEY_PREFIX else {}
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_KEY_PREFIX}asgi"},
+        }
     }
 else:
     CELERY_BROKER_URL = "memory://"

@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Iterator
 
-from .engine import FAMILIES, get_family, resolve_profile, score_records
+from .engine import FAMILIES, Source, get_family, resolve_profile, score_records
 from .family import Run
 
 
@@ -35,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tuple[str, object]]:
-    """(where, record) for each JSON line; blank lines are skipped, bad ones reported by line number."""
+def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tuple[int, object]]:
+    """(line number, record) for each JSON line; blank lines are skipped, bad ones reported."""
     for number, raw in enumerate(lines, start=1):
         where = f"{name} line {number}"
         try:
@@ -47,7 +47,7 @@ def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tup
         if not text:
             continue
         try:
-            yield where, json.loads(text)
+            yield number, json.loads(text)
         except (ValueError, RecursionError) as error:
             # RecursionError: JSON nested deeper than the parser goes
             errors.append(f"{where}: invalid JSON ({getattr(error, 'msg', type(error).__name__)})")
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     run = Run()
     # read lazily, so each file's errors come in line order: bad JSON and bad records together
-    gold = read_jsonl(gold_lines, "gold", run.errors)
-    preds = read_jsonl(pred_lines, "prediction", run.errors)
+    gold = Source(read_jsonl(gold_lines, "gold", run.errors), "gold line {}")
+    preds = Source(read_jsonl(pred_lines, "prediction", run.errors), "prediction line {}")
     result = score_records(family, gold, preds, args.profile, args.by, run)
     print(json.dumps(result))
     return 0

@@ -10,7 +10,7 @@ has no option set to guess from, so it has no chance level.
 """
 
 from . import spatial457
-from .engine import get_family, load_gold, summarize
+from .engine import Source, get_family, load_gold, summarize
 from .family import Outcome
 from .m3verse import correct_letters, partial_credit
 from .records import LETTERS, GoldItem
@@ -58,7 +58,7 @@ def chance_levels(family: str, gold: list[dict], by: list[str] | tuple = ()) -> 
     """
     scorer = get_family(family)
     errors: list[str] = []
-    items = load_gold(scorer, ((f"gold[{i}]", record) for i, record in enumerate(gold)), errors)
+    items = load_gold(scorer, Source(enumerate(gold), "gold[{}]"), errors)
     expected_row = EXPECTED_ROW.get(scorer.name)
     if expected_row is None:
         return {

@@ -10,6 +10,7 @@ import itertools
 import statistics
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from . import causalspatial, hypo3d, m3verse, spatial457, threedsrbench
 from .family import Family, Groups, Outcome, Run, Tallies
@@ -27,8 +28,13 @@ REGISTRY: dict[str, Family] = {
 }
 FAMILIES = tuple(REGISTRY)
 
-# (where, record): where names the record in messages, e.g. "gold line 3" or "predictions[0]"
-Located = Iterable[tuple[str, object]]
+
+@dataclass(frozen=True)
+class Source:
+    """Records with their positions, and how a message names a position: "gold line {}", "gold[{}]"."""
+
+    records: Iterable[tuple[int, object]]
+    place: str
 
 
 _pause_lock = threading.Lock()
@@ -74,10 +80,10 @@ def resolve_profile(family: Family, name: str | None) -> str:
     return name
 
 
-def load_gold(family: Family, records: Located, errors: list[str]) -> list[GoldItem]:
+def load_gold(family: Family, source: Source, errors: list[str]) -> list[GoldItem]:
     items: list[GoldItem] = []
     seen: set[str] = set()
-    for where, record in records:
+    for position, record in source.records:
         try:
             item = parse_gold(record)
             if item.answer_format not in family.answer_formats:
@@ -86,10 +92,10 @@ def load_gold(family: Family, records: Located, errors: list[str]) -> list[GoldI
             if problem:
                 raise RecordError(problem)
         except RecordError as error:
-            errors.append(f"{where}: {error}")
+            errors.append(f"{source.place.format(position)}: {error}")
             continue
         if item.id in seen:
-            errors.append(f"{where}: duplicate id {item.id!r}")
+            errors.append(f"{source.place.format(position)}: duplicate id {item.id!r}")
             continue
         seen.add(item.id)
         item.tags = family.derive_tags(item)
@@ -97,20 +103,21 @@ def load_gold(family: Family, records: Located, errors: list[str]) -> list[GoldI
     return items
 
 
-def load_predictions(records: Located, ids: set[str], errors: list[str]) -> dict[tuple[str, int], Prediction]:
+def load_predictions(source: Source, ids: set[str], errors: list[str]) -> dict[tuple[str, int], Prediction]:
     predictions: dict[tuple[str, int], Prediction] = {}
-    for where, record in records:
+    for position, record in source.records:
         try:
             pred = parse_prediction(record)
         except RecordError as error:
-            errors.append(f"{where}: {error}")
+            errors.append(f"{source.place.format(position)}: {error}")
             continue
         key = (pred.id, pred.repeat)
         if pred.id not in ids:
-            errors.append(f"{where}: unknown id {pred.id!r}")
+            errors.append(f"{source.place.format(position)}: unknown id {pred.id!r}")
         elif key in predictions:
             errors.append(
-                f"{where}: duplicate prediction for id {pred.id!r} repeat {pred.repeat}; the first is kept"
+                f"{source.place.format(position)}: duplicate prediction for id {pred.id!r} "
+                f"repeat {pred.repeat}; the first is kept"
             )
         else:
             predictions[key] = pred
@@ -199,8 +206,8 @@ def summarize(
 
 def score_records(
     family: Family,
-    gold: Located,
-    predictions: Located,
+    gold: Source,
+    predictions: Source,
     profile: str | None = None,
     by: Iterable[str] = (),
     run: Run | None = None,
@@ -211,7 +218,9 @@ def score_records(
         return _score_records(family, gold, predictions, profile, by, run)
 
 
-def _score_records(family: Family, gold: Located, predictions: Located, profile: str, by, run: Run) -> dict:
+def _score_records(
+    family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run
+) -> dict:
     settings = family.profiles[profile]
     items = load_gold(family, gold, run.errors)
     preds = load_predictions(predictions, {item.id for item in items}, run.errors)
@@ -259,8 +268,8 @@ def score(
     """
     return score_records(
         get_family(family),
-        ((f"gold[{i}]", record) for i, record in enumerate(gold)),
-        ((f"predictions[{i}]", record) for i, record in enumerate(predictions)),
+        Source(enumerate(gold), "gold[{}]"),
+        Source(enumerate(predictions), "predictions[{}]"),
         profile,
         by,
         Run(judge=judge, sbert=sbert),

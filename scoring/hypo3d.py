@@ -209,11 +209,17 @@ def _add_sbert(
         outcomes[row]["SBERT"] = similarity
 
 
-def derive_tags(item: GoldItem) -> dict:
+@lru_cache(maxsize=256)
+def question_types(question_type: str) -> list[str]:
     """The script splits a question type such as `Scale Direction` on spaces: the item counts in each."""
+    return question_type.split()
+
+
+def derive_tags(item: GoldItem) -> dict:
     question_type = item.tags.get("question_type")
     if isinstance(question_type, str):
-        return {**item.tags, "question_type": question_type.split()}
+        # the cached list is shared between items; nothing changes tags once loaded
+        return {**item.tags, "question_type": question_types(question_type)}
     return item.tags
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from django.conf import settings as django_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-E2E_DB = "hypolab_e2e"
 CHROMIUM = "/usr/bin/chromium"
 
 # Playwright's sync API keeps an event loop in this thread; nothing here touches the ORM in-process.
@@ -60,9 +60,11 @@ def stack(request, tmp_path_factory):
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
     if mode == "services":
-        recreate_database(E2E_DB)
-        env.update({"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{E2E_DB}",
-                    "REDIS_URL": "redis://127.0.0.1:6379/1"})
+        # Named after this run's database and process, so parallel runs never share a stack.
+        e2e_db = f"{django_settings.DATABASES['default']['NAME']}_e2e"
+        recreate_database(e2e_db)
+        env.update({"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{e2e_db}",
+                    "REDIS_URL": os.environ["REDIS_URL"], "REDIS_KEY_PREFIX": f"e2e-{os.getpid()}-"})
     else:
         env["DATABASE_URL"] = f"sqlite:///{tmp / 'hypolab.sqlite3'}"
     run = lambda *args: subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,  # noqa: E731
