@@ -90,7 +90,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = BASE_DIR / "staticfiles"  # filled by `collectstatic` in the Docker image only
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
@@ -170,3 +170,4 @@ LOGGING = {
 
 # Serve app static folders directly (no collectstatic step needed for the demo or tests).
 WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request when the folder is missing

@@ -34,6 +34,7 @@ class BenchmarkFactory(factory.django.DjangoModelFactory):
 class SceneFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Scene
+        skip_postgeneration_save = True
 
     benchmark = factory.SubFactory(BenchmarkFactory)
     external_id = factory.Sequence(lambda n: f"scene{n:04d}_00")
