@@ -123,7 +123,16 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": REDIS_KEY_PREFIX} if REDIS_KEY_PREFIX else {}
+    # Redis hands an unacknowledged task to another worker after this many seconds: inference
+    # batches are small so they finish well inside it, and a crashed worker's batch comes back.
+    # Sweep for such orphaned tasks every 10 s (kombu's default only scans on every 10th sweep).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    }
+    if REDIS_KEY_PREFIX:
+        CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = REDIS_KEY_PREFIX
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
     CHANNEL_LAYERS = {
         "default": {

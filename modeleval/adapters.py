@@ -1,28 +1,103 @@
-"""Model adapters: turn an item into a raw output string. Loaded once per worker process."""
+"""Model adapters: turn an inference request into a raw output string.
 
+Each worker process builds an adapter once (`load_adapter` is cached), so a real model's weights
+load on the first task and are reused; nothing is loaded at import or at worker start."""
+
+import base64
+import json
+import os
 import random
+import time
+import urllib.error
+import urllib.request
 from functools import lru_cache
 
 from benchmarks.models import Benchmark, Item, SceneObject
 
+from .prompts import InferenceRequest
+
 
 class RandomBaseline:
-    """Seeded random answer over the benchmark's answer vocabulary.
+    """Seeded random answer: a letter for choice items, else a draw from the answer vocabulary.
 
-    The draw depends only on (seed, item id), so a retried or redelivered batch gives the
-    same output and a rerun of the run reproduces it exactly."""
+    The draw depends only on (seed, item id, repeat), so a retried or redelivered batch gives the
+    same output and a rerun reproduces it exactly."""
 
-    def __init__(self, seed: int, vocabulary: list[str]):
+    def __init__(self, seed: int, vocabulary: list[str], latency_ms: int = 0):
         self.seed = seed
         self.vocabulary = vocabulary
+        self.latency_ms = latency_ms  # simulated inference time, for load tests and progress demos
 
-    def answer(self, item: Item) -> str:
-        rng = random.Random(f"{self.seed}:{item.pk}")
-        if item.choices:
-            return chr(ord("A") + rng.randrange(len(item.choices)))
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000)
+        rng = random.Random(f"{self.seed}:{item.pk}:{repeat}")
+        if request.choices:
+            return chr(ord("A") + rng.randrange(len(request.choices)))
         if not self.vocabulary:
             return ""
         return rng.choice(self.vocabulary)
+
+
+class EndpointError(RuntimeError):
+    pass
+
+
+class OpenAICompatible:
+    """Chat completions over HTTP (a vLLM server or a hosted API); images go as data URLs.
+
+    429 and 5xx answers are retried with backoff (honouring Retry-After); a timeout or a final
+    failure raises, and the run records it as this item's error and goes on."""
+
+    def __init__(self, endpoint: str, model: str, api_key_env: str = "", max_new_tokens: int = 128,
+                 temperature: float = 0.0, seed: int = 0, timeout_s: float = 60.0, max_retries: int = 3,
+                 backoff_s: float = 1.0):
+        self.url = endpoint.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+
+    def payload(self, request: InferenceRequest) -> dict:
+        content = [{"type": "text", "text": request.prompt}]
+        for image in request.images:
+            mime = "image/jpeg" if image[:3] == b"\xff\xd8\xff" else "image/png"
+            url = f"data:{mime};base64,{base64.b64encode(image).decode()}"
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        body = json.dumps(self.payload(request)).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        for attempt in range(self.max_retries + 1):
+            http_request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(http_request, timeout=self.timeout_s) as response:
+                    data = json.loads(response.read())
+                return data["choices"][0]["message"]["content"] or ""
+            except urllib.error.HTTPError as exc:
+                retryable = exc.code == 429 or exc.code >= 500
+                if not retryable or attempt == self.max_retries:
+                    raise EndpointError(f"HTTP {exc.code} from the endpoint after {attempt + 1} tries") from None
+                wait = exc.headers.get("Retry-After")
+                time.sleep(min(float(wait) if wait else self.backoff_s * 2**attempt, 30.0))
+            except TimeoutError:
+                raise EndpointError(f"no answer within {self.timeout_s:g} s") from None
+            except (KeyError, IndexError, json.JSONDecodeError):
+                raise EndpointError("the endpoint's answer has no choices[0].message.content") from None
+        raise AssertionError("unreachable")
 
 
 def answer_vocabulary(benchmark: Benchmark) -> list[str]:
@@ -37,8 +112,20 @@ def answer_vocabulary(benchmark: Benchmark) -> list[str]:
 
 
 @lru_cache(maxsize=8)
-def load_adapter(adapter: str, seed: int, benchmark_id: int):
-    """Cached per process: the expensive part of a real model (weights) is paid once per worker."""
-    if adapter == "random_baseline":
-        return RandomBaseline(seed, answer_vocabulary(Benchmark.objects.get(pk=benchmark_id)))
-    raise ValueError(f"Unknown adapter {adapter!r}")
+def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
+    """Cached per process; `settings_key` changes when the model is edited, so edits take effect."""
+    from .models import ModelSpec
+
+    model = ModelSpec.objects.get(pk=model_id)
+    config = model.config or {}
+    if model.adapter == ModelSpec.Adapter.RANDOM_BASELINE:
+        vocabulary = answer_vocabulary(Benchmark.objects.get(pk=benchmark_id))
+        return RandomBaseline(model.seed, vocabulary, latency_ms=int(config.get("latency_ms", 0)))
+    if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE:
+        return OpenAICompatible(
+            endpoint=config["endpoint"], model=config.get("model", model.name),
+            api_key_env=config.get("api_key_env", ""), max_new_tokens=model.max_new_tokens,
+            temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
+            max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),
+        )
+    raise ValueError(f"Unknown adapter {model.adapter!r}")

@@ -6,12 +6,37 @@ from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 
 from . import services
+from .models import ModelSpec
 
 
 class LaunchRunSerializer(serializers.Serializer):
     model = serializers.IntegerField(help_text="ModelSpec id.")
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     batch_size = serializers.IntegerField(default=8)
+    repeats = serializers.IntegerField(default=1, help_text="Independent repeats per item.")
+    condition = serializers.SlugField(default="main", help_text="Prompt template condition, e.g. 'no-cot'.")
+
+
+class ModelSpecSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ModelSpec
+        fields = ["id", "name", "adapter", "modality", "withhold_stimulus", "family", "seed", "max_new_tokens",
+                  "temperature", "config"]
+
+
+class ModelList(APIView):
+    """The model registry."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = ModelSpecSerializer
+
+    def get(self, request):
+        return Response(ModelSpecSerializer(ModelSpec.objects.order_by("name"), many=True).data)
+
+    def post(self, request):
+        data = ModelSpecSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(ModelSpecSerializer(data.save()).data, status=201)
 
 
 class RunList(APIView):
@@ -22,7 +47,8 @@ class RunList(APIView):
         data = LaunchRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"])
+        run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
+                                  v["condition"])
         run.refresh_from_db()
         return Response(services.run_progress(run), status=201)
 
@@ -33,3 +59,17 @@ class RunDetail(APIView):
     def get(self, request, pk):
         run = services.run_for_staff(pk)
         return Response({**services.run_progress(run), "model": run.model.name, "result": run.scores or None})
+
+
+class RunCancel(APIView):
+    permission_classes = [IsAdmin]
+
+    def post(self, request, pk):
+        return Response(services.run_progress(services.cancel_run(pk)))
+
+
+class RunResume(APIView):
+    permission_classes = [IsAdmin]
+
+    def post(self, request, pk):
+        return Response(services.run_progress(services.resume_run(pk)))

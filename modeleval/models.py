@@ -1,24 +1,65 @@
-"""Model registry, runs and predictions."""
+"""Model registry, prompt templates, runs and predictions."""
 
 from django.conf import settings
 from django.db import models
 
-from benchmarks.models import Benchmark, Item
+from benchmarks.models import Benchmark, Family, Item
 from benchmarks.status import StatusTransitions
 
 
 class ModelSpec(models.Model):
     class Adapter(models.TextChoices):
         RANDOM_BASELINE = "random_baseline", "Seeded random answer (baseline)"
+        OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint (vLLM, hosted API)"
+
+    class Modality(models.TextChoices):
+        CAPTION = "caption", "Scene caption (text only)"
+        TOPVIEW_PLAIN = "topview_plain", "Plain top-view map"
+        TOPVIEW_SEMANTIC = "topview_semantic", "Semantic top-view map"
 
     name = models.CharField(max_length=200, unique=True)
     adapter = models.CharField(max_length=30, choices=Adapter.choices)
+    modality = models.CharField(
+        max_length=30, choices=Modality.choices, default=Modality.CAPTION, help_text="What the model is shown."
+    )
+    withhold_stimulus = models.BooleanField(
+        default=False, help_text="Vision-blind control: the same model and prompt with no image."
+    )
+    family = models.CharField(max_length=20, choices=Family.choices, blank=True,
+                              help_text="Benchmark family this model is meant for (blank: any).")
     seed = models.IntegerField(default=0, help_text="Seed for sampling; same seed, same answers.")
-    config = models.JSONField(default=dict, blank=True, help_text="Adapter settings (checkpoint, endpoint...).")
+    max_new_tokens = models.PositiveIntegerField(default=128)
+    temperature = models.FloatField(default=0.0)
+    config = models.JSONField(
+        default=dict, blank=True,
+        help_text="Adapter settings: endpoint, model, api_key_env, timeout_s, max_retries, latency_ms.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
         return self.name
+
+
+class PromptTemplate(models.Model):
+    """A prompt as data: one per family and condition, versioned; runs pin the version they used."""
+
+    family = models.CharField(max_length=20, choices=Family.choices)
+    condition = models.SlugField(max_length=50, help_text="e.g. 'main', 'no-world-frame', 'no-cot'.")
+    version = models.PositiveIntegerField(default=1)
+    text = models.TextField(help_text="Python format string with {world_frame}, {change}, {question}, {choices}.")
+    scene_intro = models.JSONField(
+        default=dict, blank=True, help_text="Per modality: how the scene is introduced ({modality: sentence})."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["family", "condition", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["family", "condition", "version"], name="prompt_version_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.family}/{self.condition} v{self.version}"
 
 
 class Run(StatusTransitions, models.Model):
@@ -27,20 +68,25 @@ class Run(StatusTransitions, models.Model):
         RUNNING = "running", "Running"
         SCORING = "scoring", "Scoring"
         FINISHED = "finished", "Finished"
+        CANCELLED = "cancelled", "Cancelled"
         FAILED = "failed", "Failed"
 
     TRANSITIONS = {
-        "queued": {"running", "failed"},
-        "running": {"scoring", "failed"},
+        "queued": {"running", "failed", "cancelled"},
+        "running": {"scoring", "failed", "cancelled"},
         "scoring": {"finished", "failed"},
+        "cancelled": {"running"},
+        "failed": {"running"},
     }
 
     model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
+    prompt_template = models.ForeignKey(PromptTemplate, null=True, blank=True, on_delete=models.PROTECT)
     items = models.ManyToManyField(Item, related_name="runs")
+    repeats = models.PositiveIntegerField(default=1, help_text="Independent repeats per item (CausalSpatial: 5).")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     batch_size = models.PositiveIntegerField(default=8)
-    total = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0, help_text="Predictions expected: items x repeats.")
     scores = models.JSONField(default=dict, blank=True, help_text="Output of scoring.score for this run.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -55,8 +101,10 @@ class Prediction(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="predictions")
     variant = models.CharField(max_length=30, default="", blank=True, help_text="Protocol variant, e.g. 'flip'.")
     repeat = models.PositiveIntegerField(default=0)
-    output = models.TextField(blank=True)
-    error = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True, help_text="Hash of the exact prompt sent.")
+    output = models.TextField(blank=True, help_text="The raw model output.")
+    error = models.TextField(blank=True, help_text="Why inference failed for this item (the run goes on).")
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,5 +1,9 @@
 """Model runs: launch over a benchmark's approved items, infer in batches on the gpu queue,
-record one prediction per (run, item, variant, repeat), push progress, then score."""
+record one prediction per (run, item, variant, repeat), push progress, then score. A run can
+be cancelled and resumed; resuming infers only what is missing."""
+
+import json
+import time
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -7,14 +11,16 @@ from django.db import transaction
 from django.utils import timezone
 
 import scoring
-from benchmarks.errors import DomainError, NotFound
+from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import gold_row
 
 from .adapters import load_adapter
 from .models import ModelSpec, Prediction, Run
+from .prompts import build_request, latest_template
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
+MAX_REPEATS = 10
 
 
 def ensure_baseline_model() -> ModelSpec:
@@ -24,18 +30,31 @@ def ensure_baseline_model() -> ModelSpec:
     return model
 
 
-def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8) -> Run:
-    from . import tasks  # tasks import services; import here to keep the arrow one way at load time
+def model_settings_key(model: ModelSpec) -> str:
+    return json.dumps([model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
+                       model.temperature, model.config], sort_keys=True, default=str)
 
+
+def _positive_int(value, field: str, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise DomainError("Must be a whole number.", field=field) from None
+    if not low <= number <= high:
+        raise DomainError(f"Must be between {low} and {high}.", field=field)
+    return number
+
+
+def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main") -> Run:
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
-    try:
-        batch_size = int(batch_size)
-    except (TypeError, ValueError):
-        raise DomainError("Batch size is a whole number.", field="batch_size") from None
-    if not 1 <= batch_size <= 256:
-        raise DomainError("Batch size must be between 1 and 256.", field="batch_size")
+    batch_size = _positive_int(batch_size, "batch_size", 1, 256)
+    repeats = _positive_int(repeats, "repeats", 1, MAX_REPEATS)
+    template = latest_template(benchmark.family, condition)
+    if template is None and condition != "main":
+        raise DomainError(f"No prompt template '{condition}' for {benchmark.get_family_display()}.",
+                          field="condition")
     items = list(
         Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk").values_list("pk", flat=True)
     )
@@ -43,14 +62,56 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8) -> Run:
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
     with transaction.atomic():
         run = Run.objects.create(
-            model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, total=len(items)
+            model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
+            prompt_template=template, total=len(items) * repeats,
         )
         run.items.set(items)
         run.move_to(Run.Status.RUNNING)
         run.save(update_fields=["status"])
-        batches = [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
-        transaction.on_commit(lambda: [tasks.infer_batch.delay(run.pk, batch) for batch in batches])
+        _enqueue_batches(run, items)
     return run
+
+
+def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
+    from . import tasks  # tasks import this module
+
+    size = run.batch_size
+    batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
+    transaction.on_commit(lambda: [tasks.infer_batch.delay(run.pk, batch) for batch in batches])
+
+
+@transaction.atomic
+def cancel_run(run_id) -> Run:
+    run = Run.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise NotFound("No such run.", field="run")
+    run.move_to(Run.Status.CANCELLED)
+    run.save(update_fields=["status"])
+    return run
+
+
+@transaction.atomic
+def resume_run(run_id) -> Run:
+    """Put a cancelled or failed run back to work on the predictions it is missing."""
+    run = Run.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise NotFound("No such run.", field="run")
+    if run.status not in (Run.Status.CANCELLED, Run.Status.FAILED):
+        raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
+    run.move_to(Run.Status.RUNNING)
+    run.save(update_fields=["status"])
+    complete = _items_with_all_repeats(run)
+    _enqueue_batches(run, [i for i in run.items.order_by("pk").values_list("pk", flat=True) if i not in complete])
+    return run
+
+
+def _items_with_all_repeats(run: Run) -> set[int]:
+    from django.db.models import Count
+
+    return set(
+        run.predictions.values("item_id").annotate(n=Count("id")).filter(n__gte=run.repeats)
+        .values_list("item_id", flat=True)
+    )
 
 
 def run_progress(run: Run) -> dict:
@@ -72,24 +133,40 @@ def publish_progress(run: Run) -> None:
 
 
 def infer_items(run_id: int, item_ids: list[int]) -> int:
-    """Predict the items of one batch that have no prediction yet; returns how many were written.
+    """Predict what one batch is missing; returns how many predictions were written.
     Safe to repeat: the unique constraint and the 'missing only' filter make retries no-ops."""
-    run = Run.objects.select_related("model").filter(pk=run_id).first()
+    run = Run.objects.select_related("model", "prompt_template").filter(pk=run_id).first()
     if run is None or run.status != Run.Status.RUNNING:
         return 0
-    done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", flat=True))
-    missing = list(Item.objects.filter(pk__in=item_ids).exclude(pk__in=done).order_by("pk"))
-    adapter = load_adapter(run.model.adapter, run.model.seed, run.benchmark_id)
-    rows = []
-    for item in missing:
-        try:
-            rows.append(Prediction(run=run, item=item, output=adapter.answer(item)))
-        except Exception as exc:  # one bad item must not stop the run; record why
-            rows.append(Prediction(run=run, item=item, error=f"{type(exc).__name__}: {exc}"))
-    Prediction.objects.bulk_create(rows, ignore_conflicts=True)
+    done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "repeat"))
+    items = Item.objects.filter(pk__in=item_ids).select_related("scene", "change").order_by("pk")
+    adapter = load_adapter(run.model_id, model_settings_key(run.model), run.benchmark_id)
+    written = 0
+    for item in items:
+        for repeat in range(run.repeats):
+            if (item.pk, repeat) in done:
+                continue
+            if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
+                return written  # cancelled mid-batch: stop, keep what is stored
+            # Written one at a time so a crash loses at most the item in flight.
+            Prediction.objects.bulk_create([_predict(adapter, run, item, repeat)], ignore_conflicts=True)
+            written += 1
     publish_progress(run)
     _finish_inference_when_complete(run_id)
-    return len(rows)
+    return written
+
+
+def _predict(adapter, run: Run, item: Item, repeat: int) -> Prediction:
+    prediction = Prediction(run=run, item=item, repeat=repeat)
+    started = time.monotonic()
+    try:
+        request = build_request(run.model, run.prompt_template, item)
+        prediction.prompt_sha256 = request.prompt_sha256
+        prediction.output = adapter.answer(request, item, repeat)
+    except Exception as exc:  # one bad item must not stop the run; record why, never a silent fallback
+        prediction.error = f"{type(exc).__name__}: {exc}"
+    prediction.latency_ms = int((time.monotonic() - started) * 1000)
+    return prediction
 
 
 def _finish_inference_when_complete(run_id: int) -> None:
@@ -109,10 +186,14 @@ def score_run(run_id: int) -> dict | None:
         run = Run.objects.select_for_update().select_related("benchmark").filter(pk=run_id).first()
         if run is None or run.status != Run.Status.SCORING:
             return None
-        predictions = list(run.predictions.select_related("item"))
-        gold = [gold_row(p.item) for p in predictions]
-        rows = [{"id": str(p.item_id), "output": p.output} for p in predictions if not p.error]
+        items = {i.pk: i for i in run.items.all()}
+        gold = [gold_row(item) for item in items.values()]
+        rows = [
+            {"id": str(item_id), "output": output, "repeat": repeat}
+            for item_id, output, repeat in run.predictions.filter(error="").values_list("item_id", "output", "repeat")
+        ]
         run.scores = scoring.score(run.benchmark.family, gold, rows, by=["change_type"])
+        run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
         run.finished_at = timezone.now()
         run.save(update_fields=["scores", "status", "finished_at"])

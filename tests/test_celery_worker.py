@@ -68,3 +68,55 @@ def test_real_worker_on_gpu_queue_writes_predictions_and_scores(workers):
     assert "Task modeleval.tasks.infer_batch[" not in default_log
     assert "Task modeleval.tasks.score_run[" in default_log
     assert Run.objects.get(pk=run.pk).predictions.exclude(error="").count() == 0
+
+
+def predictions_count(run) -> int:
+    return Prediction.objects.filter(run=run).count()
+
+
+def test_killed_gpu_worker_mid_run_loses_and_duplicates_nothing(tmp_path):
+    if not settings.REDIS_URL or connection.vendor != "postgresql":
+        pytest.skip("needs REDIS_URL and PostgreSQL (run ./scripts/test)")
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        # Short, so the killed worker's unacknowledged batch comes back within the test.
+        "CELERY_VISIBILITY_TIMEOUT": "3",
+    }
+    celery_app.control.purge()
+    first = ItemFactory()
+    items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark) for _ in range(11)]
+    model = services.ensure_baseline_model()
+    model.config = {"latency_ms": 150}
+    model.save()
+    default_worker = start_worker("default", env, tmp_path / "default.log")
+    doomed = start_worker("gpu", env, tmp_path / "gpu-1.log")
+    successor = None
+    try:
+        run = services.launch_run(model.pk, first.benchmark, None, batch_size=6, repeats=2)
+        deadline = time.monotonic() + 60
+        while predictions_count(run) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        doomed.kill()  # SIGKILL: no warm shutdown, the batch in flight stays unacknowledged
+        doomed.wait(timeout=10)
+        in_flight = predictions_count(run)
+        assert 0 < in_flight < run.total
+        successor = start_worker("gpu", {**env}, tmp_path / "gpu-2.log")
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.status == "finished":
+                break
+            time.sleep(0.3)
+        logs = "\n".join(p.read_text() for p in tmp_path.glob("*.log"))
+        assert run.status == "finished", logs
+    finally:
+        for proc in (default_worker, doomed, successor):
+            if proc and proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=20)
+    pairs = list(Prediction.objects.filter(run=run).values_list("item_id", "variant", "repeat"))
+    assert len(pairs) == len(set(pairs)) == len(items) * 2
+    assert "Task modeleval.tasks.infer_batch[" in (tmp_path / "gpu-2.log").read_text()
