@@ -63,7 +63,7 @@ def latest_template(family: str, condition: str = "main") -> PromptTemplate | No
 
 def render_prompt(template: PromptTemplate, item: Item, modality: str) -> str:
     scene = item.scene
-    frames = " ".join(scene.world_frames.values_list("text", flat=True)) if scene else ""
+    frames = " ".join(frame.text for frame in scene.world_frames.all()) if scene else ""
     scene_text = f"\n\nScene description: {scene.caption}" if modality == "caption" and scene else ""
     choices = "\n".join(f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(item.choices))
     return template.text.format(
