@@ -1,5 +1,7 @@
 """Command line: python -m scoring --family FAMILY --gold GOLD.jsonl --pred PRED.jsonl [--profile NAME] [--by TAG]...
 
+`--no-sbert` skips Hypo3D's SBERT where the optional extra is installed.
+
 Prints one JSON object (ASCII, so any terminal or pipe takes it) and exits 0. Bad lines
 are reported in its `errors`; bad arguments or an unreadable file exit 2 with one line
 on stderr.
@@ -25,6 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gold", required=True, help="gold JSONL, one item per line")
     parser.add_argument("--pred", required=True, help="predictions JSONL, one per line")
     parser.add_argument("--profile", help="scoring profile (default: the family's official evaluation)")
+    parser.add_argument(
+        "--no-sbert",
+        action="store_true",
+        help="hypo3d: skip SBERT even when the optional extra is installed (it loads a model)",
+    )
     parser.add_argument(
         "--by",
         action="append",
@@ -68,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as error:
         print(f"python -m scoring: error: {error}", file=sys.stderr)
         return 2
-    run = Run()
+    run = Run(sbert=False if args.no_sbert else None)
     # read lazily, so each file's errors come in line order: bad JSON and bad records together
     gold = Source(read_jsonl(gold_lines, "gold", run.errors), "gold line {}")
     preds = Source(read_jsonl(pred_lines, "prediction", run.errors), "prediction line {}")

@@ -4,6 +4,7 @@ A record that does not fit is refused with a `RecordError` whose message says
 what is wrong; the caller adds where it came from (line number or list index).
 """
 
+import itertools
 import string
 from dataclasses import dataclass
 
@@ -50,8 +51,12 @@ def _record_id(record: dict) -> str:
     return str(value)
 
 
+def _all_strings(values: list) -> bool:
+    return all(map(isinstance, values, itertools.repeat(str)))  # map: no Python frame per element
+
+
 def _string_list(value, field: str) -> tuple[str, ...]:
-    if type(value) is not list or any(type(v) is not str for v in value):
+    if type(value) is not list or not _all_strings(value):
         raise RecordError(f"'{field}' must be a list of strings")
     return tuple(value)
 
@@ -60,7 +65,7 @@ def _gold_answer(answer_format: str, answer):
     if answer_format == "open":
         if isinstance(answer, str):
             return (answer,)
-        if isinstance(answer, list) and answer and all(isinstance(a, str) for a in answer):
+        if isinstance(answer, list) and answer and _all_strings(answer):
             return tuple(answer)
         raise RecordError("'answer' of an open item must be a string or a non-empty list of strings")
     if answer_format == "single":

