@@ -1,12 +1,42 @@
 from django.contrib import admin
+from django.http import HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
-from .models import Assignment, Campaign, CrowdWorker
+from . import services
+from .models import (
+    Assignment,
+    AssignmentDraft,
+    BlockedWorker,
+    Campaign,
+    CrowdWorker,
+    DraftRequest,
+    PromptTemplate,
+    QuizAttempt,
+    WebhookEvent,
+)
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ["name", "benchmark", "kind", "change_type", "is_active"]
+    list_display = ["name", "benchmark", "kind", "change_type", "descriptions_per_assignment", "is_active",
+                    "dashboard"]
     filter_horizontal = ["scenes"]
+    actions = ["download_payment_report"]
+
+    @admin.display(description="Progress")
+    def dashboard(self, campaign):
+        return format_html('<a href="{}">dashboard</a>', reverse("campaign_dashboard", args=[campaign.pk]))
+
+    @admin.action(description="Download the payment report (CSV) of one campaign")
+    def download_payment_report(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Pick exactly one campaign.", level="error")
+            return None
+        campaign = queryset.get()
+        response = HttpResponse(services.payment_report_csv(campaign), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-payments.csv"'
+        return response
 
 
 @admin.register(Assignment)
@@ -15,7 +45,42 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_filter = ["status", "campaign"]
 
 
+@admin.register(AssignmentDraft)
+class AssignmentDraftAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "revision", "updated_at"]
+
+
 @admin.register(CrowdWorker)
 class CrowdWorkerAdmin(admin.ModelAdmin):
     list_display = ["worker_id", "platform", "study_id", "session_id", "user"]
     search_fields = ["worker_id"]
+
+
+@admin.register(BlockedWorker)
+class BlockedWorkerAdmin(admin.ModelAdmin):
+    list_display = ["worker_id", "platform", "campaign", "reason", "created_at"]
+    search_fields = ["worker_id"]
+
+
+@admin.register(QuizAttempt)
+class QuizAttemptAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "worker", "passed", "created_at"]
+    list_filter = ["passed", "campaign"]
+
+
+@admin.register(WebhookEvent)
+class WebhookEventAdmin(admin.ModelAdmin):
+    list_display = ["platform", "event_id", "received_at"]
+
+
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    list_display = ["name", "target", "change_type", "question_type", "count", "is_active"]
+    list_filter = ["target", "change_type", "is_active"]
+
+
+@admin.register(DraftRequest)
+class DraftRequestAdmin(admin.ModelAdmin):
+    list_display = ["id", "template", "model", "scene", "change", "status", "created_at"]
+    list_filter = ["status", "template"]
+    readonly_fields = ["prompt", "output", "error", "created"]

@@ -1,33 +1,114 @@
+"""Annotator endpoints (own assignments only: drafts, descriptions, heartbeat, release, submit),
+staff endpoints (campaigns with progress, payment report) and the Prolific webhook."""
+
+import json
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from rest_framework import serializers
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.errors import DomainError
+from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
+from benchmarks.permissions import IsAdmin
 from benchmarks.viewer import scene_viewer_data
+from modeleval.models import ModelSpec
 
-from . import services
-from .models import Assignment
+from . import drafting, services
+from .models import Assignment, Campaign, PromptTemplate
+
+
+class DraftSerializer(serializers.Serializer):
+    descriptions = serializers.JSONField(read_only=True, help_text="Accepted descriptions with their warnings.")
+    text = serializers.CharField(allow_blank=True, help_text="The description being written.")
+    content = serializers.JSONField(read_only=True, help_text="The form being filled (other kinds).")
+    revision = serializers.IntegerField(read_only=True)
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
     campaign = serializers.CharField(source="campaign.name")
     change_type = serializers.CharField(source="campaign.change_type")
     min_words = serializers.IntegerField(source="campaign.min_words")
+    descriptions_needed = serializers.IntegerField(source="campaign.descriptions_per_assignment")
+    kind = serializers.CharField(source="campaign.kind")
 
     class Meta:
         model = Assignment
-        fields = ["id", "campaign", "change_type", "min_words", "status", "lease_expires_at", "completion_code"]
+        fields = ["id", "campaign", "kind", "change_type", "min_words", "descriptions_needed", "status",
+                  "lease_expires_at", "completion_code"]
 
 
-class SubmitChangeSerializer(serializers.Serializer):
-    text = serializers.CharField(allow_blank=True, help_text="The context change description.")
+def _assignment_body(assignment: Assignment) -> dict:
+    return {**AssignmentSerializer(assignment).data, "draft": DraftSerializer(services.draft_of(assignment)).data,
+            "task": services.task_of(assignment)}
 
 
 class AssignmentDetail(APIView):
-    """An annotator's own assignment with its scene (another worker's gets 403)."""
+    """An annotator's own assignment with its scene and draft (another worker's gets 403)."""
 
     def get(self, request, pk):
         assignment = services.assignment_for_worker(pk, request.user)
-        return Response({**AssignmentSerializer(assignment).data, "scene": scene_viewer_data(assignment.scene)})
+        return Response({**_assignment_body(assignment), "scene": scene_viewer_data(assignment.scene)})
+
+
+class SaveDraftSerializer(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True, required=False, default="", max_length=services.MAX_TEXT_CHARS,
+                                 trim_whitespace=False)
+    content = serializers.JSONField(required=False, help_text="The form being filled (other kinds).")
+    revision = serializers.IntegerField(required=False, help_text="The revision this save is based on.")
+
+
+class AssignmentDraftView(APIView):
+    """Autosave: the description being written. Renews the lease."""
+
+    def put(self, request, pk):
+        data = SaveDraftSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        draft = services.save_draft(pk, request.user, data.validated_data["text"],
+                                    data.validated_data.get("revision"), data.validated_data.get("content"))
+        return Response(DraftSerializer(draft).data)
+
+
+class DescriptionSerializer(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True, max_length=services.MAX_TEXT_CHARS)
+
+
+class AssignmentDescriptions(APIView):
+    """Check one description against the rules and accept it into the draft."""
+
+    def post(self, request, pk):
+        data = DescriptionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        draft, warnings = services.add_description(pk, request.user, data.validated_data["text"])
+        return Response({**DraftSerializer(draft).data, "warnings": warnings}, status=201)
+
+
+class AssignmentDescriptionDetail(APIView):
+    def delete(self, request, pk, index):
+        draft = services.remove_description(pk, request.user, index - 1)
+        return Response(DraftSerializer(draft).data)
+
+
+class AssignmentHeartbeat(APIView):
+    def post(self, request, pk):
+        assignment = services.heartbeat(pk, request.user)
+        return Response({"lease_expires_at": assignment.lease_expires_at})
+
+
+class AssignmentRelease(APIView):
+    def post(self, request, pk):
+        assignment = services.release_assignment(pk, request.user)
+        return Response({"status": assignment.status})
+
+
+class SubmitChangeSerializer(serializers.Serializer):
+    text = serializers.CharField(
+        allow_blank=True, required=False, default="",
+        help_text="The last description, if not yet added to the draft.",
+    )
+    answer = serializers.JSONField(required=False, help_text="The form of the other kinds; else the autosaved one.")
 
 
 class AssignmentSubmit(APIView):
@@ -36,11 +117,123 @@ class AssignmentSubmit(APIView):
     def post(self, request, pk):
         data = SubmitChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        assignment = services.submit_assignment(pk, request.user, data.validated_data["text"])
+        assignment = services.submit_assignment(pk, request.user, data.validated_data["text"],
+                                                data.validated_data.get("answer"))
         return Response(
-            {
-                **AssignmentSerializer(assignment).data,
-                "completion_url": services.completion_url(request.user, assignment.completion_code),
-            },
+            {**AssignmentSerializer(assignment).data,
+             "completion_url": services.assignment_completion_url(assignment)},
             status=201,
         )
+
+
+class QuizQuestionSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    choices = serializers.ListField(child=serializers.CharField(), min_length=2)
+    answer = serializers.IntegerField(min_value=0)
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all())
+    change_type = serializers.ChoiceField(choices=ChangeType.choices, default=ChangeType.MOVEMENT)
+    quiz = QuizQuestionSerializer(many=True, required=False)
+    entry_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "benchmark", "name", "kind", "change_type", "scenes", "guidelines", "min_words",
+                  "descriptions_per_assignment", "lease_minutes", "max_assignments_per_worker",
+                  "assignments_per_scene", "pay_cents", "pay_unit", "question_types", "quiz", "quiz_max_attempts",
+                  "completion_url", "is_active", "entry_url"]
+
+    def get_entry_url(self, campaign) -> str:
+        return f"/crowd/campaigns/{campaign.pk}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" \
+               f"&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
+
+
+class CampaignList(APIView):
+    """Staff: list campaigns, or create one (five descriptions per assignment unless told)."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = CampaignSerializer
+
+    def get(self, request):
+        campaigns = Campaign.objects.select_related("benchmark").prefetch_related("scenes").order_by("id")
+        return Response(CampaignSerializer(campaigns, many=True).data)
+
+    def post(self, request):
+        data = CampaignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        campaign = services.create_campaign(
+            fields.pop("benchmark"), fields.pop("name"), fields.pop("change_type"), fields.pop("scenes"),
+            descriptions_per_assignment=fields.pop("descriptions_per_assignment", 5), **fields,
+        )
+        return Response(CampaignSerializer(campaign).data, status=201)
+
+
+class CampaignDetail(APIView):
+    """Staff: one campaign with its live progress."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pk):
+        campaign = get_object_or_404(Campaign, pk=pk)
+        return Response({**CampaignSerializer(campaign).data, "progress": services.campaign_progress(campaign)})
+
+
+class CampaignPayments(APIView):
+    """Staff: payment report (CSV) from accepted work at the campaign's rate."""
+
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pk):
+        campaign = get_object_or_404(Campaign, pk=pk)
+        response = HttpResponse(services.payment_report_csv(campaign), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-payments.csv"'
+        return response
+
+
+class ProlificWebhook(APIView):
+    """Signed by the workspace secret; each event id is handled once."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    def post(self, request):
+        body = request.body
+        services.verify_prolific_signature(body, request.headers.get("X-Prolific-Request-Signature", ""))
+        try:
+            event = json.loads(body)
+        except ValueError:
+            raise DomainError("The body is not JSON.", field="body") from None
+        if not isinstance(event, dict):
+            raise DomainError("The body must be a JSON object.", field="body")
+        handled = services.handle_prolific_event(event)
+        return Response({"handled": handled})
+
+
+class DraftRequestSerializer(serializers.Serializer):
+    template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all())
+    model = serializers.IntegerField(help_text="A registered model (modeleval) with an OpenAI-compatible endpoint.")
+    scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all(), required=False)
+    changes = serializers.PrimaryKeyRelatedField(many=True, queryset=ContextChange.objects.all(), required=False)
+
+
+class DraftRequests(APIView):
+    """Staff: ask a model to draft raw changes (per scene) or questions (per approved change)."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = DraftRequestSerializer
+
+    def post(self, request):
+        data = DraftRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        model = ModelSpec.objects.filter(pk=fields["model"]).first()
+        if model is None:
+            raise DomainError("No such model.", field="model")
+        requests = drafting.request_drafts(fields["template"], model, fields.get("scenes", []),
+                                           fields.get("changes", []))
+        return Response([{"id": r.pk, "status": r.status, "scene": r.scene_id, "change": r.change_id}
+                         for r in requests], status=202)

@@ -1,10 +1,31 @@
-"""Crowd authoring: who the worker is on their platform, campaigns, and leased assignments."""
+"""Crowd authoring: who the worker is on their platform, campaigns, leased assignments with their
+server-side drafts, qualification attempts, the blocklist and de-duplicated platform webhooks."""
 
 from django.conf import settings
 from django.db import models
 
-from benchmarks.models import Benchmark, ChangeType, Scene
+from benchmarks.models import Benchmark, ChangeType, ContextChange, Item, Scene
 from benchmarks.status import StatusTransitions
+
+# Hypo3D's fine question types (Tables 5-6) and the coarse categories its results are reported by.
+HYPO3D_QUESTION_TYPES = {
+    "Proximity": ["Scale"],
+    "Size-based Recognition": ["Scale"],
+    "Size Fitness": ["Scale"],
+    "Placement Height": ["Scale"],
+    "Direction-based Recognition": ["Direction"],
+    "Relative Position": ["Direction"],
+    "Navigation": ["Direction"],
+    "Path Reasoning": ["Direction"],
+    "Situational Reasoning": ["Direction"],
+    "Functionality": ["Semantic"],
+    "Attribute": ["Semantic"],
+    "Counting": ["Semantic"],
+}
+
+
+def default_question_types():
+    return dict(HYPO3D_QUESTION_TYPES)
 
 
 class CrowdPlatform(models.TextChoices):
@@ -33,7 +54,12 @@ class CrowdWorker(models.Model):
 
 class Campaign(models.Model):
     class Kind(models.TextChoices):
-        CONTEXT_CHANGE = "context_change", "Context change"
+        CONTEXT_CHANGE = "context_change", "Context change (N descriptions of one change type)"
+        WORLD_FRAME = "world_frame", "World-frame anchor"
+        QUESTION_ANSWER = "question_answer", "Question and answer on an approved change"
+        CHOICE_IMAGE = "choice_image", "Multiple-choice item on an image"
+        CHOICE_VIDEO = "choice_video", "Multiple-choice item on paired before/after videos"
+        ANSWER_ONLY = "answer_only", "Independent answer to an existing question"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="campaigns")
     name = models.CharField(max_length=200)
@@ -42,7 +68,35 @@ class Campaign(models.Model):
     scenes = models.ManyToManyField(Scene, related_name="campaigns", help_text="The pool of scenes to assign.")
     guidelines = models.TextField(blank=True, help_text="Markdown shown before the first assignment.")
     min_words = models.PositiveIntegerField(default=10, help_text="Minimum words per description.")
-    lease_minutes = models.PositiveIntegerField(default=30, help_text="How long an assignment is held.")
+    descriptions_per_assignment = models.PositiveIntegerField(
+        default=5, help_text="How many descriptions (each changing a different object) one assignment asks for."
+    )
+    lease_minutes = models.PositiveIntegerField(
+        default=30, help_text="How long an assignment is held without a heartbeat or autosave."
+    )
+    max_assignments_per_worker = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Cap on assignments one worker may hold or submit; empty for no cap."
+    )
+    assignments_per_scene = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Quota of open or submitted assignments per scene; empty for no quota."
+    )
+    pay_cents = models.PositiveIntegerField(default=100, help_text="Payment in US cents per pay unit.")
+    pay_unit = models.PositiveIntegerField(
+        default=5, help_text="Accepted descriptions per pay unit ($1.00 per five in Hypo3D)."
+    )
+    question_types = models.JSONField(
+        default=default_question_types, blank=True,
+        help_text="Question-type taxonomy for question and choice campaigns: {fine type: [coarse types]}.",
+    )
+    quiz = models.JSONField(
+        default=list, blank=True,
+        help_text='Qualification quiz gating entry: [{"question": str, "choices": [str, ...], "answer": index}].',
+    )
+    quiz_max_attempts = models.PositiveIntegerField(default=2, help_text="Attempts a worker gets at the quiz.")
+    completion_url = models.CharField(
+        max_length=500, blank=True,
+        help_text="Where a worker returns with their code, with {code} in it; empty for the platform's default.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -55,15 +109,25 @@ class Assignment(StatusTransitions, models.Model):
         LEASED = "leased", "Leased"
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Expired"
+        RELEASED = "released", "Released by the worker"
 
-    TRANSITIONS = {"leased": {"submitted", "expired"}}
+    TRANSITIONS = {"leased": {"submitted", "expired", "released"}}
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="assignments")
+    change = models.ForeignKey(
+        ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="crowd_assignments",
+        help_text="The approved change a question-and-answer assignment writes on.",
+    )
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="crowd_assignments",
+        help_text="The existing question an answer-only assignment answers.",
+    )
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.LEASED)
-    lease_expires_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField(help_text="Renewed by every heartbeat and autosave.")
     completion_code = models.CharField(max_length=40, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="What the submission created (row ids).")
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
@@ -76,4 +140,124 @@ class Assignment(StatusTransitions, models.Model):
                 condition=models.Q(status="leased"),
                 name="one_open_lease_per_worker_campaign",
             )
+        ]
+        indexes = [models.Index(fields=["campaign", "status", "lease_expires_at"])]
+
+
+class AssignmentDraft(models.Model):
+    """Server-side draft, so a closed tab, a reload or another device loses nothing."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    descriptions = models.JSONField(
+        default=list, help_text="Descriptions the server has checked and accepted into this assignment."
+    )
+    text = models.TextField(blank=True, help_text="The description being written, saved by autosave.")
+    content = models.JSONField(default=dict, blank=True, help_text="The form being filled, for the other kinds.")
+    revision = models.PositiveIntegerField(default=0, help_text="Bumped on every save.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class CrowdAnswer(models.Model):
+    """An answer-only campaign's independent answer to an existing item, kept for consensus."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="crowd_answer")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="crowd_answers")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_answers")
+    answer = models.JSONField(help_text="Open text, or the chosen letters for a choice item.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class QuizAttempt(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="quiz_attempts")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_attempts")
+    answers = models.JSONField(help_text="The chosen index per quiz question.")
+    passed = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class BlockedWorker(models.Model):
+    """A platform worker refused new assignments, in one campaign or (campaign empty) in all."""
+
+    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
+    worker_id = models.CharField(max_length=100)
+    campaign = models.ForeignKey(
+        Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="blocked_workers",
+        help_text="Empty: blocked in every campaign.",
+    )
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "worker_id", "campaign"], name="block_once_per_campaign")
+        ]
+
+    def __str__(self):
+        return f"{self.platform}:{self.worker_id}"
+
+
+class WebhookEvent(models.Model):
+    """A crowd-platform webhook delivery, kept so a redelivered event is handled once."""
+
+    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
+    event_id = models.CharField(max_length=200)
+    payload = models.JSONField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "event_id"], name="webhook_event_once")]
+
+
+class PromptTemplate(models.Model):
+    """Admin-editable prompt for model-drafted raw items, in the style of Hypo3D's templates: the
+    object list, the change, examples, rules and a JSON output format."""
+
+    class Target(models.TextChoices):
+        CHANGES = "changes", "Raw context changes (per scene)"
+        QUESTIONS = "questions", "Raw questions with answers (per approved change)"
+
+    name = models.CharField(max_length=200, unique=True)
+    target = models.CharField(max_length=20, choices=Target.choices)
+    change_type = models.CharField(
+        max_length=20, choices=ChangeType.choices, blank=True,
+        help_text="For change templates: the type drafted. For question templates: the change type it suits.",
+    )
+    question_type = models.CharField(max_length=100, blank=True, help_text="For question templates: fine type.")
+    text = models.TextField(
+        help_text="Placeholders: {objects}, {caption}, {change}, {change_type}, {question_type}, {count}, {examples}."
+    )
+    examples = models.TextField(blank=True, help_text="Example outputs shown to the model, one per line.")
+    count = models.PositiveIntegerField(default=4, help_text="How many the model is asked for per call.")
+    is_active = models.BooleanField(default=True)
+
+    def __str__(self):
+        return self.name
+
+
+class DraftRequest(models.Model):
+    """One model call for one template on one scene (changes) or change (questions). Keyed, so a
+    retried or redelivered task never drafts twice."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    template = models.ForeignKey(PromptTemplate, on_delete=models.CASCADE, related_name="requests")
+    model = models.ForeignKey("modeleval.ModelSpec", on_delete=models.CASCADE, related_name="+")
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="+")
+    change = models.ForeignKey(ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    prompt = models.TextField(blank=True)
+    output = models.TextField(blank=True, help_text="The model's raw output.")
+    error = models.TextField(blank=True)
+    created = models.JSONField(default=dict, blank=True, help_text="Ids of the raw rows it produced.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["template", "model", "scene"], condition=models.Q(change__isnull=True),
+                                    name="draft_once_per_scene"),
+            models.UniqueConstraint(fields=["template", "model", "change"], condition=models.Q(change__isnull=False),
+                                    name="draft_once_per_change"),
         ]

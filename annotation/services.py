@@ -1,22 +1,65 @@
-"""The life of an assignment: a crowd worker arrives from a platform link, leases a scene,
-writes a context change that the server checks, submits, and leaves with a completion code."""
+"""The life of an assignment: a crowd worker arrives from a platform link, passes the campaign's
+quiz if it has one, leases a unit of work (a scene; an approved change to ask about; an item to
+answer) within the per-worker cap, the per-unit quota and the blocklist, writes N context changes
+that the server checks one by one into a server-side draft (or fills the form of another campaign
+kind, see kinds.py), while autosave and heartbeat renew the lease, submits once, and leaves with a
+completion code. Staff read progress and a payment report; platform webhooks are handled once per
+event. The description rules are in checks.py; model-drafted raw items in drafting.py."""
 
+import csv
+import hashlib
+import hmac
+import io
+import json
 import re
 import secrets
+import statistics
+from collections import Counter
 from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from benchmarks import roles
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
-from benchmarks.models import ChangeType, ContextChange, Scene
+from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 
-from .models import Assignment, Campaign, CrowdPlatform, CrowdWorker
+from .checks import check_description
+from .kinds import SUBMITTERS, frame_text
+from .models import (
+    Assignment,
+    AssignmentDraft,
+    BlockedWorker,
+    Campaign,
+    CrowdPlatform,
+    CrowdWorker,
+    QuizAttempt,
+    WebhookEvent,
+)
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+MAX_TEXT_CHARS = 2000
+MAX_DRAFT_CHARS = 20000
+
+
+def announce(campaign_id: int, what: str) -> None:
+    """Tell open dashboards, once the transaction commits, that the campaign's progress changed."""
+
+    def send():
+        layer = get_channel_layer()
+        if layer is not None:
+            async_to_sync(layer.group_send)(f"campaign-{campaign_id}", {"type": "campaign.changed", "what": what})
+
+    transaction.on_commit(send)
+
+
+# --- Arrival -------------------------------------------------------------------------------------
 
 
 def parse_crowd_params(params) -> dict:
@@ -65,54 +108,137 @@ def enter_from_crowd_link(params, role: str):
     return worker.user
 
 
-def completion_url(user, code: str) -> str | None:
-    """Where the worker returns to with their code (Prolific); None for paste-back platforms."""
-    from django.conf import settings
-
-    worker = CrowdWorker.objects.filter(user=user).first()
-    if worker and worker.platform == CrowdPlatform.PROLIFIC:
-        return settings.PROLIFIC_COMPLETION_URL.format(code=code)
-    return None
-
-
-def new_completion_code() -> str:
-    return "CQA_" + secrets.token_hex(5).upper()
+def is_blocked(campaign: Campaign, user) -> bool:
+    crowd = CrowdWorker.objects.filter(user=user).first()
+    if crowd is None:
+        return False
+    return BlockedWorker.objects.filter(
+        Q(campaign=campaign) | Q(campaign__isnull=True), platform=crowd.platform, worker_id=crowd.worker_id
+    ).exists()
 
 
-def _expire_stale_leases(campaign: Campaign) -> None:
-    campaign.assignments.filter(status=Assignment.Status.LEASED, lease_expires_at__lt=timezone.now()).update(
-        status=Assignment.Status.EXPIRED
+# --- Qualification -------------------------------------------------------------------------------
+
+
+def needs_quiz(campaign: Campaign, worker) -> bool:
+    """A campaign with a quiz admits only workers who passed it."""
+    return bool(campaign.quiz) and not campaign.quiz_attempts.filter(worker=worker, passed=True).exists()
+
+
+@transaction.atomic
+def take_quiz(campaign: Campaign, worker, answers) -> QuizAttempt:
+    """Grade one attempt; every question must be answered right, within the campaign's attempts."""
+    if not campaign.quiz:
+        raise DomainError("This campaign has no quiz.", field="quiz")
+    attempts = campaign.quiz_attempts.select_for_update().filter(worker=worker)
+    if attempts.filter(passed=True).exists():
+        return attempts.filter(passed=True).first()
+    if attempts.count() >= campaign.quiz_max_attempts:
+        raise Forbidden(f"The quiz allows {campaign.quiz_max_attempts} attempts; none are left.", field="quiz")
+    if not isinstance(answers, list) or len(answers) != len(campaign.quiz):
+        raise DomainError(f"Answer all {len(campaign.quiz)} questions.", field="answers")
+    try:
+        answers = [int(a) for a in answers]
+    except (TypeError, ValueError):
+        raise DomainError("Each answer is the number of a choice.", field="answers") from None
+    passed = all(a == q["answer"] for a, q in zip(answers, campaign.quiz, strict=True))
+    return QuizAttempt.objects.create(campaign=campaign, worker=worker, answers=answers, passed=passed)
+
+
+def quiz_attempts_left(campaign: Campaign, worker) -> int:
+    return max(0, campaign.quiz_max_attempts - campaign.quiz_attempts.filter(worker=worker).count())
+
+
+# --- Leasing -------------------------------------------------------------------------------------
+
+
+def _lease_deadline(campaign: Campaign):
+    return timezone.now() + timedelta(minutes=campaign.lease_minutes)
+
+
+def expire_stale_leases(campaign: Campaign | None = None) -> int:
+    """Leases past their expiry go back to the pool (their drafts stay with the worker)."""
+    stale = Assignment.objects.filter(status=Assignment.Status.LEASED, lease_expires_at__lt=timezone.now())
+    if campaign is not None:
+        stale = stale.filter(campaign=campaign)
+    return stale.update(status=Assignment.Status.EXPIRED)
+
+
+def _unit_field(campaign: Campaign) -> str:
+    """What one assignment is about: a scene, an approved change (questions) or an item (answers)."""
+    return {Campaign.Kind.QUESTION_ANSWER: "change", Campaign.Kind.ANSWER_ONLY: "item"}.get(campaign.kind, "scene")
+
+
+def _units_with_room(campaign: Campaign, worker):
+    """Units under their quota that this worker has not already submitted (nor written themselves),
+    least filled first."""
+    field = _unit_field(campaign)
+    pool = campaign.scenes.all()
+    if field == "scene":
+        units, assignments = pool, "assignments"
+    else:
+        model = ContextChange if field == "change" else Item
+        units = model.objects.filter(scene__in=pool, status="approved").exclude(author=worker)
+        assignments = "crowd_assignments"
+    holding = Q(**{f"{assignments}__campaign": campaign,
+                   f"{assignments}__status__in": [Assignment.Status.LEASED, Assignment.Status.SUBMITTED]})
+    units = units.annotate(filled=Count(assignments, filter=holding)).exclude(
+        pk__in=campaign.assignments.filter(worker=worker, status=Assignment.Status.SUBMITTED).values(field)
     )
+    if campaign.assignments_per_scene is not None:
+        units = units.filter(filled__lt=campaign.assignments_per_scene)
+    return units.order_by("filled", "id")
 
 
 @transaction.atomic
 def lease_assignment(campaign: Campaign, worker) -> Assignment:
-    """Resume the worker's open lease, or lease the least-filled scene of the pool."""
+    """Resume the worker's open lease; else go back to the scene of their expired draft; else lease
+    the least-filled scene with room. Refuses blocked workers, a reached cap, an unpassed quiz."""
     if not campaign.is_active:
         raise DomainError("This campaign is closed.", field="campaign")
+    if is_blocked(campaign, worker):
+        raise Forbidden("You are not eligible for this campaign.", field="worker")
+    if needs_quiz(campaign, worker):
+        raise Forbidden("Pass the qualification quiz first.", field="quiz")
     Campaign.objects.select_for_update().get(pk=campaign.pk)  # one leaser at a time per campaign
-    _expire_stale_leases(campaign)
-    open_lease = campaign.assignments.filter(worker=worker, status=Assignment.Status.LEASED).first()
+    expire_stale_leases(campaign)
+    mine = campaign.assignments.filter(worker=worker)
+    open_lease = mine.filter(status=Assignment.Status.LEASED).first()
     if open_lease:
         return open_lease
-    scene = (
-        campaign.scenes.annotate(
-            filled=Count("assignments", filter=Q(assignments__campaign=campaign) & ~Q(assignments__status="expired"))
+    held = mine.filter(status=Assignment.Status.SUBMITTED).count()
+    if campaign.max_assignments_per_worker is not None and held >= campaign.max_assignments_per_worker:
+        raise Forbidden(
+            f"You have done the most assignments this campaign allows per worker "
+            f"({campaign.max_assignments_per_worker}).", field="worker",
         )
-        .order_by("filled", "id")
+    field = _unit_field(campaign)
+    units = _units_with_room(campaign, worker)
+    unfinished = (
+        mine.filter(status=Assignment.Status.EXPIRED, draft__isnull=False, **{f"{field}__in": units.values("pk")})
+        .select_related("draft")
+        .order_by("-id")
         .first()
     )
-    if scene is None:
-        raise DomainError("This campaign has no scenes to annotate.", field="campaign")
-    return Assignment.objects.create(
-        campaign=campaign,
-        scene=scene,
-        worker=worker,
-        lease_expires_at=timezone.now() + timedelta(minutes=campaign.lease_minutes),
+    unit = getattr(unfinished, field) if unfinished else units.first()
+    if unit is None:
+        raise DomainError(f"Every {field} of this campaign has all the assignments it needs, or you have done "
+                          "them all.", field="campaign")
+    assignment = Assignment.objects.create(
+        campaign=campaign, worker=worker, lease_expires_at=_lease_deadline(campaign),
+        **({"scene": unit} if field == "scene" else {field: unit, "scene_id": unit.scene_id}),
     )
+    if unfinished:
+        draft = unfinished.draft
+        AssignmentDraft.objects.create(
+            assignment=assignment, descriptions=draft.descriptions, text=draft.text, content=draft.content
+        )
+    announce(campaign.pk, "leased")
+    return assignment
 
 
 def assignment_for_worker(assignment_id: int, worker) -> Assignment:
+    """A worker reaches only their own assignments: 404 for none, 403 for someone else's."""
     assignment = Assignment.objects.select_related("campaign", "scene").filter(pk=assignment_id).first()
     if assignment is None:
         raise NotFound("No such assignment.", field="assignment")
@@ -121,80 +247,391 @@ def assignment_for_worker(assignment_id: int, worker) -> Assignment:
     return assignment
 
 
-WORD = re.compile(r"[A-Za-z0-9']+")
-
-
-def named_objects(scene: Scene, text: str) -> list[str]:
-    """Labels of the scene's objects that the text names (whole words, singular or plural)."""
-    lowered = " ".join(WORD.findall(text.lower()))
-    found = []
-    for label in sorted(set(scene.scene_objects.values_list("label", flat=True))):
-        pattern = r"\b" + re.escape(label.lower()) + r"(s|es)?\b"
-        if re.search(pattern, lowered):
-            found.append(label)
-    return found
-
-
-def check_change_text(scene: Scene, text: str, min_words: int) -> list[str]:
-    """The server-side rules a description must pass; returns the objects it names."""
-    words = WORD.findall(text)
-    if len(words) < min_words:
-        raise DomainError(
-            f"A description needs at least {min_words} words; this one has {len(words)}.", field="text"
-        )
-    objects = named_objects(scene, text)
-    if not objects:
-        raise DomainError(
-            "The description names no object of this scene; use a label from the object list "
-            "(hover the top-view map to see them).",
-            field="text",
-        )
-    return objects
-
-
-@transaction.atomic
-def submit_assignment(assignment_id: int, worker, text: str) -> Assignment:
-    assignment = assignment_for_worker(assignment_id, worker)
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+def _locked_open_assignment(assignment_id: int, worker) -> Assignment:
+    """The worker's assignment, row-locked, still leased and within its lease."""
+    assignment_for_worker(assignment_id, worker)
+    assignment = Assignment.objects.select_for_update().select_related("campaign", "scene").get(pk=assignment_id)
     if assignment.status == Assignment.Status.SUBMITTED:
         raise Conflict("This assignment was already submitted.", field="assignment",
                        completion_code=assignment.completion_code)
     if assignment.status != Assignment.Status.LEASED or assignment.lease_expires_at < timezone.now():
-        raise Conflict("The lease on this assignment expired; open the link again for a new one.",
+        raise Conflict("The lease on this assignment expired; open the link again to continue your draft.",
                        field="assignment")
+    return assignment
+
+
+def _renew(assignment: Assignment) -> None:
+    assignment.lease_expires_at = _lease_deadline(assignment.campaign)
+    assignment.save(update_fields=["lease_expires_at"])
+
+
+@transaction.atomic
+def heartbeat(assignment_id: int, worker) -> Assignment:
+    """The open page says it is still there: the lease runs for another lease period."""
+    assignment = _locked_open_assignment(assignment_id, worker)
+    _renew(assignment)
+    return assignment
+
+
+@transaction.atomic
+def release_assignment(assignment_id: int, worker) -> Assignment:
+    """The worker gives the scene back to the pool."""
+    assignment = _locked_open_assignment(assignment_id, worker)
+    assignment.move_to(Assignment.Status.RELEASED)
+    assignment.save(update_fields=["status"])
+    announce(assignment.campaign_id, "released")
+    return assignment
+
+
+def task_of(assignment: Assignment) -> dict:
+    """What the worker needs to do the assignment; gold answers of existing items never appear."""
+    campaign = assignment.campaign
+    kind = campaign.kind
+    if kind == Campaign.Kind.CONTEXT_CHANGE:
+        return {"change_type": campaign.change_type, "descriptions_needed": campaign.descriptions_per_assignment,
+                "min_words": campaign.min_words}
+    if kind == Campaign.Kind.WORLD_FRAME:
+        objects = list(assignment.scene.scene_objects.order_by("instance_id"))
+        counts = Counter(o.label for o in objects)
+        return {"anchors": [{"instance_id": o.instance_id, "label": o.label} for o in objects if counts[o.label] == 1],
+                "sides": list(Side.values), "template": frame_text("{label}", "{side}")}
+    if kind == Campaign.Kind.ANSWER_ONLY:
+        item = assignment.item
+        return {"question": item.question, "choices": item.choices, "answer_format": item.answer_format,
+                "change": item.change.text if item.change else ""}
+    task = {"question_types": list(campaign.question_types)}
+    if kind == Campaign.Kind.QUESTION_ANSWER:
+        task |= {"change": assignment.change.text, "change_type": assignment.change.change_type}
+    else:
+        role = AssetRole.IMAGE if kind == Campaign.Kind.CHOICE_IMAGE else AssetRole.VIDEO
+        task["media"] = [a.file.url for a in Asset.objects.filter(scene=assignment.scene, role=role).order_by("id")]
+    return task
+
+
+# --- Drafts --------------------------------------------------------------------------------------
+
+
+def draft_of(assignment: Assignment) -> AssignmentDraft:
+    return AssignmentDraft.objects.filter(assignment=assignment).first() or AssignmentDraft(assignment=assignment)
+
+
+@transaction.atomic
+def save_draft(assignment_id: int, worker, text: str = "", revision=None, content=None) -> AssignmentDraft:
+    """Autosave what is being written (the description, or the form of the other kinds) and renew
+    the lease. Kept even when the lease has lapsed, so the worker's return resumes it. A save based
+    on an older revision than the stored one (another tab or device saved since) gets 409."""
+    assignment_for_worker(assignment_id, worker)
+    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment_id)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise Conflict("This assignment was already submitted.", field="assignment",
+                       completion_code=assignment.completion_code)
+    text = text or ""
+    if len(text) > MAX_TEXT_CHARS:
+        raise DomainError(f"A description has at most {MAX_TEXT_CHARS} characters.", field="text")
+    if content is not None and (not isinstance(content, dict) or len(json.dumps(content)) > MAX_DRAFT_CHARS):
+        raise DomainError(f"The draft is a JSON object of at most {MAX_DRAFT_CHARS} characters.", field="content")
+    draft, _ = AssignmentDraft.objects.select_for_update().get_or_create(assignment=assignment)
+    if revision is not None and revision != draft.revision:
+        raise Conflict(
+            "This draft was saved from another tab or device; reload to continue from it.", field="revision",
+            current={"revision": draft.revision, "text": draft.text, "descriptions": draft.descriptions,
+                     "content": draft.content},
+        )
+    draft.text = text
+    if content is not None:
+        draft.content = content
+    draft.revision += 1
+    draft.save()
+    if assignment.status == Assignment.Status.LEASED:
+        _renew(assignment)
+    return draft
+
+
+def _earlier_texts(worker) -> list[str]:
+    """The worker's own earlier descriptions, newest first (bounded: the check must stay cheap)."""
+    submitted = ContextChange.objects.filter(author=worker).order_by("-id").values_list("raw_text", flat=True)
+    return list(submitted[:300])
+
+
+@transaction.atomic
+def add_description(assignment_id: int, worker, text: str):
+    """Check one description against every rule and accept it into the draft.
+    Returns (draft, warnings); a broken rule raises with the rule named, nothing written."""
+    assignment = _locked_open_assignment(assignment_id, worker)
+    if assignment.campaign.kind != Campaign.Kind.CONTEXT_CHANGE:
+        raise DomainError("This campaign's assignments take no descriptions.", field="text")
+    draft, _ = AssignmentDraft.objects.select_for_update().get_or_create(assignment=assignment)
+    needed = assignment.campaign.descriptions_per_assignment
+    if len(draft.descriptions) >= needed:
+        raise DomainError(f"This assignment takes {needed} descriptions; submit it.", field="descriptions")
     text = (text or "").strip()
-    objects = check_change_text(assignment.scene, text, assignment.campaign.min_words)
-    ContextChange.objects.create(
-        scene=assignment.scene,
-        change_type=assignment.campaign.change_type,
-        raw_text=text,
-        author=worker,
-        provenance={
-            "source": "crowd",
-            "campaign": assignment.campaign_id,
-            "assignment": assignment.pk,
-            "named_objects": objects,
-        },
+    result = check_description(
+        assignment.scene, text, assignment.campaign.change_type, assignment.campaign.min_words,
+        others=[d["text"] for d in draft.descriptions],
+        earlier=_earlier_texts(worker),
     )
+    draft.descriptions = [*draft.descriptions, {"text": text, "warnings": result.warnings}]
+    draft.text = ""
+    draft.revision += 1
+    draft.save()
+    _renew(assignment)
+    return draft, result.warnings
+
+
+@transaction.atomic
+def remove_description(assignment_id: int, worker, index: int) -> AssignmentDraft:
+    """Take an accepted description out of the draft (to rewrite it); it becomes the text being written."""
+    assignment = _locked_open_assignment(assignment_id, worker)
+    draft, _ = AssignmentDraft.objects.select_for_update().get_or_create(assignment=assignment)
+    if not 0 <= index < len(draft.descriptions):
+        raise NotFound(f"There is no description {index + 1} in this draft.", field="index")
+    removed = draft.descriptions[index]
+    draft.descriptions = draft.descriptions[:index] + draft.descriptions[index + 1:]
+    draft.text = removed["text"]
+    draft.revision += 1
+    draft.save()
+    return draft
+
+
+# --- Submission ----------------------------------------------------------------------------------
+
+
+def new_completion_code() -> str:
+    return "CQA_" + secrets.token_hex(5).upper()
+
+
+@transaction.atomic
+def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None) -> Assignment:
+    """Submit the work, checked in full: context changes from the draft's descriptions (plus `text`,
+    the one being written), the other kinds from `answer` (or the autosaved form). A second submit
+    is a 409 carrying the completion code; nothing is written twice."""
+    assignment = _locked_open_assignment(assignment_id, worker)
+    draft = draft_of(assignment)
+    if assignment.campaign.kind == Campaign.Kind.CONTEXT_CHANGE:
+        result = _create_changes(assignment, worker, draft, text)
+    else:
+        answer = answer if answer is not None else draft.content
+        if not isinstance(answer, dict):
+            raise DomainError("The answer is a JSON object.", field="answer")
+        result = SUBMITTERS[assignment.campaign.kind](assignment, worker, answer)
     assignment.move_to(Assignment.Status.SUBMITTED)
     assignment.submitted_at = timezone.now()
     assignment.completion_code = new_completion_code()
-    assignment.save(update_fields=["status", "submitted_at", "completion_code"])
+    assignment.result = result
+    assignment.save(update_fields=["status", "submitted_at", "completion_code", "result"])
+    AssignmentDraft.objects.filter(assignment=assignment).delete()
+    announce(assignment.campaign_id, "submitted")
     return assignment
 
+
+def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text: str) -> dict:
+    """The descriptions of a context-change assignment, all rules checked again, as raw changes."""
+    texts = [d["text"] for d in draft.descriptions]
+    text = (text or "").strip()
+    if text:
+        texts.append(text)
+    campaign = assignment.campaign
+    needed = campaign.descriptions_per_assignment
+    if len(texts) != needed:
+        raise DomainError(
+            f"This assignment takes {needed} descriptions; you have {len(texts)}.",
+            field="text" if len(texts) < needed else "descriptions",
+        )
+    earlier = _earlier_texts(worker)
+    checked = []
+    for number, description in enumerate(texts, start=1):
+        try:
+            checked.append(check_description(
+                assignment.scene, description, campaign.change_type, campaign.min_words,
+                others=texts[:number - 1], earlier=earlier,
+            ))
+        except DomainError as exc:
+            if needed == 1:
+                raise
+            raise DomainError(f"Description {number}: {exc.message}", field="descriptions") from None
+    changes = ContextChange.objects.bulk_create([
+        ContextChange(
+            scene=assignment.scene,
+            change_type=campaign.change_type,
+            raw_text=description,
+            author=worker,
+            provenance={
+                "source": "crowd",
+                "campaign": campaign.pk,
+                "assignment": assignment.pk,
+                "named_objects": result.objects,
+                "changed_object": result.changed_object,
+                "warnings": result.warnings,
+            },
+        )
+        for description, result in zip(texts, checked, strict=True)
+    ])
+    return {"changes": [change.pk for change in changes]}
+
+
+def completion_url(user, code: str) -> str | None:
+    """Where the worker returns to with their code (Prolific); None for paste-back platforms."""
+    worker = CrowdWorker.objects.filter(user=user).first()
+    if worker and worker.platform == CrowdPlatform.PROLIFIC:
+        return settings.PROLIFIC_COMPLETION_URL.format(code=code)
+    return None
+
+
+def assignment_completion_url(assignment: Assignment) -> str | None:
+    """The campaign's own return URL if it has one, else the platform's."""
+    if not assignment.completion_code:
+        return None
+    if assignment.campaign.completion_url:
+        return assignment.campaign.completion_url.replace("{code}", assignment.completion_code)
+    return completion_url(assignment.worker, assignment.completion_code)
+
+
+# --- Platform webhooks ---------------------------------------------------------------------------
+
+
+def verify_prolific_signature(body: bytes, signature: str) -> None:
+    """Prolific signs webhook bodies with the workspace secret (HMAC-SHA256, hex)."""
+    secret = settings.PROLIFIC_WEBHOOK_SECRET
+    if not secret:
+        raise Forbidden("Webhooks are off: PROLIFIC_WEBHOOK_SECRET is not set.", field="signature")
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, signature or ""):
+        raise Forbidden("The webhook signature does not match.", field="signature")
+
+
+RELEASING_STATUSES = {"RETURNED", "TIMED-OUT", "REJECTED"}
+
+
+def handle_prolific_event(event: dict) -> bool:
+    """Record the event once (a redelivery returns False and changes nothing); a submission the
+    participant returned or that timed out on Prolific gives their open leases back to the pool."""
+    event_id = str(event.get("event_id") or event.get("id") or "")
+    if not event_id:
+        raise DomainError("The event carries no event_id.", field="event_id")
+    try:
+        with transaction.atomic():
+            WebhookEvent.objects.create(platform=CrowdPlatform.PROLIFIC, event_id=event_id, payload=event)
+            status = str(event.get("status", "")).upper()
+            participant = event.get("participant_id") or event.get("PROLIFIC_PID")
+            if status in RELEASING_STATUSES and participant:
+                Assignment.objects.filter(
+                    worker__crowd_worker__platform=CrowdPlatform.PROLIFIC,
+                    worker__crowd_worker__worker_id=participant,
+                    status=Assignment.Status.LEASED,
+                ).update(status=Assignment.Status.RELEASED)
+    except IntegrityError:
+        return False
+    return True
+
+
+# --- Campaigns (staff) ---------------------------------------------------------------------------
 
 
 @transaction.atomic
 def create_campaign(benchmark, name: str, change_type: str, scenes, guidelines: str = "", min_words: int = 10,
-                    lease_minutes: int = 30) -> Campaign:
+                    lease_minutes: int = 30, descriptions_per_assignment: int = 1, **options) -> Campaign:
+    """A context-change campaign on a pool of the benchmark's scenes. The default of one description
+    per assignment keeps existing callers (the demo) as they are; the admin and API default to five."""
     if change_type not in ChangeType.values:
         raise DomainError(f"Change type must be one of {', '.join(ChangeType.values)}.", field="change_type")
     scenes = list(scenes)
     if not scenes or any(s.benchmark_id != benchmark.pk for s in scenes):
         raise DomainError("Pick one or more scenes of this benchmark.", field="scenes")
+    if options.get("kind", Campaign.Kind.CONTEXT_CHANGE) not in Campaign.Kind.values:
+        raise DomainError(f"Kind must be one of {', '.join(Campaign.Kind.values)}.", field="kind")
+    if descriptions_per_assignment < 1:
+        raise DomainError("An assignment takes at least one description.", field="descriptions_per_assignment")
+    _check_quiz(options.get("quiz") or [])
     campaign = Campaign.objects.create(
         benchmark=benchmark, name=name, change_type=change_type, guidelines=guidelines, min_words=min_words,
-        lease_minutes=lease_minutes,
+        lease_minutes=lease_minutes, descriptions_per_assignment=descriptions_per_assignment, **options,
     )
     campaign.scenes.set(scenes)
     return campaign
+
+
+def _check_quiz(quiz) -> None:
+    for number, question in enumerate(quiz, start=1):
+        choices = question.get("choices") if isinstance(question, dict) else None
+        if not isinstance(choices, list) or len(choices) < 2 or not question.get("question"):
+            raise DomainError(f"Quiz question {number} needs a question and two or more choices.", field="quiz")
+        if not isinstance(question.get("answer"), int) or not 0 <= question["answer"] < len(choices):
+            raise DomainError(f"Quiz question {number}'s answer must be the index of one choice.", field="quiz")
+
+
+def _campaign_changes(campaign: Campaign):
+    return ContextChange.objects.filter(provenance__campaign=campaign.pk)
+
+
+def _work_by_author(campaign: Campaign) -> dict:
+    """{author: (submitted units, accepted units)}: reviewed kinds count approved changes or items;
+    world frames and independent answers have no review stage, so each submission counts."""
+    if campaign.kind in (Campaign.Kind.WORLD_FRAME, Campaign.Kind.ANSWER_ONLY):
+        rows = campaign.assignments.filter(status=Assignment.Status.SUBMITTED).values_list("worker_id", "status")
+        accepted = Assignment.Status.SUBMITTED
+    else:
+        produced = _campaign_changes(campaign) if campaign.kind == Campaign.Kind.CONTEXT_CHANGE else (
+            Item.objects.filter(provenance__campaign=campaign.pk))
+        rows = produced.values_list("author_id", "status")
+        accepted = "approved"
+    work = {}
+    for author_id, status in rows:
+        submitted, approved = work.get(author_id, (0, 0))
+        work[author_id] = (submitted + 1, approved + (status == accepted))
+    return work
+
+
+def campaign_progress(campaign: Campaign) -> dict:
+    """Assignments by status, produced work by review outcome, and per-worker throughput."""
+    expire_stale_leases(campaign)
+    by_status = dict(campaign.assignments.values_list("status").annotate(n=Count("id")))
+    changes = dict(_campaign_changes(campaign).values_list("status").annotate(n=Count("id")))
+    items = dict(Item.objects.filter(provenance__campaign=campaign.pk).values_list("status").annotate(n=Count("id")))
+    per_description = campaign.descriptions_per_assignment if campaign.kind == Campaign.Kind.CONTEXT_CHANGE else 1
+    per_worker = {}
+    submitted = campaign.assignments.filter(status=Assignment.Status.SUBMITTED).select_related(
+        "worker__crowd_worker"
+    )
+    for assignment in submitted:
+        crowd = getattr(assignment.worker, "crowd_worker", None)
+        key = crowd.worker_id if crowd else assignment.worker.username
+        seconds = (assignment.submitted_at - assignment.created_at).total_seconds()
+        per_worker.setdefault(key, []).append(seconds / per_description)
+    return {
+        "assignments": {status: by_status.get(status, 0) for status in Assignment.Status.values},
+        "descriptions": {status: changes.get(status, 0) for status in ContextChange.Status.values},
+        "items": {status: items.get(status, 0) for status in Item.Status.values},
+        "workers": [
+            {"worker_id": key, "assignments": len(times), "descriptions": len(times) * per_description,
+             "median_seconds_per_description": round(statistics.median(times), 1)}
+            for key, times in sorted(per_worker.items())
+        ],
+    }
+
+
+def payment_report(campaign: Campaign) -> list[dict]:
+    """Pay per accepted unit (description, item, frame or answer) at the campaign's rate, pro rata
+    to the cent."""
+    work = _work_by_author(campaign)
+    crowd = {c.user_id: c for c in CrowdWorker.objects.filter(user_id__in=list(work))}
+    per_unit = Decimal(campaign.pay_cents) / Decimal(100) / Decimal(campaign.pay_unit)
+    rows = []
+    for author_id, (submitted, accepted) in work.items():
+        identity = crowd.get(author_id)
+        rows.append({
+            "platform": identity.platform if identity else "",
+            "worker_id": identity.worker_id if identity else str(author_id),
+            "study_id": identity.study_id if identity else "",
+            "submitted_units": submitted, "accepted_units": accepted,
+            "amount_usd": str((per_unit * accepted).quantize(Decimal("0.01"), ROUND_HALF_UP)),
+        })
+    return sorted(rows, key=lambda row: (row["platform"], row["worker_id"]))
+
+
+def payment_report_csv(campaign: Campaign) -> str:
+    out = io.StringIO()
+    columns = ["platform", "worker_id", "study_id", "submitted_units", "accepted_units", "amount_usd"]
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(payment_report(campaign))
+    return out.getvalue()

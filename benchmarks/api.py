@@ -1,3 +1,4 @@
+from django.shortcuts import get_object_or_404
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.response import Response
@@ -12,7 +13,7 @@ class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
         fields = ["id", "benchmark", "scene", "change", "question", "answer_format", "choices", "answers", "tags",
-                  "status", "provenance"]
+                  "status", "provenance", "version", "consensus", "agreement"]
 
 
 class ItemList(ListAPIView):
@@ -41,8 +42,9 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = ["id", "benchmark", "version", "notes", "created_at", "n_items", "items_url", "manifest_url"]
-        read_only_fields = ["created_at"]
+        fields = ["id", "benchmark", "version", "notes", "created_at", "n_items", "items_url", "manifest_url",
+                  "status", "progress"]
+        read_only_fields = ["created_at", "status", "progress"]
         validators = []  # uniqueness is the service's job: it answers 409, not 400
 
     def get_items_url(self, release):
@@ -68,3 +70,26 @@ class ReleaseList(APIView):
         v = data.validated_data
         release = services.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""))
         return Response(ReleaseSerializer(release).data, status=201)
+
+
+class ReleaseDetailSerializer(ReleaseSerializer):
+    previous = serializers.SlugRelatedField(slug_field="version", read_only=True)
+    files = serializers.SerializerMethodField()
+
+    class Meta(ReleaseSerializer.Meta):
+        fields = [*ReleaseSerializer.Meta.fields, "previous", "diff", "card", "files"]
+
+    def get_files(self, release):
+        return {fmt: {"url": a.file.url, "size": a.size, "sha256": a.sha256}
+                for fmt, a in services.release_files(release).items()}
+
+
+class ReleaseDetail(APIView):
+    """A release with its export progress, files per format, diff against the previous one and card."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = ReleaseDetailSerializer
+
+    def get(self, request, pk):
+        release = get_object_or_404(Release.objects.select_related("benchmark", "previous"), pk=pk)
+        return Response(ReleaseDetailSerializer(release).data)

@@ -141,7 +141,8 @@ class ContextChange(StatusTransitions, models.Model):
 
     TRANSITIONS = {
         "submitted": {"approved", "rejected"},
-        "rejected": {"approved"},
+        # A rejected change goes back to its author, who may revise and resubmit it.
+        "rejected": {"approved", "submitted"},
         "approved": {"rejected"},
     }
 
@@ -181,6 +182,12 @@ class Item(StatusTransitions, models.Model):
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
 
+    class Consensus(models.TextChoices):
+        UNMEASURED = "unmeasured", "Not measured"
+        REACHED = "reached", "Reached"
+        FLAGGED = "flagged", "No consensus (flagged)"
+        ADJUDICATED = "adjudicated", "Adjudicated by a reviewer"
+
     TRANSITIONS = {"draft": {"approved", "rejected"}, "approved": {"rejected"}, "rejected": {"approved"}}
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="items")
@@ -201,6 +208,17 @@ class Item(StatusTransitions, models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="authored_items"
     )
+    version = models.PositiveIntegerField(default=1, help_text="Bumped on every save; stale writes get 409.")
+    consensus = models.CharField(
+        max_length=20, choices=Consensus.choices, default=Consensus.UNMEASURED,
+        help_text="Whether independent answerers agreed; flagged items stay out of releases.",
+    )
+    agreement = models.FloatField(
+        null=True, blank=True, help_text="Share of answerer pairs giving the same answer (0-1), once measured."
+    )
+    origin_id = models.CharField(
+        max_length=100, blank=True, help_text="The item's id in the release it was imported from, kept on re-export."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -209,14 +227,36 @@ class Item(StatusTransitions, models.Model):
     def __str__(self):
         return self.question[:60]
 
+    @property
+    def release_id(self) -> str:
+        return self.origin_id or str(self.pk)
 
-class Release(models.Model):
+
+class Release(StatusTransitions, models.Model):
+    class Status(models.TextChoices):
+        EXPORTING = "exporting", "Writing the other formats"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    TRANSITIONS = {"exporting": {"ready", "failed"}, "failed": {"exporting"}}
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="releases")
     version = models.CharField(max_length=30, help_text="Semantic version, e.g. 1.0.0.")
     notes = models.TextField(blank=True)
     items = models.ManyToManyField(Item, related_name="releases")
     items_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
     manifest_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
+    files = models.ManyToManyField(
+        Asset, related_name="+", blank=True, help_text="The other formats (JSON, CSV), written by a task."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.EXPORTING)
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the format files written.")
+    previous = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The release this one is compared with (the benchmark's latest before it).",
+    )
+    diff = models.JSONField(default=dict, blank=True, help_text="Item ids added, removed, changed vs previous.")
+    card = models.JSONField(default=dict, blank=True, help_text="Dataset card: counts, word statistics, agreement.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

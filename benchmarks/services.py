@@ -1,14 +1,28 @@
-"""Verbs on the shared data: storing assets, listing what a scene offers, exporting releases."""
+"""Verbs on the shared data: storing assets, listing what a scene offers, exporting and
+importing versioned releases."""
 
+import csv
 import hashlib
+import io
 import json
 import re
+from collections import Counter
 
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from .errors import Conflict, DomainError
-from .models import Asset, AssetRole, Benchmark, Item, Release, Scene
+from .errors import Conflict, DomainError, NotFound
+from .models import (
+    Asset,
+    AssetRole,
+    Benchmark,
+    ContextChange,
+    Item,
+    Release,
+    Scene,
+    SceneObject,
+    WorldFrame,
+)
 
 
 def store_asset(scene: Scene | None, role: str, filename: str, content: bytes, meta: dict | None = None) -> Asset:
@@ -39,14 +53,25 @@ def gold_row(item: Item, row_id=None) -> dict:
     }
 
 
+# --- Releases -------------------------------------------------------------------------------------
+#
+# A release freezes the approved items (minus those flagged for lack of consensus) as one JSONL
+# file plus a manifest of scenes and assets, both written at once; a task then derives JSON and CSV
+# from the JSONL (the formats the Hugging Face `datasets` json/csv loaders read) and a dataset card.
+# Lines are keyed by a stable release id, so exporting an imported release gives the same bytes.
+
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
+FORMATS = ("json", "csv")
 
 
-def release_item_line(item: Item) -> dict:
+def _dumps(data) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def release_item_line(item: Item, frames: list[str]) -> dict:
     change = item.change
-    frames = list(item.scene.world_frames.values_list("text", flat=True)) if item.scene else []
     return {
-        "id": item.pk,
+        "id": item.release_id,
         "external_id": item.external_id or None,
         "scene_id": item.scene.external_id if item.scene else None,
         "world_frame": frames,
@@ -62,24 +87,98 @@ def release_item_line(item: Item) -> dict:
     }
 
 
+def releasable_items(benchmark: Benchmark):
+    """Approved items, minus those whose independent answerers did not agree (unless adjudicated)."""
+    return (
+        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
+        .exclude(consensus=Item.Consensus.FLAGGED)
+        .select_related("change", "scene")
+        .order_by("pk")
+    )
+
+
+def _scene_entry(scene: Scene, frames) -> dict:
+    return {
+        "scene_id": scene.external_id,
+        "caption": scene.caption,
+        "objects": [
+            {"instance_id": o.instance_id, "label": o.label, "center": list(o.center), "size": list(o.size),
+             "yaw": o.yaw}
+            for o in scene.scene_objects.all()
+        ],
+        "world_frames": [{"anchor": f.anchor.instance_id, "side": f.side, "text": f.text} for f in frames],
+    }
+
+
+def release_diff(previous_lines: list[dict], lines: list[dict]) -> dict:
+    """Release ids added, removed and changed (any field differs) since the previous release."""
+    before = {line["id"]: line for line in previous_lines}
+    after = {line["id"]: line for line in lines}
+    return {
+        "added": sorted(after.keys() - before.keys(), key=_id_order),
+        "removed": sorted(before.keys() - after.keys(), key=_id_order),
+        "changed": sorted((k for k in after.keys() & before.keys() if after[k] != before[k]), key=_id_order),
+    }
+
+
+def _id_order(release_id: str):
+    return (0, int(release_id), "") if release_id.isdigit() else (1, 0, release_id)
+
+
+def question_types_of(tags: dict) -> list[str]:
+    """Question types are stored as a list, or as one string in older items."""
+    types = (tags or {}).get("question_type") or []
+    return [types] if isinstance(types, str) else list(types)
+
+
+def _mean_words(texts) -> float | None:
+    texts = [t for t in texts if t]
+    return round(sum(len(t.split()) for t in texts) / len(texts), 2) if texts else None
+
+
+def dataset_card(lines: list[dict], agreements: list[float]) -> dict:
+    """Counts per change type, question type and split; mean words per change, question and answer."""
+    question_types = Counter(t for line in lines for t in question_types_of(line["tags"]))
+    return {
+        "n_items": len(lines),
+        "by_change_type": dict(sorted(Counter(line["change_type"] or "none" for line in lines).items())),
+        "by_question_type": dict(sorted(question_types.items())),
+        "by_split": dict(sorted(Counter(split_name(line) for line in lines).items())),
+        "words_per_change": _mean_words({line["context_change"] for line in lines}),
+        "words_per_question": _mean_words(line["question"] for line in lines),
+        "words_per_answer": _mean_words(a for line in lines for a in line["answers"] if isinstance(a, str)),
+        "mean_agreement": round(sum(agreements) / len(agreements), 4) if agreements else None,
+        "n_items_with_agreement": len(agreements),
+    }
+
+
+def release_lines(release: Release) -> list[dict]:
+    if not release.items_file:
+        return []
+    with release.items_file.file.open("rb") as handle:
+        return [json.loads(line) for line in handle.read().decode().splitlines()]
+
+
 def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "") -> Release:
-    """Freeze the approved items as a versioned release: items JSONL plus an asset manifest."""
+    """Freeze the releasable items as a versioned release: items JSONL plus a manifest, a diff
+    against the previous release and a dataset card; the other formats follow in a task."""
+    from .tasks import write_release_formats
+
     version = (version or "").strip()
     if not VERSION_PATTERN.match(version):
         raise DomainError("Use a version like 1.0.0 (three numbers).", field="version")
     with transaction.atomic():
         if Release.objects.filter(benchmark=benchmark, version=version).exists():
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version")
-        items = list(
-            Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
-            .select_related("change", "scene")
-            .prefetch_related("scene__world_frames")
-            .order_by("pk")
-        )
+        items = list(releasable_items(benchmark))
         if not items:
-            raise DomainError("There are no approved items to release.", field="benchmark")
-        lines = "".join(json.dumps(release_item_line(i), ensure_ascii=False) + "\n" for i in items)
+            raise DomainError("There are no approved items with consensus to release.", field="benchmark")
         scene_ids = {i.scene_id for i in items if i.scene_id}
+        frames_by_scene: dict[int, list[WorldFrame]] = {}
+        for frame in WorldFrame.objects.filter(scene_id__in=scene_ids).select_related("anchor").order_by("pk"):
+            frames_by_scene.setdefault(frame.scene_id, []).append(frame)
+        lines = [release_item_line(i, [f.text for f in frames_by_scene.get(i.scene_id, [])]) for i in items]
+        scenes = Scene.objects.filter(pk__in=scene_ids).prefetch_related("scene_objects").order_by("external_id")
         assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")
         manifest = {
             "benchmark": benchmark.slug,
@@ -91,13 +190,163 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
                  "sha256": a.sha256}
                 for a in assets.order_by("scene_id", "role")
             ],
+            "scenes": [_scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
         }
+        previous = Release.objects.filter(benchmark=benchmark).order_by("-created_at", "-pk").first()
         prefix = f"{benchmark.slug}-{version}"
-        release = Release.objects.create(benchmark=benchmark, version=version, notes=notes, created_by=created_by)
+        release = Release.objects.create(
+            benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous,
+            diff=release_diff(release_lines(previous), lines) if previous else {},
+            card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None]),
+        )
         release.items.set(items)
-        release.items_file = store_asset(None, AssetRole.EXPORT, f"{prefix}.jsonl", lines.encode())
+        release.items_file = store_asset(
+            None, AssetRole.EXPORT, f"{prefix}.jsonl", "".join(_dumps(line) + "\n" for line in lines).encode()
+        )
         release.manifest_file = store_asset(
-            None, AssetRole.EXPORT, f"{prefix}-manifest.json", json.dumps(manifest, indent=2).encode()
+            None, AssetRole.EXPORT, f"{prefix}-manifest.json",
+            json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True).encode(),
         )
         release.save(update_fields=["items_file", "manifest_file"])
+        transaction.on_commit(lambda: write_release_formats.delay(release.pk))
     return release
+
+
+def _csv_bytes(lines: list[dict]) -> bytes:
+    """One row per item; lists and objects as JSON text so nothing is lost."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(lines[0]), lineterminator="\n")
+    writer.writeheader()
+    for line in lines:
+        writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
+    return out.getvalue().encode()
+
+
+def format_bytes(fmt: str, lines: list[dict]) -> bytes:
+    if fmt == "json":
+        return ("[\n" + ",\n".join(_dumps(line) for line in lines) + "\n]\n").encode()
+    if fmt == "csv":
+        return _csv_bytes(lines)
+    raise DomainError(f"Unknown format '{fmt}'; choose from {', '.join(FORMATS)}.", field="format")
+
+
+def write_release_formats(release_id: int) -> Release:
+    """Write the JSON and CSV files and the dataset card beside the JSONL. Idempotent: each format is
+    written under a row lock and skipped when already there, so a retried task finishes the rest."""
+    release = Release.objects.filter(pk=release_id).select_related("benchmark").first()
+    if release is None:
+        raise NotFound("No such release.", field="release")
+    if release.status == Release.Status.READY:
+        return release
+    if release.status == Release.Status.FAILED:
+        release.move_to(Release.Status.EXPORTING)
+        release.save(update_fields=["status"])
+    lines = release_lines(release)
+    prefix = f"{release.benchmark.slug}-{release.version}"
+    outputs = [*FORMATS, "card"]
+    for done, fmt in enumerate(outputs, start=1):
+        with transaction.atomic():
+            locked = Release.objects.select_for_update().get(pk=release.pk)
+            if not locked.files.filter(meta__format=fmt).exists():
+                content = (json.dumps(locked.card, indent=2, sort_keys=True).encode() if fmt == "card"
+                           else format_bytes(fmt, lines))
+                name = f"{prefix}-card.json" if fmt == "card" else f"{prefix}.{fmt}"
+                locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
+        Release.objects.filter(pk=release.pk).update(progress=100 * done // len(outputs))
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release.pk)
+        if release.status != Release.Status.READY:
+            release.move_to(Release.Status.READY)
+            release.save(update_fields=["status"])
+    return release
+
+
+def split_name(line: dict) -> str:
+    return (line.get("tags") or {}).get("split") or "test"
+
+
+def datasets_layout(release: Release) -> dict[str, bytes]:
+    """The release as a Hugging Face dataset folder: one JSONL per named split under data/ and a
+    README whose YAML header names them, so `datasets.load_dataset(folder)` finds every split."""
+    by_split: dict[str, list[dict]] = {}
+    for line in release_lines(release):
+        by_split.setdefault(split_name(line), []).append(line)
+    files = {f"data/{split}.jsonl": "".join(_dumps(line) + "\n" for line in lines).encode()
+             for split, lines in sorted(by_split.items())}
+    header = ["---", "configs:", "- config_name: default", "  data_files:"]
+    for split in sorted(by_split):
+        header += [f"  - split: {split}", f"    path: data/{split}.jsonl"]
+    card = json.dumps(release.card, indent=2, sort_keys=True)
+    files["README.md"] = "\n".join([
+        *header, "---", f"# {release.benchmark.name} v{release.version}", "", release.notes, "",
+        "## Dataset card", "", "```json", card, "```", "",
+    ]).encode()
+    return files
+
+
+def mark_release_failed(release_id: int) -> None:
+    Release.objects.filter(pk=release_id, status=Release.Status.EXPORTING).update(status=Release.Status.FAILED)
+
+
+def release_files(release: Release) -> dict[str, Asset]:
+    """Every file of a release by format: jsonl, manifest, and those the task has written."""
+    files = {"jsonl": release.items_file, "manifest": release.manifest_file}
+    files.update({a.meta.get("format"): a for a in release.files.all()})
+    return {k: v for k, v in files.items() if v is not None}
+
+
+@transaction.atomic
+def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: str = "", name: str = "") -> Release:
+    """Rebuild a benchmark from an exported release (scenes, objects, world frames, changes,
+    items) and export it again under the same version: the files come out byte-identical."""
+    try:
+        manifest = json.loads(manifest_json)
+        lines = [json.loads(line) for line in items_jsonl.decode().splitlines() if line.strip()]
+        version, family = manifest["version"], manifest["family"]
+    except (ValueError, KeyError, UnicodeDecodeError) as exc:
+        raise DomainError(f"Not an exported release: {exc}", field="file") from None
+    if len(lines) != manifest.get("n_items"):
+        raise DomainError("The items file and the manifest disagree on the number of items.", field="file")
+    slug = slug or manifest["benchmark"]
+    if Benchmark.objects.filter(slug=slug).exists():
+        raise Conflict(f"A benchmark '{slug}' already exists; import into a new one.", field="slug")
+    benchmark = Benchmark.objects.create(slug=slug, name=name or f"{slug} (imported)", family=family)
+    scenes = {}
+    for entry in manifest.get("scenes", []):
+        scene = Scene.objects.create(benchmark=benchmark, external_id=entry["scene_id"], caption=entry["caption"])
+        objects = {
+            o["instance_id"]: SceneObject.objects.create(
+                scene=scene, instance_id=o["instance_id"], label=o["label"], yaw=o["yaw"],
+                center_x=o["center"][0], center_y=o["center"][1], center_z=o["center"][2],
+                size_x=o["size"][0], size_y=o["size"][1], size_z=o["size"][2],
+            )
+            for o in entry["objects"]
+        }
+        for f in entry["world_frames"]:
+            WorldFrame.objects.create(scene=scene, anchor=objects[f["anchor"]], side=f["side"], text=f["text"])
+        scenes[entry["scene_id"]] = scene
+    changes = {}
+    items = []
+    for line in lines:
+        scene = scenes.get(line["scene_id"])
+        if line["scene_id"] and scene is None:
+            scene = scenes[line["scene_id"]] = Scene.objects.create(benchmark=benchmark, external_id=line["scene_id"])
+        change = None
+        if line["context_change"] is not None:
+            key = (line["scene_id"], line["change_type"], line["context_change_raw"], line["context_change"])
+            if key not in changes:
+                refined = line["context_change"] if line["context_change"] != line["context_change_raw"] else ""
+                changes[key] = ContextChange.objects.create(
+                    scene=scene, change_type=line["change_type"], raw_text=line["context_change_raw"],
+                    refined_text=refined, status=ContextChange.Status.APPROVED,
+                    provenance={"imported_from": f"{manifest['benchmark']}@{version}"},
+                )
+            change = changes[key]
+        items.append(Item(
+            benchmark=benchmark, scene=scene, change=change, origin_id=line["id"],
+            external_id=line["external_id"] or "", question=line["question"], answer_format=line["answer_format"],
+            choices=line["choices"], answers=line["answers"], tags=line["tags"], provenance=line["provenance"],
+            status=Item.Status.APPROVED,
+        ))
+    Item.objects.bulk_create(items, batch_size=1000)
+    return export_release(benchmark, version, created_by, notes=f"Imported from {manifest['benchmark']}@{version}.")

@@ -11,11 +11,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from modeleval.routing import websocket_urlpatterns  # noqa: E402
+from annotation.routing import websocket_urlpatterns as annotation_websockets  # noqa: E402
+from modeleval.routing import websocket_urlpatterns as modeleval_websockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(modeleval_websockets + annotation_websockets))),
     }
 )

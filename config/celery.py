@@ -16,4 +16,8 @@ app.conf.task_routes = {"modeleval.tasks.infer_batch": {"queue": "gpu"}}
 app.conf.worker_prefetch_multiplier = 1
 app.conf.task_acks_late = True
 app.conf.task_reject_on_worker_lost = True
+# Leases are also expired whenever someone asks for one; the sweep frees abandoned ones promptly.
+app.conf.beat_schedule = {
+    "expire-stale-leases": {"task": "annotation.tasks.expire_stale_leases", "schedule": 60.0},
+}
 app.autodiscover_tasks()

@@ -170,6 +170,9 @@ PROLIFIC_COMPLETION_URL = env(
     "PROLIFIC_COMPLETION_URL", default="https://app.prolific.com/submissions/complete?cc={code}"
 )
 
+# Shared secret of the Prolific workspace; unset, the webhook endpoint refuses every call.
+PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .pages import annotation, common, humaneval, manage, review
+from .pages import annotation, common, humaneval, manage, releases, review
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -11,17 +11,33 @@ urlpatterns = [
     path("crowd/campaigns/<int:campaign_id>/", annotation.crowd_enter_campaign, name="crowd_campaign"),
     path("annotate/<int:assignment_id>/", annotation.annotate, name="annotate"),
     path("annotate/<int:assignment_id>/done/", annotation.annotate_done, name="annotate_done"),
+    path("crowd/campaigns/<int:campaign_id>/next/", annotation.next_assignment, name="campaign_next"),
+    path("crowd/campaigns/<int:campaign_id>/quiz/", annotation.campaign_quiz, name="campaign_quiz"),
+    path("campaigns/<int:campaign_id>/dashboard/", annotation.campaign_dashboard, name="campaign_dashboard"),
     # reviewers
     path("review/", review.review_queue, name="review_queue"),
     path("review/changes/<int:change_id>/", review.review_change, name="review_change"),
+    path("review/items/<int:item_id>/", review.review_item, name="review_item"),
+    path("review/filtering/", review.filter_questions, name="review_filtering"),
+    path("review/duplicates/<int:run_id>/", review.duplicates, name="review_duplicates"),
+    path("review/agreement/<slug:slug>/", review.agreement, name="review_agreement"),
+    path("review/duplicates/start/<slug:slug>/", review.start_dedup, name="start_dedup"),
     # admins
     path("manage/<slug:slug>/", manage.manage, name="manage"),
     path("manage/<slug:slug>/studies/", manage.create_study, name="create_study"),
     path("manage/<slug:slug>/runs/", manage.launch_run, name="launch_run"),
     path("manage/<slug:slug>/releases/", manage.export_release, name="export_release"),
     path("runs/<int:run_id>/", manage.run_detail, name="run_detail"),
+    path("runs/<int:run_id>/predictions/", manage.run_predictions, name="run_predictions"),
+    path("runs/<int:run_id>/predictions.csv", manage.run_predictions_csv, name="run_predictions_csv"),
     path("results/<slug:slug>/", manage.results, name="results"),
+    # releases
+    path("releases/<int:release_id>/", releases.release_detail, name="release_detail"),
     # evaluators
     path("crowd/studies/<int:study_id>/", humaneval.crowd_enter_study, name="crowd_study"),
     path("eval/sessions/<int:session_id>/", humaneval.eval_session, name="eval_session"),
+    path("eval/studies/<int:study_id>/start/", humaneval.start_invited, name="study_start"),
+    path("manage/<slug:slug>/studies/design/", humaneval.study_design, name="study_design"),
+    path("studies/<int:study_id>/results/", humaneval.study_results, name="study_results"),
+    path("studies/<int:study_id>/results.csv", humaneval.study_results_csv, name="study_results_csv"),
 ]

@@ -1,39 +1,54 @@
+from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.errors import NotFound
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 from benchmarks.viewer import scene_viewer_data
 
 from . import services
+from .models import ItemRole, Study
 
 
-def session_state(session, response) -> dict:
-    """What the participant's page may know: never the gold answer."""
-    from django.utils import timezone
+def item_view(session, entry, response) -> dict:
+    """One item as the participant's page may see it: options in the order shown, never the gold."""
+    item = entry.item
+    change = item.change
+    return {
+        "id": item.pk,
+        "number": entry.position + 1,
+        "practice": entry.role == ItemRole.FAMILIARISATION,
+        "question": item.question,
+        "answer_format": item.answer_format,
+        "choices": services.shown_choices(entry),
+        "not_sure_option": services.offers_not_sure(session.study, item),
+        "context_change": change.text if change else None,
+        "shown_at": response.shown_at.isoformat(),
+        "deadline": response.deadline.isoformat(),
+        "scene": scene_viewer_data(item.scene) if item.scene else None,
+        **services.stimulus_files(item),
+    }
 
+
+def session_state(session, response, feedback=None) -> dict:
+    """What the participant's page may know: the open item, the clocks, and feedback on a
+    familiarisation answer once it is stored."""
     state = {
         "session": session.pk,
         "status": session.status,
         "server_now": timezone.now().isoformat(),
         "session_deadline": session.deadline.isoformat(),
         "completion_code": session.completion_code or None,
+        "n_items": session.plan.count(),
+        "allow_going_back": session.study.allow_going_back,
+        "answered": services.answered_items(session) if session.study.allow_going_back else [],
+        "feedback": feedback,
         "item": None,
     }
     if response is not None:
-        item = response.item
-        change = item.change
-        state["item"] = {
-            "id": item.pk,
-            "question": item.question,
-            "answer_format": item.answer_format,
-            "choices": item.choices,
-            "context_change": change.text if change else None,
-            "shown_at": response.shown_at.isoformat(),
-            "deadline": response.deadline.isoformat(),
-            "scene": scene_viewer_data(item.scene) if item.scene else None,
-        }
+        state["item"] = item_view(session, services.plan_entry(session, response.item_id), response)
     return state
 
 
@@ -43,6 +58,18 @@ class StudyCreateSerializer(serializers.Serializer):
     items = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
     seconds_per_item = serializers.IntegerField(default=120)
     seconds_per_session = serializers.IntegerField(default=1800)
+    stratify_by = serializers.CharField(allow_blank=True, default="")
+    per_stratum = serializers.IntegerField(required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+    familiarisation_count = serializers.IntegerField(default=0)
+    attention_ids = serializers.ListField(child=serializers.IntegerField(), default=list)
+    attention_failures_allowed = serializers.IntegerField(default=0)
+    participants_per_item = serializers.IntegerField(default=3)
+    items_per_session = serializers.IntegerField(required=False, allow_null=True, default=None)
+    allow_going_back = serializers.BooleanField(default=False)
+    shuffle_items = serializers.BooleanField(default=False)
+    shuffle_choices = serializers.BooleanField(default=True)
+    offer_not_sure = serializers.BooleanField(default=False)
 
 
 class StudyCreate(APIView):
@@ -52,28 +79,35 @@ class StudyCreate(APIView):
     def post(self, request):
         data = StudyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        study = services.create_study(
-            v["benchmark"], v["name"], v["items"], request.user, v["seconds_per_item"], v["seconds_per_session"]
+        design = dict(data.validated_data)
+        benchmark, name, items = design.pop("benchmark"), design.pop("name"), design.pop("items")
+        seconds_per_item, seconds_per_session = (
+            design.pop("seconds_per_item"),
+            design.pop("seconds_per_session"),
         )
-        return Response({"id": study.pk, "name": study.name, "n_items": study.items.count()}, status=201)
+        study = services.create_study(
+            benchmark, name, items, request.user, seconds_per_item, seconds_per_session, **design
+        )
+        return Response(
+            {"id": study.pk, "name": study.name, "design": services.study_design(study)}, status=201
+        )
 
 
 class StudyResults(APIView):
     permission_classes = [IsAdmin]
 
     def get(self, request, pk):
-        from .models import Study
-
-        study = Study.objects.filter(pk=pk).first()
+        study = Study.objects.select_related("benchmark").filter(pk=pk).first()
         if study is None:
-            return Response({"study": ["No such study."]}, status=404)
+            raise NotFound("No such study.", field="study")
         return Response(services.study_results(study))
 
 
 class AnswerSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     answer = serializers.CharField(allow_blank=True)
+    client_latency_ms = serializers.IntegerField(required=False, allow_null=True, default=None)
+    focus_losses = serializers.IntegerField(required=False, default=0)
 
 
 class SessionCurrent(APIView):
@@ -85,11 +119,30 @@ class SessionCurrent(APIView):
 
 
 class SessionAnswer(APIView):
+    """Store an answer. After a familiarisation item the reply carries feedback and no next item, so
+    the next clock starts only when the participant moves on."""
+
     serializer_class = AnswerSerializer
 
     def post(self, request, pk):
         data = AnswerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        services.answer_item(pk, request.user, data.validated_data["item"], data.validated_data["answer"])
+        v = data.validated_data
+        stored = services.answer_item(
+            pk, request.user, v["item"], v["answer"], v["client_latency_ms"], v["focus_losses"]
+        )
+        session = services.session_for(pk, request.user)
+        if services.plan_entry(session, stored.item_id).role == ItemRole.FAMILIARISATION:
+            return Response(session_state(session, None, services.feedback(session, stored)), status=201)
         session, response = services.current_item(pk, request.user)
         return Response(session_state(session, response), status=201)
+
+
+class SessionAnsweredItem(APIView):
+    """Going back (when the study allows): an answered item with the participant's own answer."""
+
+    def get(self, request, pk, item_id):
+        response = services.answered_response(pk, request.user, item_id)
+        session = response.session
+        view = item_view(session, services.plan_entry(session, item_id), response)
+        return Response({**view, "your_answer": response.answer_text})

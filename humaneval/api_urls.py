@@ -7,4 +7,5 @@ urlpatterns = [
     path("studies/<int:pk>/results/", api.StudyResults.as_view()),
     path("sessions/<int:pk>/current/", api.SessionCurrent.as_view()),
     path("sessions/<int:pk>/answer/", api.SessionAnswer.as_view()),
+    path("sessions/<int:pk>/items/<int:item_id>/", api.SessionAnsweredItem.as_view()),
 ]

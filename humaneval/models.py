@@ -1,4 +1,5 @@
-"""Human baseline: studies over approved items, timed sessions, one row per response."""
+"""Human baseline: a study design over approved items, each participant's plan of items, timed
+sessions, one row per response."""
 
 from django.conf import settings
 from django.db import models
@@ -14,6 +15,41 @@ class Study(models.Model):
     seconds_per_item = models.PositiveIntegerField(default=120, help_text="Time limit for one item.")
     seconds_per_session = models.PositiveIntegerField(default=1800, help_text="Time limit for a session.")
     is_open = models.BooleanField(default=True)
+    sample_seed = models.BigIntegerField(
+        help_text="Seed of the random draws (stratified sample, familiarisation pick, per-participant order)."
+    )
+    stratify_by = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Item tag the scored sample was stratified by; blank: items picked.",
+    )
+    per_stratum = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Scored items drawn for each value of the stratifying tag."
+    )
+    participants_per_item = models.PositiveIntegerField(
+        default=3,
+        help_text="Independent participants wanted per scored item; a full item is given to no one else.",
+    )
+    items_per_session = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Scored items in one session (least-filled first); blank: all of them.",
+    )
+    attention_failures_allowed = models.PositiveIntegerField(
+        default=0, help_text="A participant failing more attention checks than this is excluded from results."
+    )
+    allow_going_back = models.BooleanField(
+        default=False, help_text="Whether a participant may change an earlier answer while the session lasts."
+    )
+    shuffle_items = models.BooleanField(
+        default=False, help_text="Show the scored items in a per-participant random order (else study order)."
+    )
+    shuffle_choices = models.BooleanField(
+        default=True, help_text="Show the options of choice items in a per-participant random order."
+    )
+    offer_not_sure = models.BooleanField(
+        default=False, help_text="Add a 'Not sure' option to choice items that have none (scored as wrong)."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -24,10 +60,18 @@ class Study(models.Model):
         return self.name
 
 
+class ItemRole(models.TextChoices):
+    SCORED = "scored", "Scored"
+    FAMILIARISATION = "familiarisation", "Familiarisation (feedback, not scored)"
+    ATTENTION = "attention", "Attention check (not scored; failing excludes)"
+
+
 class StudyItem(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE)
     item = models.ForeignKey(Item, on_delete=models.CASCADE)
     position = models.PositiveIntegerField()
+    role = models.CharField(max_length=20, choices=ItemRole.choices, default=ItemRole.SCORED)
+    stratum = models.CharField(max_length=200, blank=True, help_text="Value of the stratifying tag, if any.")
 
     class Meta:
         ordering = ["position"]
@@ -42,7 +86,9 @@ class EvalSession(StatusTransitions, models.Model):
     TRANSITIONS = {"active": {"finished"}}
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="sessions")
-    participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="eval_sessions")
+    participant = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="eval_sessions"
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     started_at = models.DateTimeField()
     deadline = models.DateTimeField(help_text="Server-owned end of the session.")
@@ -55,14 +101,49 @@ class EvalSession(StatusTransitions, models.Model):
         ]
 
 
+class SessionItem(models.Model):
+    """One entry of a participant's plan, fixed when the session starts: which item, when, and
+    in which order its options are shown."""
+
+    session = models.ForeignKey(EvalSession, on_delete=models.CASCADE, related_name="plan")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    role = models.CharField(max_length=20, choices=ItemRole.choices)
+    choice_order = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Canonical option index shown at each position (empty: no choices).",
+    )
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "item"], name="session_item_unique"),
+            models.UniqueConstraint(fields=["session", "position"], name="session_position_unique"),
+        ]
+
+
 class Response(models.Model):
     session = models.ForeignKey(EvalSession, on_delete=models.CASCADE, related_name="responses")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="human_responses")
     shown_at = models.DateTimeField()
     deadline = models.DateTimeField(help_text="Server-owned end of this item.")
     answered_at = models.DateTimeField(null=True, blank=True)
-    answer_text = models.TextField(blank=True)
+    answer_text = models.TextField(
+        blank=True, help_text="As given: option letters in the order shown, 'Not sure', or an open answer."
+    )
     timed_out = models.BooleanField(default=False)
+    client_latency_ms = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The page's own measure (performance.now()); data, never trusted for time.",
+    )
+    focus_losses = models.PositiveIntegerField(
+        default=0, help_text="Times the page lost focus while the item was shown, as the page reports it."
+    )
+    revised_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last change of the answer after going back."
+    )
 
     class Meta:
         ordering = ["shown_at"]

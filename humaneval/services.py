@@ -1,48 +1,235 @@
-"""The human baseline: a study over approved items, eligibility, timed sessions whose clock
-the server owns, and results graded by the same scorer as the models."""
+"""The human baseline: a study designed on approved items (stratified sample, familiarisation,
+attention checks), eligibility, timed sessions whose clock the server owns, and results graded by
+the same scorer as the models."""
 
+import random
+import re
+import secrets
+import statistics
+from collections import Counter
 from datetime import timedelta
+from itertools import combinations
+from string import ascii_uppercase as LETTERS
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 import scoring
 from annotation import services as annotation_services
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
-from benchmarks.models import Benchmark, ContextChange, Item
+from benchmarks.models import AssetRole, Benchmark, ContextChange, Item
 from benchmarks.services import gold_row
 from review import services as review_services
+from scoring.hypo3d import normalize_answer
 
-from .models import EvalSession, Response, Study, StudyItem
+from .models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
+
+NOT_SURE = "Not sure"
+MAX_ANSWER_CHARS = 500
+# The metric that says whether one answer is right (feedback, attention checks, per-row CSV).
+PRIMARY_METRIC = {
+    "hypo3d": "EM",
+    "3dsrbench": "vanilla",
+    "causalspatial": "accuracy",
+    "spatial457": "accuracy",
+    "m3verse": "score",
+}
+# Each family's paper table: the breakdown its paper reports, and the metrics in its columns.
+PAPER_LAYOUT = {
+    "hypo3d": ("change_type", ("EM", "PM")),
+    "3dsrbench": ("category", ("circular", "vanilla")),
+    "causalspatial": ("level+task", ("accuracy", "not_sure_rate")),
+    "spatial457": ("level", ("accuracy",)),
+    "m3verse": ("state_type+capabilities", ("score", "hallucination_score", "factual_score")),
+}
+
+
+# --- study design -------------------------------------------------------------------------------
+
+
+def _whole_number(value, field: str, low: int, high: int, *, optional: bool = False) -> int | None:
+    if optional and value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise DomainError("Must be a whole number.", field=field) from None
+    if not low <= number <= high:
+        raise DomainError(f"Must be between {low} and {high}.", field=field)
+    return number
+
+
+def stratum_label(value) -> str | None:
+    """The stratum an item's tag value puts it in; a list (several question types) is one stratum."""
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, list):
+        return "+".join(sorted(map(str, value)))
+    return str(value)
+
+
+def stratified_sample(
+    tagged_ids: list[tuple[int, object]], per_stratum: int, seed: int
+) -> list[tuple[int, str]]:
+    """`per_stratum` item ids drawn from every stratum, reproducible from the seed: the same pool and
+    seed always give the same sample. Items without the tag are in no stratum."""
+    strata: dict[str, list[int]] = {}
+    for item_id, value in sorted(tagged_ids, key=lambda pair: pair[0]):
+        label = stratum_label(value)
+        if label is not None:
+            strata.setdefault(label, []).append(item_id)
+    if not strata:
+        raise DomainError("No item of the pool has this tag.", field="stratify_by")
+    rng = random.Random(seed)
+    sample = []
+    for label in sorted(strata):
+        if len(strata[label]) < per_stratum:
+            raise DomainError(
+                f"Stratum '{label}' has only {len(strata[label])} items; asked for {per_stratum}.",
+                field="per_stratum",
+            )
+        sample += [(item_id, label) for item_id in sorted(rng.sample(strata[label], per_stratum))]
+    return sample
+
+
+def _approved_items(benchmark: Benchmark, item_ids, field: str) -> list[Item]:
+    try:
+        wanted = {int(i) for i in item_ids or []}
+    except (TypeError, ValueError):
+        raise DomainError("Item ids are whole numbers.", field=field) from None
+    items = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED, pk__in=wanted))
+    missing = wanted - {i.pk for i in items}
+    if missing:
+        raise DomainError(f"Not approved items of this benchmark: {sorted(missing)}.", field=field)
+    return items
 
 
 @transaction.atomic
-def create_study(benchmark: Benchmark, name: str, item_ids, created_by, seconds_per_item=120,
-                 seconds_per_session=1800) -> Study:
+def create_study(
+    benchmark: Benchmark,
+    name: str,
+    item_ids,
+    created_by,
+    seconds_per_item=120,
+    seconds_per_session=1800,
+    *,
+    stratify_by: str = "",
+    per_stratum=None,
+    seed=None,
+    familiarisation_count=0,
+    attention_ids=(),
+    attention_failures_allowed=0,
+    participants_per_item=3,
+    items_per_session=None,
+    allow_going_back=False,
+    shuffle_items=False,
+    shuffle_choices=True,
+    offer_not_sure=False,
+) -> Study:
+    """A study over approved items. `item_ids` are the scored items, or with `stratify_by` the pool
+    that `per_stratum` items of each tag value are drawn from. Familiarisation items are drawn from
+    the benchmark's other approved items; attention checks are named. Draws use `seed` (a fresh one
+    when None), which is recorded."""
     name = (name or "").strip()
     if not name:
         raise DomainError("Give the study a name.", field="name")
-    try:
-        seconds_per_item = int(seconds_per_item)
-        seconds_per_session = int(seconds_per_session)
-    except (TypeError, ValueError):
-        raise DomainError("Time limits are whole seconds.", field="seconds_per_item") from None
-    if not 5 <= seconds_per_item <= 3600:
-        raise DomainError("Between 5 and 3600 seconds per item.", field="seconds_per_item")
+    seconds_per_item = _whole_number(seconds_per_item, "seconds_per_item", 5, 3600)
+    seconds_per_session = _whole_number(seconds_per_session, "seconds_per_session", 5, 24 * 3600)
     if seconds_per_session < seconds_per_item:
         raise DomainError("A session must last at least one item's time.", field="seconds_per_session")
-    items = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED, pk__in=item_ids or []))
-    if not items:
-        raise DomainError("Pick at least one approved item of this benchmark.", field="items")
-    missing = set(map(int, item_ids)) - {i.pk for i in items}
-    if missing:
-        raise DomainError(f"Not approved items of this benchmark: {sorted(missing)}.", field="items")
-    study = Study.objects.create(
-        benchmark=benchmark, name=name, seconds_per_item=seconds_per_item,
-        seconds_per_session=seconds_per_session, created_by=created_by,
+    seed = secrets.randbelow(2**31) if seed in (None, "") else _whole_number(seed, "seed", 0, 2**62)
+    familiarisation_count = _whole_number(familiarisation_count, "familiarisation_count", 0, 100)
+    attention_failures_allowed = _whole_number(
+        attention_failures_allowed, "attention_failures_allowed", 0, 100
     )
-    StudyItem.objects.bulk_create(StudyItem(study=study, item=item, position=i) for i, item in enumerate(items))
+    participants_per_item = _whole_number(participants_per_item, "participants_per_item", 1, 1000)
+    items_per_session = _whole_number(items_per_session, "items_per_session", 1, 10_000, optional=True)
+    stratify_by = (stratify_by or "").strip()
+
+    attention = _approved_items(benchmark, attention_ids, "attention_ids")
+    attention_pks = {i.pk for i in attention}
+    pool = [i for i in _approved_items(benchmark, item_ids, "items") if i.pk not in attention_pks]
+    if not pool:
+        raise DomainError("Pick at least one approved item of this benchmark.", field="items")
+    if stratify_by:
+        per_stratum = _whole_number(per_stratum, "per_stratum", 1, 10_000)
+        scored = stratified_sample([(i.pk, i.tags.get(stratify_by)) for i in pool], per_stratum, seed)
+    else:
+        per_stratum = None
+        scored = [(i.pk, "") for i in sorted(pool, key=lambda i: i.pk)]
+    if items_per_session and items_per_session > len(scored):
+        raise DomainError(f"The study has only {len(scored)} scored items.", field="items_per_session")
+
+    taken = attention_pks | {pk for pk, _ in scored}
+    spare = sorted(
+        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
+        .exclude(pk__in=taken)
+        .values_list("pk", flat=True)
+    )
+    if familiarisation_count > len(spare):
+        raise DomainError(
+            f"Only {len(spare)} approved items are left outside the sample for familiarisation.",
+            field="familiarisation_count",
+        )
+    familiarisation = sorted(random.Random(f"{seed}:familiarisation").sample(spare, familiarisation_count))
+
+    study = Study.objects.create(
+        benchmark=benchmark,
+        name=name,
+        seconds_per_item=seconds_per_item,
+        seconds_per_session=seconds_per_session,
+        created_by=created_by,
+        sample_seed=seed,
+        stratify_by=stratify_by,
+        per_stratum=per_stratum,
+        participants_per_item=participants_per_item,
+        items_per_session=items_per_session,
+        attention_failures_allowed=attention_failures_allowed,
+        allow_going_back=bool(allow_going_back),
+        shuffle_items=bool(shuffle_items),
+        shuffle_choices=bool(shuffle_choices),
+        offer_not_sure=bool(offer_not_sure),
+    )
+    entries = [(pk, ItemRole.FAMILIARISATION, "") for pk in familiarisation]
+    entries += [(pk, ItemRole.SCORED, stratum) for pk, stratum in scored]
+    entries += [(i.pk, ItemRole.ATTENTION, "") for i in sorted(attention, key=lambda i: i.pk)]
+    StudyItem.objects.bulk_create(
+        StudyItem(study=study, item_id=pk, role=role, stratum=stratum, position=position)
+        for position, (pk, role, stratum) in enumerate(entries)
+    )
     return study
+
+
+def study_design(study: Study) -> dict:
+    """The design as recorded, for the admin and the export."""
+    entries = StudyItem.objects.filter(study=study)
+    roles = Counter(entries.values_list("role", flat=True))
+    return {
+        "seed": study.sample_seed,
+        "stratify_by": study.stratify_by or None,
+        "per_stratum": study.per_stratum,
+        "strata": dict(
+            Counter(
+                entries.filter(role=ItemRole.SCORED).exclude(stratum="").values_list("stratum", flat=True)
+            )
+        ),
+        "scored_items": roles[ItemRole.SCORED],
+        "familiarisation_items": roles[ItemRole.FAMILIARISATION],
+        "attention_items": roles[ItemRole.ATTENTION],
+        "attention_failures_allowed": study.attention_failures_allowed,
+        "participants_per_item": study.participants_per_item,
+        "items_per_session": study.items_per_session,
+        "seconds_per_item": study.seconds_per_item,
+        "seconds_per_session": study.seconds_per_session,
+        "allow_going_back": study.allow_going_back,
+        "shuffle_items": study.shuffle_items,
+        "shuffle_choices": study.shuffle_choices,
+        "offer_not_sure": study.offer_not_sure,
+    }
+
+
+# --- eligibility and sessions --------------------------------------------------------------------
 
 
 def contaminated_user_ids(study: Study) -> set[int]:
@@ -50,14 +237,67 @@ def contaminated_user_ids(study: Study) -> set[int]:
     items = Item.objects.filter(studies=study)
     change_ids = list(items.exclude(change=None).values_list("change_id", flat=True))
     authors = set(items.exclude(author=None).values_list("author_id", flat=True))
-    authors |= set(ContextChange.objects.filter(pk__in=change_ids).exclude(author=None)
-                   .values_list("author_id", flat=True))
+    authors |= set(
+        ContextChange.objects.filter(pk__in=change_ids)
+        .exclude(author=None)
+        .values_list("author_id", flat=True)
+    )
     return authors | review_services.reviewers_of(change_ids)
+
+
+def _participant_rng(study: Study, participant) -> random.Random:
+    # Reproducible per participant: the same study seed and participant give the same plan.
+    return random.Random(f"{study.sample_seed}:participant:{participant.pk}")
+
+
+def places_taken(study: Study) -> Counter:
+    """Item id -> participants holding or having used a place on it: scored items planned in a session
+    that is still running, or answered (or timed out) in one that is over. An abandoned session's
+    unanswered items go back to the pool."""
+    now = timezone.now()
+    graded = Response.objects.filter(session=OuterRef("session"), item=OuterRef("item")).filter(
+        Q(answered_at__isnull=False) | Q(timed_out=True)
+    )
+    running = Q(session__status=EvalSession.Status.ACTIVE, session__deadline__gt=now)
+    planned = SessionItem.objects.filter(session__study=study, role=ItemRole.SCORED)
+    return Counter(planned.filter(running | Exists(graded)).values_list("item_id", flat=True))
+
+
+def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int]]]:
+    """Familiarisation first, then the least-filled scored items in a random order with the attention
+    checks among them; each with its order of options."""
+    rng = _participant_rng(study, participant)
+    entries = list(StudyItem.objects.filter(study=study).select_related("item"))
+    fills = places_taken(study)
+    scored = [
+        e for e in entries if e.role == ItemRole.SCORED and fills[e.item_id] < study.participants_per_item
+    ]
+    if not scored:
+        raise Forbidden("This study already has all the participants it needs.", field="study")
+    tie_breaks = {e.item_id: rng.random() for e in scored}
+    scored.sort(key=lambda e: (fills[e.item_id], tie_breaks[e.item_id]))
+    chosen = scored[: study.items_per_session or len(scored)]
+    if study.shuffle_items:
+        rng.shuffle(chosen)
+    else:
+        chosen.sort(key=lambda e: e.position)
+    for entry in (e for e in entries if e.role == ItemRole.ATTENTION):
+        chosen.insert(rng.randint(0, len(chosen)), entry)
+    plan = [e for e in entries if e.role == ItemRole.FAMILIARISATION] + chosen
+    orders = []
+    for entry in plan:
+        order = list(range(len(entry.item.choices)))
+        if study.shuffle_choices:
+            rng.shuffle(order)
+        orders.append(order)
+    return list(zip(plan, orders, strict=True))
 
 
 @transaction.atomic
 def start_session(study: Study, participant) -> EvalSession:
     """Start, or resume, the participant's one session of this study."""
+    # One starter at a time per study, so two newcomers never both take the last free places.
+    study = Study.objects.select_for_update().get(pk=study.pk)
     existing = EvalSession.objects.filter(study=study, participant=participant).first()
     if existing:
         if existing.status == EvalSession.Status.FINISHED:
@@ -67,13 +307,22 @@ def start_session(study: Study, participant) -> EvalSession:
         raise DomainError("This study is closed.", field="study")
     if participant.pk in contaminated_user_ids(study):
         raise Forbidden(
-            "You helped write or review items in this study, so you cannot be evaluated on them.", field="study"
+            "You helped write or review items in this study, so you cannot be evaluated on them.",
+            field="study",
         )
+    plan = _plan(study, participant)
     now = timezone.now()
-    return EvalSession.objects.create(
-        study=study, participant=participant, started_at=now,
+    session = EvalSession.objects.create(
+        study=study,
+        participant=participant,
+        started_at=now,
         deadline=now + timedelta(seconds=study.seconds_per_session),
     )
+    SessionItem.objects.bulk_create(
+        SessionItem(session=session, item=entry.item, position=position, role=entry.role, choice_order=order)
+        for position, (entry, order) in enumerate(plan)
+    )
+    return session
 
 
 def enter_study_from_crowd_link(study_id: int, params) -> tuple:
@@ -84,8 +333,16 @@ def enter_study_from_crowd_link(study_id: int, params) -> tuple:
     return user, start_session(study, user)
 
 
+def start_invited_session(study_id: int, user) -> EvalSession:
+    """Invited staff or evaluators with an account start from the study page instead of a crowd link."""
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise NotFound("No such study.", field="study")
+    return start_session(study, user)
+
+
 def session_for(session_id: int, participant) -> EvalSession:
-    session = EvalSession.objects.select_related("study").filter(pk=session_id).first()
+    session = EvalSession.objects.select_related("study", "study__benchmark").filter(pk=session_id).first()
     if session is None:
         raise NotFound("No such session.", field="session")
     if session.participant_id != participant.pk:
@@ -100,12 +357,18 @@ def _finish(session: EvalSession) -> None:
     session.save(update_fields=["status", "finished_at", "completion_code"])
 
 
+def plan_entry(session: EvalSession, item_id) -> SessionItem:
+    return SessionItem.objects.select_related("item").get(session=session, item_id=item_id)
+
+
 @transaction.atomic
 def current_item(session_id: int, participant) -> tuple[EvalSession, Response | None]:
     """The item on screen now; shows the next one (starting its clock) when none is open.
     A reload lands here too, so the clock of an open item keeps running."""
     session = session_for(session_id, participant)
-    session = EvalSession.objects.select_for_update().get(pk=session.pk)
+    session = (
+        EvalSession.objects.select_for_update().select_related("study", "study__benchmark").get(pk=session.pk)
+    )
     if session.status == EvalSession.Status.FINISHED:
         return session, None
     now = timezone.now()
@@ -120,7 +383,7 @@ def current_item(session_id: int, participant) -> tuple[EvalSession, Response | 
         _finish(session)
         return session, None
     done = session.responses.values_list("item_id", flat=True)
-    next_entry = StudyItem.objects.filter(study=session.study).exclude(item_id__in=done).select_related("item").first()
+    next_entry = session.plan.exclude(item_id__in=done).select_related("item").first()
     if next_entry is None:
         _finish(session)
         return session, None
@@ -129,47 +392,420 @@ def current_item(session_id: int, participant) -> tuple[EvalSession, Response | 
     return session, response
 
 
-@transaction.atomic
-def answer_item(session_id: int, participant, item_id, answer_text: str) -> Response:
-    session = session_for(session_id, participant)
+def offers_not_sure(study: Study, item: Item) -> bool:
+    """A 'Not sure' button beside the options, unless the item has its own not-sure option."""
+    return study.offer_not_sure and bool(item.choices) and native_not_sure_index(item) is None
+
+
+def native_not_sure_index(item: Item) -> int | None:
+    lowered = [c.strip().rstrip(".").lower() for c in item.choices]
+    return lowered.index("not sure") if "not sure" in lowered else None
+
+
+_LETTER_SPLIT = re.compile(r"[\s,;]+")
+_GOLD_LETTER = re.compile(r"\(?([A-Za-z])(?:\)|\.|\s|$)")
+
+
+def clean_answer(study: Study, entry: SessionItem, answer_text) -> str:
+    """The answer as stored: shown option letters ('B', 'A, C'), 'Not sure', or the open text."""
     answer_text = (answer_text or "").strip()
     if not answer_text:
-        raise DomainError("Type an answer before submitting.", field="answer")
-    if len(answer_text) > 500:
-        raise DomainError("Answers are at most 500 characters.", field="answer")
-    response = (
-        Response.objects.select_for_update().filter(session=session, item_id=item_id).first()
-        if str(item_id).isdigit() else None
-    )
-    if response is None:
-        raise DomainError("This item is not the one on your screen.", field="item")
-    if response.answered_at is not None:
-        raise Conflict("This item was already answered.", field="item")
-    now = timezone.now()
-    if response.timed_out or response.deadline <= now:
+        raise DomainError("Give an answer before submitting.", field="answer")
+    item = entry.item
+    if not item.choices:
+        if len(answer_text) > MAX_ANSWER_CHARS:
+            raise DomainError(f"Answers are at most {MAX_ANSWER_CHARS} characters.", field="answer")
+        return answer_text
+    if answer_text.lower() == NOT_SURE.lower() and offers_not_sure(study, item):
+        return NOT_SURE
+    letters = [part.upper() for part in _LETTER_SPLIT.split(answer_text) if part]
+    shown = LETTERS[: len(entry.choice_order)]
+    if not letters or any(letter not in shown for letter in letters) or len(set(letters)) != len(letters):
+        raise DomainError(
+            f"Answer with the letters of the options shown ({', '.join(shown)}).", field="answer"
+        )
+    if item.answer_format != "multi" and len(letters) != 1:
+        raise DomainError("Pick exactly one option.", field="answer")
+    return ", ".join(sorted(letters))
+
+
+def answer_item(
+    session_id: int, participant, item_id, answer_text: str, client_latency_ms=None, focus_losses=0
+) -> Response:
+    """Store the answer to the item on screen, timed by the server's clock. An answer after the item's
+    deadline is not recorded and the item is marked timed out, whatever the client says."""
+    session = session_for(session_id, participant)
+    client_latency_ms = _whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
+    focus_losses = _whole_number(focus_losses, "focus_losses", 0, 100_000)
+    with transaction.atomic():
+        response = (
+            Response.objects.select_for_update().filter(session=session, item_id=item_id).first()
+            if str(item_id).isdigit()
+            else None
+        )
+        if response is None:
+            raise DomainError("This item is not the one on your screen.", field="item")
+        entry = plan_entry(session, item_id)
+        now = timezone.now()
+        if response.answered_at is not None:
+            return _revise(session, entry, response, answer_text, now)
+        late = response.timed_out or response.deadline <= now
+        if late:
+            # Committed before the refusal below, so the timeout stands whatever the client sends next.
+            response.timed_out = True
+            response.save(update_fields=["timed_out"])
+        else:
+            response.answer_text = clean_answer(session.study, entry, answer_text)
+            response.answered_at = now
+            response.client_latency_ms = client_latency_ms
+            response.focus_losses = focus_losses
+            response.save(update_fields=["answer_text", "answered_at", "client_latency_ms", "focus_losses"])
+    if late:
         raise DomainError(
             f"Time for this item ran out at {response.deadline:%H:%M:%S} UTC; the answer was not recorded.",
             field="answer",
         )
-    response.answer_text = answer_text
-    response.answered_at = now
-    response.save(update_fields=["answer_text", "answered_at"])
     return response
 
 
-def study_results(study: Study) -> dict:
-    """Score every answered (or timed-out) response; each (item, session) is one graded row."""
-    responses = (
-        Response.objects.filter(session__study=study)
-        .select_related("item")
-        .exclude(answered_at=None, timed_out=False)
+def _revise(session: EvalSession, entry: SessionItem, response: Response, answer_text, now) -> Response:
+    """Going back: a scored or attention answer may change while the session lasts, if the study allows."""
+    study = session.study
+    if not study.allow_going_back or entry.role == ItemRole.FAMILIARISATION:
+        raise Conflict("This item was already answered.", field="item")
+    if session.status != EvalSession.Status.ACTIVE or session.deadline <= now:
+        raise Conflict("The session is over; answers can no longer change.", field="item")
+    response.answer_text = clean_answer(study, entry, answer_text)
+    response.revised_at = now
+    response.save(update_fields=["answer_text", "revised_at"])
+    return response
+
+
+def answered_items(session: EvalSession) -> list[dict]:
+    """What a participant may go back to: answered scored and attention items, in plan order."""
+    answered = set(session.responses.exclude(answered_at=None).values_list("item_id", flat=True))
+    return [
+        {"id": entry.item_id, "number": entry.position + 1}
+        for entry in session.plan.exclude(role=ItemRole.FAMILIARISATION)
+        if entry.item_id in answered
+    ]
+
+
+def answered_response(session_id: int, participant, item_id) -> Response:
+    session = session_for(session_id, participant)
+    if not session.study.allow_going_back:
+        raise Forbidden("This study does not allow going back.", field="item")
+    response = (
+        session.responses.filter(item_id=item_id).exclude(answered_at=None).select_related("item").first()
     )
+    if response is None:
+        raise NotFound("You have not answered this item.", field="item")
+    return response
+
+
+# --- scoring rows --------------------------------------------------------------------------------
+
+
+def shown_choices(entry: SessionItem) -> list[str]:
+    return [entry.item.choices[index] for index in entry.choice_order]
+
+
+def canonical_letters(entry: SessionItem, answer_text: str) -> list[str]:
+    """Shown letters of an answer mapped back to the item's canonical letters."""
+    if answer_text == NOT_SURE:
+        return []
+    shown = [part for part in _LETTER_SPLIT.split(answer_text) if part]
+    return sorted(LETTERS[entry.choice_order[LETTERS.index(letter)]] for letter in shown)
+
+
+def as_scorer_output(family: str, answer_text: str) -> str:
+    """A human answer written the way the family's prompt asks models to answer, so the official
+    extraction reads it as it reads a model's (CausalSpatial and Spatial457 look for 'Answer')."""
+    if family == "causalspatial":
+        return f"Answer: {answer_text}"
+    if family == "spatial457":
+        unquoted = answer_text.replace("'", "")  # a quote would end the extracted answer early
+        return f"{{'Answer': '{unquoted}'}}"
+    return answer_text
+
+
+def scorer_rows(entry: SessionItem, response: Response, row_id: str) -> tuple[dict, dict]:
+    """The gold line and the prediction line of one response, in the scorer's formats; a timed-out
+    response predicts nothing (scored wrong)."""
+    gold = gold_row(entry.item, row_id)
+    native = native_not_sure_index(entry.item)
+    if native is not None:
+        gold["not_sure"] = LETTERS[native]
+    output = (
+        as_scorer_output(entry.item.benchmark.family, response.answer_text) if response.answered_at else ""
+    )
+    prediction = {"id": row_id, "output": output}
+    if entry.choice_order:
+        prediction["choices"] = shown_choices(entry)
+    return gold, prediction
+
+
+def _row_id(response: Response) -> str:
+    # Session first, then the dataset id, so 3DSRBench's rotation and flip suffixes stay at the end.
+    return f"s{response.session_id}/{response.item.external_id or response.item_id}"
+
+
+def is_correct(family: str, entry: SessionItem, response: Response) -> bool:
+    gold, prediction = scorer_rows(entry, response, _row_id(response))
+    result = scoring.score(family, [gold], [prediction], sbert=False)
+    return result["overall"].get(PRIMARY_METRIC[family]) == 100.0
+
+
+def _gold_letter(text: str) -> str | None:
+    """A gold answer of a choice item as its letter: 'B', '(B) No' or 'B. left'."""
+    match = _GOLD_LETTER.match(text.strip())
+    return match.group(1).upper() if match else None
+
+
+def feedback(session: EvalSession, response: Response) -> dict:
+    """After a familiarisation answer is stored: right or wrong, and the right answer as shown."""
+    entry = plan_entry(session, response.item_id)
+    item = entry.item
+    if entry.choice_order:
+        canonical = [_gold_letter(text) for text in item.answers]
+        shown_letters = sorted(LETTERS[entry.choice_order.index(LETTERS.index(c))] for c in canonical if c)
+        answer = ", ".join(
+            f"{letter}. {shown_choices(entry)[LETTERS.index(letter)]}" for letter in shown_letters
+        )
+    else:
+        answer = " / ".join(item.answers)
+    return {
+        "item": item.pk,
+        "correct": is_correct(session.study.benchmark.family, entry, response),
+        "answer": answer,
+    }
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+def _responses_with_entries(study: Study) -> list[tuple[SessionItem, Response]]:
+    responses = list(
+        Response.objects.filter(session__study=study)
+        .exclude(answered_at=None, timed_out=False)
+        .select_related("item", "session", "session__participant")
+        .order_by("session_id", "shown_at")
+    )
+    entries = {
+        (e.session_id, e.item_id): e
+        for e in SessionItem.objects.filter(session__study=study).select_related("item")
+    }
+    return [(entries[(r.session_id, r.item_id)], r) for r in responses]
+
+
+def exclusions(study: Study, rows: list[tuple[SessionItem, Response]]) -> dict[int, str]:
+    """Session id -> why its answers are left out: more failed attention checks than allowed."""
+    family = study.benchmark.family
+    failed: Counter = Counter()
+    checked: Counter = Counter()
+    for entry, response in rows:
+        if entry.role == ItemRole.ATTENTION:
+            checked[response.session_id] += 1
+            failed[response.session_id] += not is_correct(family, entry, response)
+    return {
+        session_id: (
+            f"failed {failed[session_id]} of {checked[session_id]} attention checks "
+            f"({study.attention_failures_allowed} allowed)"
+        )
+        for session_id in checked
+        if failed[session_id] > study.attention_failures_allowed
+    }
+
+
+def _agreement_key(family: str, entry: SessionItem, response: Response) -> str | None:
+    if response.answered_at is None:
+        return None
+    if entry.choice_order:
+        return (
+            NOT_SURE
+            if response.answer_text == NOT_SURE
+            else ",".join(canonical_letters(entry, response.answer_text))
+        )
+    text = response.answer_text
+    return normalize_answer(text) if family == "hypo3d" else text.strip().lower()
+
+
+def agreement(family: str, rows: list[tuple[SessionItem, Response]]) -> dict:
+    """Mean pairwise agreement: for each item answered by two or more participants, the share of
+    participant pairs that gave the same answer (canonical letters, or the normalised open answer)."""
+    by_item: dict[int, list[str]] = {}
+    for entry, response in rows:
+        key = _agreement_key(family, entry, response)
+        if key is not None:
+            by_item.setdefault(entry.item_id, []).append(key)
+    shares = []
+    for answers in by_item.values():
+        pairs = list(combinations(answers, 2))
+        if pairs:
+            shares.append(sum(a == b for a, b in pairs) / len(pairs))
+    return {
+        "pairwise_percent": round(100 * statistics.fmean(shares), 2) if shares else None,
+        "n_items": len(shares),
+    }
+
+
+def _median_seconds(latencies: list[int]) -> float | None:
+    return round(statistics.median(latencies) / 1000, 2) if latencies else None
+
+
+def study_results(study: Study) -> dict:
+    """The human row: every scored response (answered or timed out) of a session not excluded is one
+    graded row, scored like a model's prediction, in the family's paper layout. Adds exclusions,
+    inter-participant agreement, median time per item and the 'Not sure' count."""
+    family = study.benchmark.family
+    rows = _responses_with_entries(study)
+    excluded = exclusions(study, rows)
+    kept = [(e, r) for e, r in rows if e.role == ItemRole.SCORED and r.session_id not in excluded]
     gold, predictions = [], []
-    for response in responses:
-        row_id = f"{response.item_id}:{response.session_id}"
-        gold.append(gold_row(response.item, row_id))
-        predictions.append({"id": row_id, "output": response.answer_text})
-    result = scoring.score(study.benchmark.family, gold, predictions, by=["change_type"])
-    result["n_sessions"] = study.sessions.filter(status=EvalSession.Status.FINISHED).count()
+    for entry, response in kept:
+        g, p = scorer_rows(entry, response, _row_id(response))
+        gold.append(g)
+        predictions.append(p)
+    by, _ = PAPER_LAYOUT[family]
+    result = scoring.score(family, gold, predictions, by=[by])
+    latencies_by_item: dict[int, list[int]] = {}
+    for _, response in kept:
+        if response.latency_ms is not None:
+            latencies_by_item.setdefault(response.item_id, []).append(response.latency_ms)
+    result.update(
+        {
+            "n_sessions": study.sessions.filter(status=EvalSession.Status.FINISHED).count(),
+            "n_participants": len({r.session_id for _, r in kept}),
+            "n_timed_out": sum(r.timed_out for _, r in kept),
+            "n_not_sure": sum(r.answer_text == NOT_SURE for _, r in kept),
+            "exclusions": [
+                {"session": session_id, "reason": reason} for session_id, reason in sorted(excluded.items())
+            ],
+            "agreement": agreement(family, kept),
+            "median_seconds_per_item": _median_seconds(
+                [statistics.median(values) for values in latencies_by_item.values()]
+            ),
+            "design": study_design(study),
+        }
+    )
     return result
 
+
+def score_model_outputs(study: Study, outputs: dict[int, str]) -> dict:
+    """A model's outputs (item id -> raw output) graded on this study's scored items, in the same
+    layout as the human row, so the two sit side by side."""
+    family = study.benchmark.family
+    items = Item.objects.filter(studyitem__study=study, studyitem__role=ItemRole.SCORED).order_by("pk")
+    gold = [gold_row(item) for item in items if item.pk in outputs]
+    predictions = [{"id": row["id"], "output": outputs[int(row["id"])]} for row in gold]
+    by, _ = PAPER_LAYOUT[family]
+    return scoring.score(family, gold, predictions, by=[by])
+
+
+def paper_table(family: str, results: list[tuple[str, str, dict]]) -> dict:
+    """Columns of the family's paper table (overall, then each breakdown value) and one row per
+    (name, kind, result), each cell the layout's metrics."""
+    by, metrics = PAPER_LAYOUT[family]
+    groups = sorted(
+        {key for _, _, result in results for key in result.get("by", {}) if key.startswith(by + "=")}
+    )
+    columns = [("Overall", None)] + [(key.split("=", 1)[1], key) for key in groups]
+    rows = [
+        {
+            "name": name,
+            "kind": kind,
+            "n": result.get("n_items"),
+            "cells": [
+                [
+                    (result["overall"] if key is None else result["by"].get(key, {})).get(metric)
+                    for metric in metrics
+                ]
+                for _, key in columns
+            ],
+        }
+        for name, kind, result in results
+    ]
+    return {"by": by, "metrics": metrics, "columns": [label for label, _ in columns], "rows": rows}
+
+
+def _blank_if_none(value):
+    return "" if value is None else value
+
+
+CSV_HEADER = [
+    "session",
+    "participant",
+    "item",
+    "external_id",
+    "role",
+    "position",
+    "shown_at",
+    "answered_at",
+    "latency_ms",
+    "client_latency_ms",
+    "focus_losses",
+    "timed_out",
+    "answer_shown_letters",
+    "answer_canonical",
+    "choices_shown",
+    "correct",
+    "excluded",
+]
+
+
+def response_table(study: Study) -> list[list]:
+    """One line per response (every role) for the CSV export; never shown to evaluators."""
+    family = study.benchmark.family
+    rows = _responses_with_entries(study)
+    excluded = exclusions(study, rows)
+    lines = []
+    for entry, response in rows:
+        canonical = (
+            ", ".join(canonical_letters(entry, response.answer_text))
+            if entry.choice_order and response.answered_at
+            else ""
+        )
+        lines.append(
+            [
+                response.session_id,
+                response.session.participant.username,
+                response.item_id,
+                response.item.external_id,
+                entry.role,
+                entry.position + 1,
+                response.shown_at.isoformat(),
+                response.answered_at.isoformat() if response.answered_at else "",
+                _blank_if_none(response.latency_ms),
+                _blank_if_none(response.client_latency_ms),
+                response.focus_losses,
+                response.timed_out,
+                response.answer_text,
+                canonical,
+                " | ".join(shown_choices(entry)),
+                is_correct(family, entry, response),
+                excluded.get(response.session_id, ""),
+            ]
+        )
+    return lines
+
+
+# --- stimuli -------------------------------------------------------------------------------------
+
+
+def stimulus_files(item: Item) -> dict:
+    """Images (with their overlays) and the before/after video pair of the item's scene."""
+    if item.scene is None:
+        return {"images": [], "videos": None}
+    assets = list(item.scene.assets.filter(role__in=[AssetRole.IMAGE, AssetRole.VIDEO]).order_by("id"))
+    images = [
+        {"url": a.file.url, "overlays": a.meta.get("overlays", [])}
+        for a in assets
+        if a.role == AssetRole.IMAGE
+    ]
+    videos = {a.meta.get("which"): a.file.url for a in assets if a.role == AssetRole.VIDEO}
+    pair = (
+        {"before": videos["before"], "after": videos["after"]}
+        if {"before", "after"} <= videos.keys()
+        else None
+    )
+    return {"images": images, "videos": pair}

@@ -100,6 +100,55 @@ class OpenAICompatible:
         raise AssertionError("unreachable")
 
 
+class HFLocal:
+    """A local transformers image-text-to-text checkpoint (Qwen2-VL, Qwen2.5-VL, LLaVA-OneVision...),
+    loaded through AutoProcessor / AutoModelForImageTextToText as any released checkpoint is.
+
+    Loaded lazily by the first task of a worker process (never at import, never in the parent
+    before the pool forks, so CUDA is first touched inside the worker)."""
+
+    def __init__(self, checkpoint: str, max_new_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
+                 device: str = "auto"):
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.torch = torch
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.processor = AutoProcessor.from_pretrained(checkpoint)
+        self.processor.tokenizer.padding_side = "left"  # batched generation continues every row at its end
+        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        self.model = AutoModelForImageTextToText.from_pretrained(checkpoint, dtype=dtype).to(self.device).eval()
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.seed = seed
+
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        self.torch.manual_seed(hash((self.seed, item.pk if item else 0, repeat)) & 0xFFFFFFFF)
+        return self.answer_batch([request], [item], [repeat])[0]
+
+    def answer_batch(self, requests: list[InferenceRequest], items: list[Item], repeats: list[int]) -> list[str]:
+        """One generate call for several prompts (left-padded), as a GPU worker wants it."""
+        from io import BytesIO
+
+        from PIL import Image
+
+        texts, images = [], []
+        for request in requests:
+            pictures = [Image.open(BytesIO(data)).convert("RGB") for data in request.images]
+            content = [{"type": "image"} for _ in pictures] + [{"type": "text", "text": request.prompt}]
+            texts.append(self.processor.apply_chat_template([{"role": "user", "content": content}],
+                                                            add_generation_prompt=True, tokenize=False))
+            images += pictures
+        inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device)
+        sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {
+            "do_sample": False}
+        with self.torch.inference_mode():
+            output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, **sampling)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        return [text.strip() for text in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
+
+
 def answer_vocabulary(benchmark: Benchmark) -> list[str]:
     """Every distinct gold answer of the benchmark's approved open items and every object label of
     its scenes (Hypo3D answers are mostly object names), sorted."""
@@ -128,4 +177,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
             temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
             max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),
         )
+    if model.adapter == ModelSpec.Adapter.HF_LOCAL:
+        return HFLocal(config["checkpoint"], max_new_tokens=model.max_new_tokens, temperature=model.temperature,
+                       seed=model.seed, device=config.get("device", "auto"))
     raise ValueError(f"Unknown adapter {model.adapter!r}")

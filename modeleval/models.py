@@ -11,11 +11,14 @@ class ModelSpec(models.Model):
     class Adapter(models.TextChoices):
         RANDOM_BASELINE = "random_baseline", "Seeded random answer (baseline)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint (vLLM, hosted API)"
+        HF_LOCAL = "hf_local", "Local Hugging Face transformers checkpoint"
 
     class Modality(models.TextChoices):
         CAPTION = "caption", "Scene caption (text only)"
         TOPVIEW_PLAIN = "topview_plain", "Plain top-view map"
         TOPVIEW_SEMANTIC = "topview_semantic", "Semantic top-view map"
+        IMAGE = "image", "The scene's images"
+        VIDEO_FRAMES = "video_frames", "N frames sampled from each of the scene's videos"
 
     name = models.CharField(max_length=200, unique=True)
     adapter = models.CharField(max_length=30, choices=Adapter.choices)
@@ -32,7 +35,8 @@ class ModelSpec(models.Model):
     temperature = models.FloatField(default=0.0)
     config = models.JSONField(
         default=dict, blank=True,
-        help_text="Adapter settings: endpoint, model, api_key_env, timeout_s, max_retries, latency_ms.",
+        help_text="Adapter settings: endpoint, model, api_key_env, timeout_s, max_retries, latency_ms, "
+        "checkpoint, n_frames, frame_size.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from benchmarks.models import Item
+from benchmarks.video import sample_frames
 
 from .models import ModelSpec, PromptTemplate
 
@@ -80,11 +81,27 @@ def stimulus_images(model: ModelSpec, item: Item) -> list[bytes]:
     """The images the model is shown for this item (none for text-only or vision-blind models)."""
     if model.withhold_stimulus or model.modality == ModelSpec.Modality.CAPTION or item.scene is None:
         return []
-    asset = item.scene.assets.filter(role=model.modality).order_by("-id").first()
-    if asset is None:
+    if model.modality == ModelSpec.Modality.VIDEO_FRAMES:
+        n = int(model.config.get("n_frames", 8))
+        size = tuple(model.config.get("frame_size", (448, 448)))
+        videos = item.scene.assets.filter(role="video").order_by("id")  # before, then after
+        if not videos:
+            raise LookupError(f"scene {item.scene.external_id} has no video")
+        frames = []
+        for video in videos:
+            with video.file.open("rb") as handle:
+                frames += sample_frames(handle.read(), n, size)
+        return frames
+    # The latest map of a top-view modality; every image of the scene for `image`.
+    assets = item.scene.assets.filter(role=model.modality)
+    assets = list(assets.order_by("id") if model.modality == ModelSpec.Modality.IMAGE else assets.order_by("-id")[:1])
+    if not assets:
         raise LookupError(f"scene {item.scene.external_id} has no {model.modality} asset")
-    with asset.file.open("rb") as handle:
-        return [handle.read()]
+    images = []
+    for asset in assets:
+        with asset.file.open("rb") as handle:
+            images.append(handle.read())
+    return images
 
 
 def build_request(model: ModelSpec, template: PromptTemplate | None, item: Item) -> InferenceRequest:

@@ -148,18 +148,18 @@ def infer_items(run_id: int, item_ids: list[int]) -> int:
         .prefetch_related("scene__world_frames").order_by("pk")
     )
     adapter = load_adapter(run.model_id, model_settings_key(run.model), run.benchmark_id)
+    work = [(item, repeat) for item in items for repeat in range(run.repeats) if (item.pk, repeat) not in done]
+    # Adapters that can generate for several prompts at once get chunks of `generation_batch`.
+    chunk = int(run.model.config.get("generation_batch", 1)) if hasattr(adapter, "answer_batch") else 1
     pending, written, last_flush = [], 0, time.monotonic()
-    for item in items:
-        for repeat in range(run.repeats):
-            if (item.pk, repeat) in done:
-                continue
-            pending.append(_predict(adapter, run, item, repeat))
-            # Fast adapters write in chunks; slow ones (real models) about every second.
-            if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
-                written += _flush(pending)
-                pending, last_flush = [], time.monotonic()
-                if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
-                    return written  # cancelled mid-batch: stop, keep what is stored
+    for start in range(0, len(work), max(chunk, 1)):
+        pending += _predict_chunk(adapter, run, work[start : start + max(chunk, 1)])
+        # Fast adapters write in chunks; slow ones (real models) about every second.
+        if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
+            written += _flush(pending)
+            pending, last_flush = [], time.monotonic()
+            if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
+                return written  # cancelled mid-batch: stop, keep what is stored
     written += _flush(pending)
     publish_progress(run)
     _finish_inference_when_complete(run_id)
@@ -182,6 +182,30 @@ def _predict(adapter, run: Run, item: Item, repeat: int) -> Prediction:
         prediction.error = f"{type(exc).__name__}: {exc}"
     prediction.latency_ms = int((time.monotonic() - started) * 1000)
     return prediction
+
+
+def _predict_chunk(adapter, run: Run, work: list[tuple[Item, int]]) -> list[Prediction]:
+    if len(work) == 1:
+        return [_predict(adapter, run, *work[0])]
+    ready, failed = [], []
+    for item, repeat in work:
+        try:
+            ready.append((item, repeat, build_request(run.model, run.prompt_template, item)))
+        except Exception as exc:  # a missing stimulus fails this item only
+            failed.append(Prediction(run=run, item=item, repeat=repeat, error=f"{type(exc).__name__}: {exc}"))
+    if not ready:
+        return failed
+    started = time.monotonic()
+    try:
+        outputs = adapter.answer_batch([r for _, _, r in ready], [i for i, _, _ in ready], [k for _, k, _ in ready])
+    except Exception:  # find the item at fault: one at a time, each failure recorded on its own item
+        return failed + [_predict(adapter, run, item, repeat) for item, repeat, _ in ready]
+    latency = int((time.monotonic() - started) * 1000 / len(ready))
+    return failed + [
+        Prediction(run=run, item=item, repeat=repeat, prompt_sha256=request.prompt_sha256, output=output,
+                   latency_ms=latency)
+        for (item, repeat, request), output in zip(ready, outputs, strict=True)
+    ]
 
 
 def _finish_inference_when_complete(run_id: int) -> None:
@@ -222,3 +246,46 @@ def run_for_staff(run_id) -> Run:
     if run is None:
         raise NotFound("No such run.", field="run")
     return run
+
+
+def run_predictions(run: Run):
+    return run.predictions.select_related("item").order_by("item_id", "repeat")
+
+
+def prediction_rows(run: Run, predictions):
+    """Per-item drill-down: the stored output beside the gold answer and the item's own score."""
+    for prediction in predictions:
+        item = prediction.item
+        single = scoring.score(
+            run.benchmark.family, [gold_row(item)],
+            [{"id": str(item.pk), "output": prediction.output}] if not prediction.error else [], sbert=False,
+        )
+        yield {
+            "item": item.pk,
+            "repeat": prediction.repeat,
+            "question": item.question,
+            "gold": item.answers,
+            "output": prediction.output,
+            "error": prediction.error,
+            "prompt_sha256": prediction.prompt_sha256,
+            "latency_ms": prediction.latency_ms,
+            "scores": single["overall"],
+        }
+
+
+def score_prediction_file(family: str, items, lines) -> dict:
+    """Score a researcher's predictions (JSONL lines in the scorer's prediction format) against items."""
+    gold = [gold_row(item) for item in items]
+    return scoring.score(family, gold, list(lines), sbert=False)
+
+
+def complete(model: ModelSpec, prompt: str) -> str:
+    """One text prompt through a language model's adapter (for model-drafted raw items).
+    Only endpoint models write text; the baselines answer benchmark items, not prompts."""
+    from .adapters import OpenAICompatible
+    from .prompts import InferenceRequest
+
+    adapter = load_adapter(model.pk, model_settings_key(model), 0)
+    if not isinstance(adapter, OpenAICompatible):
+        raise DomainError("Drafting needs a language model (an OpenAI-compatible endpoint).", field="model")
+    return adapter.answer(InferenceRequest(prompt=prompt), item=None)

@@ -1,11 +1,14 @@
+from django.shortcuts import get_object_or_404
 from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.models import ContextChange
-from benchmarks.permissions import IsReviewer
+from benchmarks.models import Benchmark, ContextChange, Item
+from benchmarks.permissions import IsAdmin, IsReviewer
 
-from . import services
+from . import consensus, dedup, services
+from .models import DedupRun
 
 
 class ChangeSerializer(serializers.ModelSerializer):
@@ -47,7 +50,8 @@ class ReviewQueue(APIView):
     permission_classes = [IsReviewer]
 
     def get(self, request):
-        return Response(ChangeSerializer(services.review_queue(request.user)[:100], many=True).data)
+        queue = services.review_queue(request.user, request.query_params.get("campaign"))
+        return Response(ChangeSerializer(queue[:100], many=True).data)
 
 
 class ChangeDetail(APIView):
@@ -105,3 +109,219 @@ class AuthorQuestion(APIView):
         item = services.author_question(pk, request.user, v["question"], v["answer"], v["question_type"])
         return Response({"id": item.pk, "question": item.question, "answers": item.answers, "tags": item.tags},
                         status=201)
+
+
+class ChangeHistory(APIView):
+    """The raw text, every revision with its word diff, and every decision."""
+
+    permission_classes = [IsReviewer]
+
+    def get(self, request, pk):
+        change = get_object_or_404(ContextChange, pk=pk)
+        return Response(services.change_history(change))
+
+
+class ReturnedWork(APIView):
+    """The caller's rejected changes, with the criteria they failed and the reviewer's note."""
+
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request):
+        return Response([
+            {"id": r["change"].pk, "text": r["change"].text, "version": r["change"].version,
+             "criteria": r["criteria"], "note": r["note"]}
+            for r in services.returned_work(request.user)
+        ])
+
+
+class ResubmitChange(APIView):
+    permission_classes = [IsAuthenticated]
+    serializer_class = RefineSerializer
+
+    def post(self, request, pk):
+        data = RefineSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        change = services.resubmit_change(pk, request.user, data.validated_data["text"],
+                                          data.validated_data["version"])
+        return Response(ChangeSerializer(change).data)
+
+
+class ReviewItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Item
+        fields = ["id", "question", "answer_format", "choices", "answers", "tags", "status", "version",
+                  "consensus", "agreement"]
+
+
+class ItemEditSerializer(VersionSerializer):
+    question = serializers.CharField(allow_blank=True)
+    answers = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
+    question_type = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class EditItem(APIView):
+    """Edit with optimistic locking: a stale version gets 409 with the current item."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = ItemEditSerializer
+
+    def post(self, request, pk):
+        data = ItemEditSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        item = services.edit_item(pk, request.user, v["version"], v["question"], v["answers"],
+                                  v.get("question_type"))
+        return Response(ReviewItemSerializer(item).data)
+
+
+class ApproveItem(APIView):
+    permission_classes = [IsReviewer]
+    serializer_class = VersionSerializer
+
+    def post(self, request, pk):
+        data = VersionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(ReviewItemSerializer(services.approve_item(pk, request.user, data.validated_data["version"])).data)
+
+
+class RejectItem(APIView):
+    permission_classes = [IsReviewer]
+    serializer_class = RejectSerializer
+
+    def post(self, request, pk):
+        data = RejectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        item = services.reject_item(pk, request.user, v["version"], v["criteria"], v["note"])
+        return Response(ReviewItemSerializer(item).data)
+
+
+class ItemHistory(APIView):
+    """Every revision of the item (question diff, answers and tags before/after) and every decision."""
+
+    permission_classes = [IsReviewer]
+
+    def get(self, request, pk):
+        return Response(services.item_history(get_object_or_404(Item, pk=pk)))
+
+
+class FilterSerializer(VersionSerializer):
+    action = serializers.ChoiceField(choices=["keep", "drop"])
+    reason = serializers.CharField(allow_blank=True, required=False, default="")
+    question = serializers.CharField(allow_blank=True, required=False)
+
+
+class FilterQuestion(APIView):
+    """Bulk filtering of drafted questions: keep (optionally edited) or drop with a reason."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = FilterSerializer
+
+    def post(self, request, pk):
+        data = FilterSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        item = services.filter_question(pk, request.user, v["action"], v["version"], v["reason"], v.get("question"))
+        return Response(ReviewItemSerializer(item).data)
+
+
+class KeepRates(APIView):
+    permission_classes = [IsReviewer]
+
+    def get(self, request, slug):
+        return Response(services.keep_rates(get_object_or_404(Benchmark, slug=slug)))
+
+
+class AnswerSerializer(serializers.Serializer):
+    answer = serializers.CharField(allow_blank=True)
+
+
+class IndependentAnswerView(APIView):
+    """One independent answer for consensus (reviewers or answer-only campaign workers)."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = AnswerSerializer
+
+    def post(self, request, pk):
+        data = AnswerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        consensus.record_independent_answer(pk, request.user, data.validated_data["answer"])
+        item = Item.objects.get(pk=pk)
+        return Response({"item": pk, "consensus": item.consensus, "agreement": item.agreement}, status=201)
+
+
+class AdjudicateSerializer(VersionSerializer):
+    answers = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
+
+
+class AdjudicateItem(APIView):
+    permission_classes = [IsReviewer]
+    serializer_class = AdjudicateSerializer
+
+    def post(self, request, pk):
+        data = AdjudicateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        return Response(ReviewItemSerializer(consensus.adjudicate_item(pk, request.user, v["version"], v["answers"])).data)
+
+
+class AgreementReport(APIView):
+    """Percent agreement and Fleiss' kappa per benchmark and per question type."""
+
+    permission_classes = [IsReviewer]
+
+    def get(self, request, slug):
+        return Response(consensus.agreement_report(get_object_or_404(Benchmark, slug=slug)))
+
+
+class DedupRunSerializer(serializers.ModelSerializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    pairs = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DedupRun
+        fields = ["id", "benchmark", "threshold", "status", "progress", "n_texts", "error", "created_at",
+                  "finished_at", "pairs"]
+        read_only_fields = ["status", "progress", "n_texts", "error", "created_at", "finished_at"]
+
+    def get_pairs(self, run):
+        return list(run.pairs.values("id", "kind", "first_id", "second_id", "first_text", "second_text",
+                                     "similarity", "resolution")[:500])
+
+
+class StartDedup(APIView):
+    """Start a near-duplicate search (a task on the default queue); poll the run for progress."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = DedupRunSerializer
+
+    def post(self, request):
+        data = DedupRunSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        run = dedup.start_dedup(v["benchmark"], request.user, v.get("threshold", 0.8))
+        return Response(DedupRunSerializer(run).data, status=201)
+
+
+class DedupRunDetail(APIView):
+    permission_classes = [IsReviewer]
+    serializer_class = DedupRunSerializer
+
+    def get(self, request, pk):
+        return Response(DedupRunSerializer(get_object_or_404(DedupRun, pk=pk)).data)
+
+
+class ResolveSerializer(serializers.Serializer):
+    keep = serializers.CharField(help_text="first, second or both.")
+
+
+class ResolveDuplicate(APIView):
+    permission_classes = [IsReviewer]
+    serializer_class = ResolveSerializer
+
+    def post(self, request, pk):
+        data = ResolveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        pair = dedup.resolve_duplicate(pk, request.user, data.validated_data["keep"])
+        return Response({"id": pair.pk, "resolution": pair.resolution})
+

@@ -1,9 +1,12 @@
-"""Refinement: every edit of a change is a revision; every verdict is a decision row."""
+"""Refinement: every edit of a change or an item is a revision; every verdict is a decision row;
+independent answers measure consensus; near-duplicate runs list similar pairs for a reviewer."""
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
-from benchmarks.models import ContextChange
+from benchmarks.models import Benchmark, ContextChange, Item
+from benchmarks.status import StatusTransitions
 
 
 class ChangeRevision(models.Model):
@@ -32,3 +35,108 @@ class ReviewDecision(models.Model):
 
     class Meta:
         ordering = ["created_at"]
+
+
+class ItemRevision(models.Model):
+    """A snapshot of an item's question, answers and tags; number 1 is the text as first written."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField(help_text="1 is the original; each edit adds one.")
+    question = models.TextField()
+    answers = models.JSONField(default=list)
+    tags = models.JSONField(default=dict, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    note = models.CharField(max_length=200, blank=True, help_text="Why it changed, e.g. 'adjudicated'.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["item", "number"]
+        constraints = [models.UniqueConstraint(fields=["item", "number"], name="item_revision_number_unique")]
+
+
+class ItemDecision(models.Model):
+    """A verdict on an item: in review (approve/reject) or in bulk filtering of drafts (keep/drop)."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        REJECT = "reject", "Reject"
+        KEEP = "keep", "Keep (filtering)"
+        DROP = "drop", "Drop (filtering)"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="decisions")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    criteria = models.JSONField(default=list, blank=True, help_text="Criteria failed, for a rejection or a drop.")
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class IndependentAnswer(models.Model):
+    """One person's answer to an item, given without seeing the gold (for consensus)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="independent_answers")
+    answerer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    answer = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "created_at"]
+        constraints = [models.UniqueConstraint(fields=["item", "answerer"], name="one_answer_per_answerer")]
+
+
+class DedupRun(StatusTransitions, models.Model):
+    """One near-duplicate search over a benchmark's changes and questions."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    TRANSITIONS = {"queued": {"running", "failed"}, "running": {"finished", "failed"}, "failed": {"running"}}
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="dedup_runs")
+    threshold = models.FloatField(default=0.8, help_text="Cosine similarity above which a pair is listed.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of texts encoded and compared.")
+    n_texts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class DuplicatePair(models.Model):
+    """Two texts of the same kind above the threshold; a reviewer keeps one (or both)."""
+
+    class Kind(models.TextChoices):
+        CHANGE = "change", "Context change"
+        QUESTION = "question", "Question"
+
+    class Resolution(models.TextChoices):
+        PENDING = "pending", "Pending"
+        KEPT_FIRST = "kept_first", "Kept the first"
+        KEPT_SECOND = "kept_second", "Kept the second"
+        KEPT_BOTH = "kept_both", "Not duplicates"
+
+    run = models.ForeignKey(DedupRun, on_delete=models.CASCADE, related_name="pairs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    first_id = models.PositiveIntegerField(help_text="Change or item id (the smaller).")
+    second_id = models.PositiveIntegerField()
+    first_text = models.TextField()
+    second_text = models.TextField()
+    similarity = models.FloatField()
+    resolution = models.CharField(max_length=20, choices=Resolution.choices, default=Resolution.PENDING)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["-similarity"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind", "first_id", "second_id"], name="duplicate_pair_once")
+        ]

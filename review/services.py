@@ -1,13 +1,17 @@
-"""Refinement of raw changes: a reviewer edits (a new revision; the raw text is kept), approves
-or rejects with criteria, and writes questions with answers on approved changes."""
+"""Refinement of raw changes and items: a reviewer edits (a new revision; the raw text is kept),
+approves or rejects with criteria (rejected changes go back to their author), and writes questions
+with answers on approved changes. Every item and change keeps its full history."""
+
+import difflib
 
 from django.db import transaction
 from django.db.models import F
 
-from benchmarks.errors import Conflict, DomainError, Forbidden
+from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AnswerFormat, ContextChange, Item
+from benchmarks.services import question_types_of
 
-from .models import ChangeRevision, ReviewDecision
+from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
 
 HYPO3D_CRITERIA = {
     "needs_scene_and_change": "Answerable only by combining the scene and the change",
@@ -18,14 +22,20 @@ HYPO3D_CRITERIA = {
 QUESTION_TYPES = ("Scale", "Direction", "Semantic")
 
 
-def review_queue(reviewer):
-    """Raw changes waiting for review, never the reviewer's own."""
-    return (
+def review_queue(reviewer, campaign_id=None):
+    """Raw changes waiting for review, never the reviewer's own; optionally one campaign's."""
+    queue = (
         ContextChange.objects.filter(status=ContextChange.Status.SUBMITTED)
         .exclude(author=reviewer)
         .select_related("scene", "author")
         .order_by("created_at")
     )
+    if campaign_id not in (None, ""):
+        try:
+            queue = queue.filter(provenance__campaign=int(campaign_id))
+        except (TypeError, ValueError):
+            raise DomainError("The campaign is a number.", field="campaign") from None
+    return queue
 
 
 def _locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
@@ -34,16 +44,7 @@ def _locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
         raise DomainError("No such change.", field="change")
     if change.author_id == reviewer.pk:
         raise Forbidden("Nobody reviews their own work.", field="change")
-    try:
-        expected = int(expected_version)
-    except (TypeError, ValueError):
-        raise DomainError("Send the version you edited (an integer).", field="version") from None
-    if expected != change.version:
-        raise Conflict(
-            f"Someone saved this change after you opened it (your version {expected}, current {change.version}).",
-            field="version",
-            current={"version": change.version, "text": change.text, "status": change.status},
-        )
+    _check_version(change, expected_version, {"text": change.text, "status": change.status})
     return change
 
 
@@ -77,21 +78,53 @@ def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
     return change
 
 
-@transaction.atomic
-def reject_change(change_id: int, reviewer, expected_version, criteria, note: str = "") -> ContextChange:
-    change = _locked_change(change_id, reviewer, expected_version)
+def _checked_criteria(criteria) -> list[str]:
     criteria = list(criteria or [])
     unknown = [c for c in criteria if c not in HYPO3D_CRITERIA]
     if not criteria or unknown:
         raise DomainError(
             f"Pick one or more criteria from: {', '.join(HYPO3D_CRITERIA)}.", field="criteria"
         )
+    return criteria
+
+
+@transaction.atomic
+def reject_change(change_id: int, reviewer, expected_version, criteria, note: str = "") -> ContextChange:
+    change = _locked_change(change_id, reviewer, expected_version)
+    criteria = _checked_criteria(criteria)
     change.move_to(ContextChange.Status.REJECTED)
     ReviewDecision.objects.create(
         change=change, reviewer=reviewer, action=ReviewDecision.Action.REJECT, criteria=criteria, note=note
     )
     _bump(change, ["status"])
     return change
+
+
+def _checked_question(question: str) -> str:
+    question = (question or "").strip()
+    if len(question.split()) < 4:
+        raise DomainError("Write the question as a full sentence (at least 4 words).", field="question")
+    return question
+
+
+def _checked_answers(answers, field: str = "answer") -> list[str]:
+    if isinstance(answers, str):
+        answers = [answers]
+    answers = [a.strip() for a in (answers or []) if isinstance(a, str) and a.strip()]
+    if not answers:
+        raise DomainError("Give the answer (a short phrase).", field=field)
+    if any(len(a.split()) > 10 for a in answers):
+        raise DomainError("Answers are short phrases (at most 10 words).", field=field)
+    return answers
+
+
+def _checked_question_types(question_types) -> list[str]:
+    if isinstance(question_types, str):
+        question_types = [question_types]
+    question_types = [t for t in (question_types or []) if t]
+    if not question_types or any(t not in QUESTION_TYPES for t in question_types):
+        raise DomainError(f"Choose the question type(s) from {', '.join(QUESTION_TYPES)}.", field="question_type")
+    return question_types
 
 
 @transaction.atomic
@@ -102,26 +135,16 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
         raise DomainError("No such change.", field="change")
     if change.status != ContextChange.Status.APPROVED:
         raise DomainError("Questions can only be written on approved changes.", field="change")
-    question = (question or "").strip()
-    answer = (answer or "").strip()
-    if len(question.split()) < 4:
-        raise DomainError("Write the question as a full sentence (at least 4 words).", field="question")
-    if not answer:
-        raise DomainError("Give the answer (a short phrase).", field="answer")
-    if len(answer.split()) > 10:
-        raise DomainError("Answers are short phrases (at most 10 words).", field="answer")
-    if isinstance(question_types, str):
-        question_types = [question_types]
-    question_types = [t for t in (question_types or []) if t]
-    if not question_types or any(t not in QUESTION_TYPES for t in question_types):
-        raise DomainError(f"Choose the question type(s) from {', '.join(QUESTION_TYPES)}.", field="question_type")
+    question = _checked_question(question)
+    answers = _checked_answers((answer or "").strip())
+    question_types = _checked_question_types(question_types)
     item = Item(
         benchmark=change.scene.benchmark,
         scene=change.scene,
         change=change,
         question=question,
         answer_format=AnswerFormat.OPEN,
-        answers=[answer],
+        answers=answers,
         tags={"change_type": change.change_type, "question_type": question_types},
         provenance={"source": "reviewer", "change": change.pk},
         author=reviewer,
@@ -136,3 +159,245 @@ def reviewers_of(change_ids) -> set[int]:
     decided = ReviewDecision.objects.filter(change_id__in=change_ids, reviewer__isnull=False)
     revised = ChangeRevision.objects.filter(change_id__in=change_ids, author__isnull=False)
     return set(decided.values_list("reviewer_id", flat=True)) | set(revised.values_list("author_id", flat=True))
+
+
+# --- Work routed back to its author ------------------------------------------------------------
+
+
+def returned_work(author):
+    """The author's rejected changes, each with the criteria and note of its latest rejection."""
+    changes = ContextChange.objects.filter(author=author, status=ContextChange.Status.REJECTED).select_related("scene")
+    returned = []
+    for change in changes:
+        decision = change.decisions.filter(action=ReviewDecision.Action.REJECT).order_by("-created_at").first()
+        returned.append({
+            "change": change,
+            "criteria": [HYPO3D_CRITERIA.get(c, c) for c in (decision.criteria if decision else [])],
+            "note": decision.note if decision else "",
+        })
+    return returned
+
+
+@transaction.atomic
+def resubmit_change(change_id: int, author, text: str, expected_version) -> ContextChange:
+    """The author revises a rejected change (a new revision) and sends it back to the queue."""
+    change = ContextChange.objects.select_for_update().filter(pk=change_id).first()
+    if change is None:
+        raise NotFound("No such change.", field="change")
+    if change.author_id != author.pk:
+        raise Forbidden("Only the author can revise a returned change.", field="change")
+    _check_version(change, expected_version, {"text": change.text, "status": change.status})
+    text = (text or "").strip()
+    if len(text.split()) < 3:
+        raise DomainError("The revised text is empty or too short to be a description.", field="text")
+    change.move_to(ContextChange.Status.SUBMITTED)
+    ChangeRevision.objects.create(change=change, number=change.revisions.count() + 1, text=text, author=author)
+    change.refined_text = text
+    _bump(change, ["status", "refined_text"])
+    return change
+
+
+def _check_version(obj, expected_version, current: dict) -> None:
+    try:
+        expected = int(expected_version)
+    except (TypeError, ValueError):
+        raise DomainError("Send the version you edited (an integer).", field="version") from None
+    if expected != obj.version:
+        raise Conflict(
+            f"Someone saved this after you opened it (your version {expected}, current {obj.version}).",
+            field="version",
+            current={"version": obj.version, **current},
+        )
+
+
+# --- Items: edit with optimistic locking, approve, reject --------------------------------------
+
+
+def item_state(item: Item) -> dict:
+    return {"question": item.question, "answers": item.answers, "tags": item.tags, "status": item.status}
+
+
+def lock_item_for_review(item_id: int, reviewer, expected_version) -> Item:
+    item = Item.objects.select_for_update().filter(pk=item_id).first()
+    if item is None:
+        raise NotFound("No such item.", field="item")
+    if item.author_id == reviewer.pk:
+        raise Forbidden("Nobody reviews their own work.", field="item")
+    _check_version(item, expected_version, item_state(item))
+    return item
+
+
+def _bump_item(item: Item, fields: list[str]) -> None:
+    item.version = F("version") + 1
+    item.save(update_fields=[*fields, "version"])
+    item.refresh_from_db(fields=["version"])
+
+
+def _record_item_revision(item: Item, author, note: str = "") -> ItemRevision:
+    """Snapshot the item's current content; the first edit also keeps the original as revision 1."""
+    if not item.revisions.exists():
+        ItemRevision.objects.create(item=item, number=1, question=item.question, answers=item.answers,
+                                    tags=item.tags, author=item.author, created_at=item.created_at, note="original")
+    return ItemRevision(item=item, number=item.revisions.count() + 1, author=author, note=note)
+
+
+def save_item_content(item: Item, author, question: str, answers: list, tags: dict, note: str = "") -> Item:
+    """Store new content as a revision and bump the version; the caller holds the row lock."""
+    if (question, answers, tags) == (item.question, item.answers, item.tags):
+        return item
+    revision = _record_item_revision(item, author, note)
+    revision.question, revision.answers, revision.tags = question, answers, tags
+    revision.save()
+    item.question, item.answers, item.tags = question, answers, tags
+    _bump_item(item, ["question", "answers", "tags"])
+    return item
+
+
+def checked_item_answers(item: Item, answers) -> list[str]:
+    answers = _checked_answers(answers, field="answers")
+    if item.answer_format != AnswerFormat.OPEN:
+        letters = [chr(ord("A") + i) for i in range(len(item.choices))]
+        if any(a not in letters for a in answers):
+            raise DomainError(f"Choice items take letters from {', '.join(letters)}.", field="answers")
+        if item.answer_format == AnswerFormat.SINGLE and len(answers) != 1:
+            raise DomainError("A single-choice item has exactly one correct letter.", field="answers")
+    return answers
+
+
+@transaction.atomic
+def edit_item(item_id: int, reviewer, expected_version, question: str, answers, question_types=None) -> Item:
+    """A reviewer corrects an item's question, answers or question types (a new revision)."""
+    item = lock_item_for_review(item_id, reviewer, expected_version)
+    question = _checked_question(question)
+    answers = checked_item_answers(item, answers)
+    tags = dict(item.tags)
+    if question_types is not None:
+        tags["question_type"] = _checked_question_types(question_types)
+    return save_item_content(item, reviewer, question, answers, tags)
+
+
+@transaction.atomic
+def approve_item(item_id: int, reviewer, expected_version) -> Item:
+    item = lock_item_for_review(item_id, reviewer, expected_version)
+    item.move_to(Item.Status.APPROVED)
+    ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.APPROVE)
+    _bump_item(item, ["status"])
+    return item
+
+
+@transaction.atomic
+def reject_item(item_id: int, reviewer, expected_version, criteria, note: str = "") -> Item:
+    item = lock_item_for_review(item_id, reviewer, expected_version)
+    criteria = _checked_criteria(criteria)
+    item.move_to(Item.Status.REJECTED)
+    ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.REJECT,
+                                criteria=criteria, note=note)
+    _bump_item(item, ["status"])
+    return item
+
+
+# --- Bulk filtering of model-drafted questions -------------------------------------------------
+
+
+def filtering_queue(reviewer):
+    """Draft questions (model-drafted or imported) waiting to be kept or dropped, never one's own."""
+    return Item.objects.filter(status=Item.Status.DRAFT).exclude(author=reviewer).order_by("id")
+
+
+@transaction.atomic
+def filter_question(item_id: int, reviewer, action: str, expected_version, reason: str = "",
+                    question: str | None = None) -> Item:
+    """Keep (optionally with an edited question) or drop with a reason."""
+    item = lock_item_for_review(item_id, reviewer, expected_version)
+    if item.status != Item.Status.DRAFT:
+        raise DomainError("Only draft questions are filtered.", field="item")
+    reason = (reason or "").strip()
+    if action == ItemDecision.Action.KEEP:
+        if question is not None and question.strip() != item.question:
+            save_item_content(item, reviewer, _checked_question(question), item.answers, item.tags)
+        item.move_to(Item.Status.APPROVED)
+    elif action == ItemDecision.Action.DROP:
+        if not reason:
+            raise DomainError("Say why the question is dropped.", field="reason")
+        item.move_to(Item.Status.REJECTED)
+    else:
+        raise DomainError("The action is 'keep' or 'drop'.", field="action")
+    ItemDecision.objects.create(item=item, reviewer=reviewer, action=action, note=reason)
+    _bump_item(item, ["status"])
+    return item
+
+
+def keep_rates(benchmark) -> dict[str, dict]:
+    """Per question type: how many filtered questions were kept and dropped, and the keep rate."""
+    decisions = ItemDecision.objects.filter(
+        item__benchmark=benchmark, action__in=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP]
+    ).values_list("action", "item__tags")
+    rates: dict[str, dict] = {}
+    for action, tags in decisions:
+        for qtype in question_types_of(tags) or ["(untyped)"]:
+            row = rates.setdefault(qtype, {"kept": 0, "dropped": 0})
+            row["kept" if action == ItemDecision.Action.KEEP else "dropped"] += 1
+    for row in rates.values():
+        row["keep_rate"] = round(row["kept"] / (row["kept"] + row["dropped"]), 4)
+    return dict(sorted(rates.items()))
+
+
+# --- History ------------------------------------------------------------------------------------
+
+
+def word_diff(before: str, after: str) -> str:
+    """A word-level diff: removed words as [-...-], added words as {+...+}."""
+    old, new = (before or "").split(), (after or "").split()
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts.append(" ".join(old[i1:i2]))
+            continue
+        if i2 > i1:
+            parts.append("[-" + " ".join(old[i1:i2]) + "-]")
+        if j2 > j1:
+            parts.append("{+" + " ".join(new[j1:j2]) + "+}")
+    return " ".join(parts)
+
+
+def _user(user) -> str | None:
+    return user.username if user else None
+
+
+def change_history(change: ContextChange) -> list[dict]:
+    """The raw text, every revision (with a diff against the text before it) and every decision."""
+    entries = [{"kind": "raw", "number": 0, "text": change.raw_text, "author": _user(change.author),
+                "at": change.created_at, "diff": ""}]
+    previous = change.raw_text
+    for revision in change.revisions.select_related("author"):
+        entries.append({"kind": "revision", "number": revision.number, "text": revision.text,
+                        "author": _user(revision.author), "at": revision.created_at,
+                        "diff": word_diff(previous, revision.text)})
+        previous = revision.text
+    for decision in change.decisions.select_related("reviewer"):
+        entries.append({"kind": "decision", "action": decision.action, "criteria": decision.criteria,
+                        "note": decision.note, "author": _user(decision.reviewer), "at": decision.created_at})
+    return sorted(entries, key=lambda e: e["at"])
+
+
+def item_history(item: Item) -> list[dict]:
+    """Every revision of the item (question diff, answers and tags before/after) and every decision."""
+    entries, previous = [], None
+    for revision in item.revisions.select_related("author"):
+        entry = {"kind": "revision", "number": revision.number, "question": revision.question,
+                 "answers": revision.answers, "tags": revision.tags, "note": revision.note,
+                 "author": _user(revision.author), "at": revision.created_at, "diff": ""}
+        if previous is not None:
+            entry["diff"] = word_diff(previous.question, revision.question)
+            entry["answers_before"] = previous.answers
+            entry["tags_before"] = previous.tags
+        entries.append(entry)
+        previous = revision
+    if not entries:
+        entries.append({"kind": "revision", "number": 1, "question": item.question, "answers": item.answers,
+                        "tags": item.tags, "note": "original", "author": _user(item.author),
+                        "at": item.created_at, "diff": ""})
+    for decision in item.decisions.select_related("reviewer"):
+        entries.append({"kind": "decision", "action": decision.action, "criteria": decision.criteria,
+                        "note": decision.note, "author": _user(decision.reviewer), "at": decision.created_at})
+    return sorted(entries, key=lambda e: e["at"])

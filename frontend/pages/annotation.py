@@ -1,8 +1,10 @@
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 
 from annotation import services as annotation_services
-from annotation.models import Campaign
+from annotation.guidelines import render_guidelines
+from annotation.models import Assignment, Campaign
 from benchmarks import roles
 from benchmarks.errors import DomainError
 from benchmarks.viewer import scene_viewer_data
@@ -10,16 +12,57 @@ from benchmarks.viewer import scene_viewer_data
 from ..access import role_required
 from .common import BACKEND, error_page
 
+# Kinds whose stimulus is images or videos, not a 3D scene.
+SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
+
 
 def crowd_enter_campaign(request, campaign_id):
-    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
     try:
         user = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
-        login(request, user, backend=BACKEND)
-        assignment = annotation_services.lease_assignment(campaign, user)
+    except DomainError as exc:
+        return error_page(request, exc)
+    login(request, user, backend=BACKEND)
+    return next_assignment(request, campaign_id)
+
+
+@role_required(roles.ANNOTATOR)
+def next_assignment(request, campaign_id):
+    """Quiz first if the campaign has one; then the open lease, the unfinished draft, or a new scene."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    if annotation_services.needs_quiz(campaign, request.user):
+        return redirect("campaign_quiz", campaign_id=campaign.pk)
+    try:
+        assignment = annotation_services.lease_assignment(campaign, request.user)
     except DomainError as exc:
         return error_page(request, exc)
     return redirect("annotate", assignment_id=assignment.pk)
+
+
+@role_required(roles.ANNOTATOR)
+def campaign_quiz(request, campaign_id):
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    if not annotation_services.needs_quiz(campaign, request.user):
+        return redirect("campaign_next", campaign_id=campaign.pk)
+    error, status = "", 200
+    if request.method == "POST":
+        answers = [request.POST.get(f"q{i}") for i in range(len(campaign.quiz))]
+        try:
+            attempt = annotation_services.take_quiz(campaign, request.user, answers)
+        except DomainError as exc:
+            error, status = exc.message, exc.status_code
+        else:
+            if attempt.passed:
+                return redirect("campaign_next", campaign_id=campaign.pk)
+            left = annotation_services.quiz_attempts_left(campaign, request.user)
+            error, status = f"Not all answers were right; {left} attempt(s) left. Read the guidelines again.", 400
+    return render(request, "frontend/campaign_quiz.html", {
+        "campaign": campaign,
+        "guidelines": render_guidelines(campaign.guidelines),
+        "questions": [(i, q["question"], q["choices"]) for i, q in enumerate(campaign.quiz)],
+        "attempts_left": annotation_services.quiz_attempts_left(campaign, request.user),
+        "error": error,
+    }, status=status)
 
 
 @role_required(roles.ANNOTATOR)
@@ -28,12 +71,32 @@ def annotate(request, assignment_id):
         assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
-    if assignment.status == "submitted":
+    if assignment.status == Assignment.Status.SUBMITTED:
         return redirect("annotate_done", assignment_id=assignment.pk)
-    return render(request, "frontend/annotate.html", {
+    if assignment.status != Assignment.Status.LEASED or assignment.lease_expires_at < timezone.now():
+        # The lease lapsed: lease again, which brings the draft back on the same scene if it is free.
+        return redirect("campaign_next", campaign_id=assignment.campaign_id)
+    campaign = assignment.campaign
+    draft = annotation_services.draft_of(assignment)
+    viewer = scene_viewer_data(assignment.scene)
+    context = {
         "assignment": assignment,
-        "campaign": assignment.campaign,
-        "viewer": scene_viewer_data(assignment.scene),
+        "campaign": campaign,
+        "guidelines": render_guidelines(campaign.guidelines),
+        "first_assignment": not campaign.assignments.filter(worker=request.user, pk__lt=assignment.pk).exists(),
+        "viewer": viewer,
+        "draft": {
+            "descriptions": draft.descriptions, "text": draft.text, "content": draft.content,
+            "revision": draft.revision, "needed": campaign.descriptions_per_assignment,
+            "heartbeat_seconds": max(15, campaign.lease_minutes * 60 // 3),
+        },
+    }
+    if campaign.kind == Campaign.Kind.CONTEXT_CHANGE:
+        return render(request, "frontend/annotate.html", context)
+    return render(request, "frontend/annotate_task.html", {
+        **context,
+        "task": annotation_services.task_of(assignment),
+        "show_viewer": bool(viewer["points_url"]) and campaign.kind not in SCENELESS_KINDS,
     })
 
 
@@ -45,5 +108,15 @@ def annotate_done(request, assignment_id):
         return error_page(request, exc)
     return render(request, "frontend/complete.html", {
         "code": assignment.completion_code,
-        "completion_url": annotation_services.completion_url(request.user, assignment.completion_code),
+        "completion_url": annotation_services.assignment_completion_url(assignment),
+        "campaign": assignment.campaign,
+    })
+
+
+@role_required(roles.ADMIN)
+def campaign_dashboard(request, campaign_id):
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return render(request, "frontend/campaign_dashboard.html", {
+        "campaign": campaign, "progress": annotation_services.campaign_progress(campaign),
+        "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
     })

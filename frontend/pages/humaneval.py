@@ -1,10 +1,19 @@
+"""Evaluator pages (crowd entry, invited start, the timed session) and the admin's study pages
+(design form, results in the paper layout beside the model runs, CSV export)."""
+
+import csv
+
 from django.contrib.auth import login
-from django.shortcuts import redirect, render
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import services as annotation_services
 from benchmarks import roles
 from benchmarks.errors import DomainError
+from benchmarks.models import Benchmark, Item
 from humaneval import services as humaneval_services
+from humaneval.models import Study
+from modeleval.models import Run
 
 from ..access import role_required
 from .common import BACKEND, error_page
@@ -19,13 +28,128 @@ def crowd_enter_study(request, study_id):
     return redirect("eval_session", session_id=session.pk)
 
 
-@role_required(roles.EVALUATOR)
+def start_invited(request, study_id):
+    """Invited evaluators and staff with an account start here instead of a crowd link."""
+    if not request.user.is_authenticated:
+        return redirect(f"/accounts/login/?next={request.path}")
+    if not (roles.has_role(request.user, roles.EVALUATOR) or roles.has_role(request.user, roles.ADMIN)):
+        return render(
+            request, "frontend/error.html", {"message": "This page is for invited evaluators."}, status=403
+        )
+    try:
+        session = humaneval_services.start_invited_session(study_id, request.user)
+    except DomainError as exc:
+        return error_page(request, exc)
+    return redirect("eval_session", session_id=session.pk)
+
+
 def eval_session(request, session_id):
+    if not request.user.is_authenticated:
+        return redirect(f"/accounts/login/?next={request.path}")
     try:
         session = humaneval_services.session_for(session_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
-    return render(request, "frontend/eval_session.html", {
-        "session": session,
-        "completion_url": annotation_services.completion_url(request.user, session.completion_code or "{code}"),
-    })
+    return render(
+        request,
+        "frontend/eval_session.html",
+        {
+            "session": session,
+            "completion_url": annotation_services.completion_url(
+                request.user, session.completion_code or "{code}"
+            ),
+        },
+    )
+
+
+DESIGN_FIELDS = (
+    "stratify_by",
+    "per_stratum",
+    "seed",
+    "familiarisation_count",
+    "attention_failures_allowed",
+    "participants_per_item",
+    "items_per_session",
+)
+DESIGN_FLAGS = ("allow_going_back", "shuffle_items", "shuffle_choices", "offer_not_sure")
+
+
+def _design_context(benchmark, **extra):
+    items = Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
+    return {
+        "benchmark": benchmark,
+        "approved_items": items,
+        "tags": sorted({tag for tags in items.values_list("tags", flat=True) for tag in (tags or {})}),
+        **extra,
+    }
+
+
+@role_required(roles.ADMIN)
+def study_design(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    if request.method != "POST":
+        return render(request, "frontend/study_design.html", _design_context(benchmark))
+    post = request.POST
+    design = {field: post.get(field) or None for field in DESIGN_FIELDS}
+    design["stratify_by"] = design["stratify_by"] or ""
+    design["familiarisation_count"] = design["familiarisation_count"] or 0
+    design["attention_failures_allowed"] = design["attention_failures_allowed"] or 0
+    design["participants_per_item"] = design["participants_per_item"] or 3
+    design.update({flag: flag in post for flag in DESIGN_FLAGS})
+    try:
+        study = humaneval_services.create_study(
+            benchmark,
+            post.get("name"),
+            [i for i in post.getlist("items") if i.isdigit()],
+            request.user,
+            post.get("seconds_per_item", 120),
+            post.get("seconds_per_session", 1800),
+            attention_ids=[i for i in post.getlist("attention_ids") if i.isdigit()],
+            **design,
+        )
+    except DomainError as exc:
+        context = _design_context(benchmark, error={exc.field: exc.message}, posted=post)
+        return render(request, "frontend/study_design.html", context, status=exc.status_code)
+    return redirect("study_results", study_id=study.pk)
+
+
+def _model_outputs(run: Run) -> dict[int, str]:
+    predictions = run.predictions.filter(repeat=0, variant="", error="")
+    return dict(predictions.values_list("item_id", "output"))
+
+
+@role_required(roles.ADMIN)
+def study_results(request, study_id):
+    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    human = humaneval_services.study_results(study)
+    runs = Run.objects.filter(benchmark=study.benchmark, status=Run.Status.FINISHED).select_related("model")
+    rows = [(f"Human — {study.name}", "human", human)]
+    rows += [
+        (
+            f"{run.model.name} (run {run.pk})",
+            "model",
+            humaneval_services.score_model_outputs(study, _model_outputs(run)),
+        )
+        for run in runs.order_by("pk")
+    ]
+    return render(
+        request,
+        "frontend/study_results.html",
+        {
+            "study": study,
+            "human": human,
+            "table": humaneval_services.paper_table(study.benchmark.family, rows),
+            "crowd_link": f"/crowd/studies/{study.pk}/",
+        },
+    )
+
+
+@role_required(roles.ADMIN)
+def study_results_csv(request, study_id):
+    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-responses.csv"'
+    writer = csv.writer(response)
+    writer.writerow(humaneval_services.CSV_HEADER)
+    writer.writerows(humaneval_services.response_table(study))
+    return response

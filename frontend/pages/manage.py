@@ -1,5 +1,10 @@
 """The admin's benchmark page: studies, model runs, releases, results."""
 
+import csv
+import json
+
+from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -82,6 +87,29 @@ def export_release(request, slug):
 def run_detail(request, run_id):
     run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
     return render(request, "frontend/run.html", {"run": run, "progress": modeleval_services.run_progress(run)})
+
+
+@role_required(roles.ADMIN)
+def run_predictions(request, run_id):
+    run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
+    page = Paginator(modeleval_services.run_predictions(run), 50).get_page(request.GET.get("page"))
+    return render(request, "frontend/run_predictions.html", {
+        "run": run, "page": page, "rows": list(modeleval_services.prediction_rows(run, page.object_list)),
+    })
+
+
+@role_required(roles.ADMIN)
+def run_predictions_csv(request, run_id):
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=run_id)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-predictions.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["item", "repeat", "question", "gold", "output", "error", "prompt_sha256", "latency_ms",
+                     "scores"])
+    for row in modeleval_services.prediction_rows(run, modeleval_services.run_predictions(run)):
+        writer.writerow([row["item"], row["repeat"], row["question"], json.dumps(row["gold"]), row["output"],
+                         row["error"], row["prompt_sha256"], row["latency_ms"], json.dumps(row["scores"])])
+    return response
 
 
 @role_required(roles.ADMIN)

@@ -1,11 +1,17 @@
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
 from benchmarks import roles
-from benchmarks.models import ContextChange
+from benchmarks.errors import DomainError
+from benchmarks.models import Benchmark, ContextChange, Item
 from benchmarks.viewer import scene_viewer_data
+from review import consensus as review_consensus
+from review import dedup as review_dedup
 from review import services as review_services
+from review.models import DedupRun
 
 from ..access import role_required
+from .common import error_page
 
 
 @role_required(roles.REVIEWER)
@@ -14,6 +20,9 @@ def review_queue(request):
     return render(request, "frontend/review_queue.html", {
         "queue": review_services.review_queue(request.user)[:100],
         "approved": approved,
+        "returned": review_services.returned_work(request.user),
+        "n_drafts": review_services.filtering_queue(request.user).count(),
+        "dedup_runs": DedupRun.objects.select_related("benchmark")[:5],
     })
 
 
@@ -23,9 +32,60 @@ def review_change(request, change_id):
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
-        "revisions": change.revisions.select_related("author"),
+        "history": review_services.change_history(change),
         "items": change.items.all(),
         "criteria": review_services.HYPO3D_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
     })
+
+
+@role_required(roles.REVIEWER)
+def review_item(request, item_id):
+    item = get_object_or_404(Item.objects.select_related("change", "scene", "author"), pk=item_id)
+    return render(request, "frontend/review_item.html", {
+        "item": item,
+        "viewer": scene_viewer_data(item.scene) if item.scene else None,
+        "history": review_services.item_history(item),
+        "answers": item.independent_answers.select_related("answerer"),
+        "criteria": review_services.HYPO3D_CRITERIA,
+        "question_types": review_services.QUESTION_TYPES,
+        "own_work": item.author_id == request.user.pk,
+    })
+
+
+@role_required(roles.REVIEWER)
+def filter_questions(request):
+    drafts = review_services.filtering_queue(request.user).select_related("change")[:200]
+    filtered = Benchmark.objects.filter(items__decisions__action__in=["keep", "drop"]).distinct()
+    return render(request, "frontend/review_filtering.html", {
+        "drafts": drafts,
+        "keep_rates": {b.name: review_services.keep_rates(b) for b in filtered},
+    })
+
+
+@role_required(roles.REVIEWER)
+def duplicates(request, run_id):
+    run = get_object_or_404(DedupRun.objects.select_related("benchmark"), pk=run_id)
+    return render(request, "frontend/review_duplicates.html", {"run": run, "pairs": run.pairs.all()[:500]})
+
+
+@role_required(roles.REVIEWER)
+def agreement(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    return render(request, "frontend/review_agreement.html", {
+        "benchmark": benchmark,
+        "report": review_consensus.agreement_report(benchmark),
+        "flagged": Item.objects.filter(benchmark=benchmark, consensus=Item.Consensus.FLAGGED)[:200],
+    })
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def start_dedup(request, slug):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    try:
+        run = review_dedup.start_dedup(benchmark, request.user, request.POST.get("threshold", 0.8))
+    except DomainError as exc:
+        return error_page(request, exc)
+    return redirect("review_duplicates", run_id=run.pk)

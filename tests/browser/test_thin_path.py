@@ -68,7 +68,8 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     reviewer = new_page()
     login(reviewer, base, "reviewer")
     reviewer.goto(base + "/review/")
-    reviewer.click("#review-queue >> text=Review")
+    # Other browser tests share the stack: open this annotator's change, not the first in the queue.
+    reviewer.locator("#review-queue tr", has_text=text).get_by_role("link", name="Review").click()
     refined = f"The {moved} has been moved from the {origin} to the space right next to the {target}."
     reviewer.fill("#refined", refined)
     reviewer.click("#save-edit")
@@ -107,16 +108,16 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     admin.click("#run-form button[type=submit]")
     admin.wait_for_url(re.compile(r".*/runs/\d+/$"))
     admin.wait_for_selector("#run-status:has-text('finished')", timeout=60_000)
-    assert admin.locator("#run-done").text_content() == "1"
+    assert int(admin.locator("#run-done").text_content()) >= 1
     shot(admin, "4-admin-model-run", stack)
     if stack["mode"] == "services":
         assert "Task modeleval.tasks.infer_batch[" in (stack["logs"] / "worker.log").read_text()
 
     # 5. Results: the human row and the model row, graded by the same scorer.
     admin.goto(f"{base}/results/{SLUG}/")
-    human = admin.locator("#results-table .human-row")
+    human = admin.locator("#results-table .human-row", has_text="Pilot human baseline")
     model = admin.locator("#results-table .model-row")
-    assert human.count() == 1 and model.count() == 1
+    assert human.count() == 1 and model.count() >= 1
     assert human.locator("td").nth(2).text_content() == "100.0"
     shot(admin, "5-admin-results", stack)
 
@@ -130,8 +131,9 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     admin.wait_for_selector("#release-list >> text=v1.0.0")
     shot(admin, "6-admin-release", stack)
     items_url = admin.locator("#release-list a", has_text="items.jsonl").get_attribute("href")
-    line = json.loads(admin.request.get(base + items_url).text().splitlines()[0])
-    assert line["answers"] == [target] and line["context_change"] == refined
+    lines = [json.loads(line) for line in admin.request.get(base + items_url).text().splitlines()]
+    ours = [line for line in lines if line["context_change"] == refined]
+    assert len(ours) == 1 and ours[0]["answers"] == [target]
     manifest_url = admin.locator("#release-list a", has_text="manifest.json").get_attribute("href")
     manifest = admin.request.get(base + manifest_url).json()
     assert {a["role"] for a in manifest["assets"]} >= {"viewer_points", "topview_plain", "topview_semantic"}

@@ -1,0 +1,123 @@
+"""Model-drafted raw items: a prompt template filled with a scene's objects (and an approved change
+for questions) goes to a registered model; its JSON output becomes raw changes or draft items marked
+as model-made, which enter the same review queue as crowd work. One keyed DraftRequest per (template,
+model, scene, change), so a retried task never drafts twice."""
+
+import json
+import re
+
+from django.db import transaction
+
+from benchmarks.errors import DomainError
+from benchmarks.models import AnswerFormat, ContextChange, Item, Scene
+from modeleval import services as modeleval_services
+
+from .models import HYPO3D_QUESTION_TYPES, DraftRequest, PromptTemplate
+
+JSON_BLOCK = re.compile(r"(\[.*\]|\{.*\})", re.DOTALL)
+NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", re.MULTILINE)
+
+
+def build_prompt(template: PromptTemplate, scene: Scene, change: ContextChange | None) -> str:
+    objects = sorted(set(scene.scene_objects.values_list("label", flat=True)))
+    values = {
+        "objects": ", ".join(objects), "caption": scene.caption, "change": change.text if change else "",
+        "change_type": change.change_type if change else template.change_type,
+        "question_type": template.question_type, "count": template.count, "examples": template.examples,
+    }
+    return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template.text)
+
+
+def parse_output(text: str, target: str) -> list:
+    """Changes: a JSON list of strings (or {"changes": [...]}, or numbered lines). Questions: a JSON
+    list of {"question", "answer"} (or {"questions": [...]}). Anything else is refused."""
+    match = JSON_BLOCK.search(text or "")
+    data = None
+    if match:
+        try:
+            data = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            data = None
+    if isinstance(data, dict):
+        data = data.get(target)
+    if target == PromptTemplate.Target.CHANGES:
+        if data is None:
+            data = NUMBERED_LINE.findall(text or "")
+        drafts = [d.strip() for d in data or [] if isinstance(d, str) and d.strip()]
+    else:
+        drafts = [
+            {"question": d["question"].strip(), "answer": str(d["answer"]).strip()}
+            for d in data or []
+            if isinstance(d, dict) and isinstance(d.get("question"), str) and d.get("answer") not in (None, "")
+        ]
+    if not drafts:
+        raise DomainError(f"The model's output holds no {target} in the expected JSON form.", field="output")
+    return drafts
+
+
+@transaction.atomic
+def request_drafts(template: PromptTemplate, model, scenes=(), changes=()) -> list[DraftRequest]:
+    """Queue one keyed request per target; targets already requested are not asked again."""
+    from . import tasks
+
+    if not template.is_active:
+        raise DomainError("This template is switched off.", field="template")
+    if template.target == PromptTemplate.Target.CHANGES:
+        targets = [(scene, None) for scene in scenes]
+    else:
+        targets = [(change.scene, change) for change in changes if change.status == ContextChange.Status.APPROVED]
+    if not targets:
+        raise DomainError("Pick scenes for change templates, approved changes for question templates.",
+                          field="targets")
+    requests = []
+    for scene, change in targets:
+        request, created = DraftRequest.objects.get_or_create(template=template, model=model, scene=scene,
+                                                              change=change)
+        requests.append(request)
+        if created:
+            transaction.on_commit(lambda pk=request.pk: tasks.run_draft_request.delay(pk))
+    return requests
+
+
+def run_draft_request(request_id: int) -> DraftRequest:
+    """Call the model once and write its drafts; a request already done is left as it is."""
+    request = DraftRequest.objects.select_related("template", "model", "scene", "change").get(pk=request_id)
+    if request.status == DraftRequest.Status.DONE:
+        return request
+    template = request.template
+    prompt = build_prompt(template, request.scene, request.change)
+    try:
+        output = modeleval_services.complete(request.model, prompt)
+        drafts = parse_output(output, template.target)
+    except Exception as exc:  # the endpoint or the output failed: record it for the admin, write nothing
+        DraftRequest.objects.filter(pk=request.pk).update(status=DraftRequest.Status.FAILED, prompt=prompt,
+                                                          error=str(exc)[:2000])
+        request.refresh_from_db()
+        return request
+    with transaction.atomic():
+        request = DraftRequest.objects.select_for_update().get(pk=request.pk)
+        if request.status == DraftRequest.Status.DONE:
+            return request
+        provenance = {"source": "model", "model": request.model.name, "template": template.pk,
+                      "draft_request": request.pk}
+        if template.target == PromptTemplate.Target.CHANGES:
+            rows = ContextChange.objects.bulk_create([
+                ContextChange(scene=request.scene, change_type=template.change_type, raw_text=text,
+                              provenance=provenance)
+                for text in drafts
+            ])
+            request.created = {"changes": [row.pk for row in rows]}
+        else:
+            change = request.change
+            rows = Item.objects.bulk_create([
+                Item(benchmark=request.scene.benchmark, scene=request.scene, change=change,
+                     question=draft["question"], answers=[draft["answer"]], answer_format=AnswerFormat.OPEN,
+                     provenance=provenance,
+                     tags={"change_type": change.change_type, "fine_question_type": template.question_type,
+                           "question_type": HYPO3D_QUESTION_TYPES.get(template.question_type, [])})
+                for draft in drafts
+            ])
+            request.created = {"items": [row.pk for row in rows]}
+        request.status, request.prompt, request.output, request.error = DraftRequest.Status.DONE, prompt, output, ""
+        request.save()
+    return request

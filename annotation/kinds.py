@@ -1,0 +1,166 @@
+"""What a submission of each campaign kind (other than context changes) must contain and what it
+creates. Each `submit_*` checks the worker's answer (a dict from the page), raises a DomainError
+naming the field and the rule, and returns the ids it wrote for `Assignment.result`."""
+
+from collections import Counter
+
+from benchmarks.errors import DomainError
+from benchmarks.models import AnswerFormat, Item, Side, WorldFrame
+
+from .checks import words
+from .models import Assignment, Campaign, CrowdAnswer
+
+LETTERS = "ABCDEFGH"
+NO_CORRECT_OPTION = "No correct option is listed."
+MAX_ANSWER_WORDS = 10
+
+
+def frame_text(label: str, side: str) -> str:
+    """Hypo3D's orientation sentence, generated from the pick; the worker may edit it."""
+    return f"The {label} was located at the {side} of the scene."
+
+
+def _text(answer: dict, key: str, rule: str) -> str:
+    value = answer.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise DomainError(rule, field=key)
+    return value.strip()
+
+
+def _question_type(campaign: Campaign, answer: dict) -> tuple[str, list[str]]:
+    fine = answer.get("question_type")
+    if fine not in campaign.question_types:
+        raise DomainError(f"Pick a question type from: {', '.join(campaign.question_types)}.", field="question_type")
+    return fine, list(campaign.question_types[fine])
+
+
+def _provenance(assignment: Assignment) -> dict:
+    return {"source": "crowd", "campaign": assignment.campaign_id, "assignment": assignment.pk}
+
+
+def submit_world_frame(assignment: Assignment, worker, answer: dict) -> dict:
+    """An anchor object (its label unique in the scene, so the frame is unambiguous) and its side."""
+    objects = {o.instance_id: o for o in assignment.scene.scene_objects.all()}
+    try:
+        anchor = objects[int(answer.get("anchor"))]
+    except (KeyError, TypeError, ValueError):
+        raise DomainError("Pick an anchor object of this scene.", field="anchor") from None
+    if Counter(o.label for o in objects.values())[anchor.label] > 1:
+        raise DomainError(
+            f"There are several objects labelled '{anchor.label}'; pick an anchor whose label occurs once.",
+            field="anchor",
+        )
+    side = answer.get("side")
+    if side not in Side.values:
+        raise DomainError(f"The side must be one of {', '.join(Side.values)}.", field="side")
+    text = (answer.get("text") or "").strip() or frame_text(anchor.label, side)
+    lowered = " ".join(words(text))
+    if " ".join(words(anchor.label)) not in lowered or side not in lowered.split():
+        raise DomainError(f"The frame text must name the {anchor.label} and the {side} side.", field="text")
+    frame = WorldFrame.objects.create(scene=assignment.scene, anchor=anchor, side=side, text=text)
+    return {"world_frame": frame.pk}
+
+
+def submit_question(assignment: Assignment, worker, answer: dict) -> dict:
+    """A question on the approved change with a short open answer, tagged with its question type."""
+    question = _text(answer, "question", "Write the question.")
+    if not question.endswith("?") or len(words(question)) < 4:
+        raise DomainError("A question has at least four words and ends with '?'.", field="question")
+    reply = _text(answer, "answer", "Write the answer.")
+    if len(words(reply)) > MAX_ANSWER_WORDS:
+        raise DomainError(f"The answer is a short phrase of at most {MAX_ANSWER_WORDS} words.", field="answer")
+    fine, coarse = _question_type(assignment.campaign, answer)
+    change = assignment.change
+    item = Item.objects.create(
+        benchmark=assignment.campaign.benchmark, scene=change.scene, change=change, question=question,
+        answers=[reply], answer_format=AnswerFormat.OPEN, author=worker, provenance=_provenance(assignment),
+        tags={"change_type": change.change_type, "question_type": coarse, "fine_question_type": fine},
+    )
+    return {"items": [item.pk]}
+
+
+def _choices(answer: dict, allowed_counts) -> list[str]:
+    choices = answer.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, str) and c.strip() for c in choices):
+        raise DomainError("Write every choice.", field="choices")
+    choices = [c.strip() for c in choices]
+    if len(choices) not in allowed_counts:
+        counts = " or ".join(str(n) for n in allowed_counts)
+        raise DomainError(f"An item here has {counts} choices; this one has {len(choices)}.", field="choices")
+    if len({c.lower() for c in choices}) != len(choices):
+        raise DomainError("Two choices say the same thing.", field="choices")
+    return choices
+
+
+def _letters(correct, choices: list[str], field: str = "correct") -> list[str]:
+    letters = LETTERS[: len(choices)]
+    if not isinstance(correct, list) or not correct or any(c not in letters for c in correct):
+        raise DomainError(f"Mark the chosen choice(s) by letter ({', '.join(letters)}).", field=field)
+    return sorted(set(correct))
+
+
+def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict:
+    """3DSRBench style: 2 or 4 choices, one correct, and whether the answer swaps left/right on the
+    mirrored image (FlipEval needs to know)."""
+    question = _text(answer, "question", "Write the question.")
+    choices = _choices(answer, (2, 4))
+    correct = _letters(answer.get("correct"), choices)
+    if len(correct) != 1:
+        raise DomainError("An image item has exactly one correct choice.", field="correct")
+    if not isinstance(answer.get("flip_swaps"), bool):
+        raise DomainError("Say whether the answer swaps left and right on the mirrored image.", field="flip_swaps")
+    fine, coarse = _question_type(assignment.campaign, answer)
+    item = Item.objects.create(
+        benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
+        answers=correct, answer_format=AnswerFormat.SINGLE, author=worker, provenance=_provenance(assignment),
+        tags={"question_type": coarse, "fine_question_type": fine,
+              "flip": "swap" if answer["flip_swaps"] else "same"},
+    )
+    return {"items": [item.pk]}
+
+
+def submit_choice_on_videos(assignment: Assignment, worker, answer: dict) -> dict:
+    """M3-Verse style: 2-6 choices, one or several correct; a hallucination item's only correct
+    choice is 'No correct option is listed.'"""
+    question = _text(answer, "question", "Write the question.")
+    choices = _choices(answer, range(2, 7))
+    correct = _letters(answer.get("correct"), choices)
+    hallucination = bool(answer.get("hallucination"))
+    if hallucination:
+        listed = [LETTERS[i] for i, c in enumerate(choices) if c.rstrip(".").lower() == NO_CORRECT_OPTION[:-1].lower()]
+        if correct != listed or len(listed) != 1:
+            raise DomainError(f"A hallucination item's only correct choice is '{NO_CORRECT_OPTION}'.",
+                              field="correct")
+    fine, coarse = _question_type(assignment.campaign, answer)
+    item = Item.objects.create(
+        benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
+        answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
+        author=worker, provenance=_provenance(assignment),
+        tags={"question_type": coarse, "fine_question_type": fine, "hallucination": hallucination},
+    )
+    return {"items": [item.pk]}
+
+
+def submit_answer(assignment: Assignment, worker, answer: dict) -> dict:
+    """An independent answer to an existing item, in the item's own format."""
+    item = assignment.item
+    if item.choices:
+        chosen = _letters(answer.get("answer"), item.choices, field="answer")
+        if item.answer_format != AnswerFormat.MULTI and len(chosen) != 1:
+            raise DomainError("Pick exactly one choice.", field="answer")
+        value = chosen
+    else:
+        value = _text(answer, "answer", "Write your answer.")
+        if len(words(value)) > MAX_ANSWER_WORDS:
+            raise DomainError(f"The answer is a short phrase of at most {MAX_ANSWER_WORDS} words.", field="answer")
+    crowd_answer = CrowdAnswer.objects.create(assignment=assignment, item=item, worker=worker, answer=value)
+    return {"crowd_answer": crowd_answer.pk}
+
+
+SUBMITTERS = {
+    Campaign.Kind.WORLD_FRAME: submit_world_frame,
+    Campaign.Kind.QUESTION_ANSWER: submit_question,
+    Campaign.Kind.CHOICE_IMAGE: submit_choice_on_image,
+    Campaign.Kind.CHOICE_VIDEO: submit_choice_on_videos,
+    Campaign.Kind.ANSWER_ONLY: submit_answer,
+}

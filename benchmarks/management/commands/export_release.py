@@ -1,0 +1,46 @@
+"""Freeze a release and write all its files into a folder: items.jsonl, manifest.json, items.json,
+items.csv, card.json, plus data/<split>.jsonl and a README.md naming the splits, the layout
+`datasets.load_dataset(folder)` reads."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks import services
+from benchmarks.errors import DomainError
+from benchmarks.models import Benchmark
+
+FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
+              "card": "card.json"}
+
+
+class Command(BaseCommand):
+    help = "Export a versioned release of a benchmark (and write its files into --out)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("version")
+        parser.add_argument("--notes", default="")
+        parser.add_argument("--out", help="Folder to copy the release files into.")
+
+    def handle(self, slug, version, notes, out, **options):
+        benchmark = Benchmark.objects.filter(slug=slug).first()
+        if benchmark is None:
+            raise CommandError(f"No benchmark '{slug}'.")
+        try:
+            release = services.export_release(benchmark, version, None, notes)
+            # The task is usually already done (in-process) or queued; writing here is idempotent.
+            release = services.write_release_formats(release.pk)
+        except DomainError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from exc
+        if out:
+            folder = Path(out)
+            folder.mkdir(parents=True, exist_ok=True)
+            for fmt, asset in services.release_files(release).items():
+                with asset.file.open("rb") as handle:
+                    (folder / FILE_NAMES[fmt]).write_bytes(handle.read())
+            for name, content in services.datasets_layout(release).items():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_bytes(content)
+        self.stdout.write(f"Release {slug} v{release.version}: {release.items.count()} items"
+                          + (f", files in {out}" if out else ""))

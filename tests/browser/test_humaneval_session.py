@@ -1,0 +1,204 @@
+"""Issue 7 in a real browser: an evaluator from a crowd link practises with feedback, then takes a
+timed session on a 3D item, an image multiple-choice item and a paired-video item, reloads mid-item
+and resumes with the clock running, lets one item time out, and leaves with a completion code; the
+admin's study results page then shows the human row."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from django.conf import settings as django_settings
+
+from .conftest import ROOT, shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(420)]
+
+PASSWORD = "hypolab-demo"
+SECONDS_PER_ITEM = 45
+
+# Runs inside the live stack (manage.py shell): an M3-Verse benchmark whose session mixes a 3D item
+# (the demo scene's point cloud), an image item with an arrow overlay and a before/after video pair.
+SETUP = """
+import io, json
+from PIL import Image, ImageDraw
+from benchmarks.models import Asset, Benchmark, Item, Scene
+from benchmarks.services import store_asset
+from humaneval import services
+
+paths = json.loads(open(PATHS).read())
+demo_scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()
+bench = Benchmark.objects.create(name="Mixed stimuli", slug="mixed-stimuli", family="m3verse")
+room = Scene.objects.create(benchmark=bench, external_id="room-3d", caption=demo_scene.caption)
+for a in demo_scene.assets.all():
+    Asset.objects.create(scene=room, role=a.role, file=a.file.name, size=a.size, sha256=a.sha256, meta=a.meta)
+picture = Scene.objects.create(benchmark=bench, external_id="picture")
+png = io.BytesIO()
+image = Image.new("RGB", (320, 200), (235, 235, 235))
+ImageDraw.Draw(image).rectangle((40, 60, 120, 150), fill=(200, 30, 30))
+ImageDraw.Draw(image).ellipse((200, 60, 280, 140), fill=(30, 60, 200))
+image.save(png, format="PNG")
+store_asset(picture, "image", "stimulus.png", png.getvalue(),
+            {"overlays": [{"type": "arrow", "from": [80, 170], "to": [230, 110], "colour": "#111", "label": "1"}]})
+clips = Scene.objects.create(benchmark=bench, external_id="clips")
+for which in ("before", "after"):
+    store_asset(clips, "video", f"{which}.mp4", open(paths[which], "rb").read(), {"which": which})
+tags = {"state_type": "inter-states", "capabilities": ["spatial understanding"]}
+def item(scene, question, choices, answers, fmt="single"):
+    return Item.objects.create(benchmark=bench, scene=scene, question=question, answer_format=fmt,
+                               choices=choices, answers=answers, tags=tags, status="approved")
+scored = [
+    item(room, "Which kind of room is this scan?", ["a bedroom", "a garden", "a car park"], ["A"]),
+    item(picture, "What does the arrow point at?", ["the red square", "the blue circle"], ["B"]),
+    item(clips, "What changed between the two videos?", ["the colours", "nothing", "the pattern moved"],
+         ["A", "C"], fmt="multi"),
+]
+item(picture, "Which shape is red?", ["the square", "the circle"], ["A"])  # drawn for familiarisation
+study = services.create_study(bench, "Mixed baseline", [i.pk for i in scored], None, SECONDS,
+                              1800, familiarisation_count=1, seed=1, shuffle_choices=True)
+print(json.dumps({"study": study.pk, "items": [i.pk for i in scored]}))
+"""
+
+
+def stack_env(stack) -> dict:
+    """The environment the stack's processes run with (see tests/browser/conftest.py)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"MEDIA_ROOT": str(stack["logs"] / "media"), "DEBUG": "true"})
+    if stack["mode"] == "services":
+        env["DATABASE_URL"] = (
+            f"postgres://postgres@127.0.0.1:5432/{django_settings.DATABASES['default']['NAME']}_e2e"
+        )
+        env["REDIS_URL"] = os.environ["REDIS_URL"]
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{stack['logs'] / 'hypolab.sqlite3'}"
+    return env
+
+
+def make_clip(path, pattern: str) -> None:
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"{pattern}=size=160x120:rate=10",
+            "-t",
+            "2",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:v",
+            "libx264",
+            "-movflags",
+            "+faststart",
+            str(path),
+        ],
+        check=True,
+    )
+
+
+def create_study(stack, tmp_path) -> dict:
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("needs ffmpeg to make the two test videos")
+    paths = {"before": tmp_path / "before.mp4", "after": tmp_path / "after.mp4"}
+    make_clip(paths["before"], "testsrc")
+    make_clip(paths["after"], "testsrc2")
+    paths_file = tmp_path / "paths.json"
+    paths_file.write_text(json.dumps({k: str(v) for k, v in paths.items()}))
+    script = SETUP.replace("PATHS", repr(str(paths_file))).replace("SECONDS", str(SECONDS_PER_ITEM))
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env=stack_env(stack),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def seconds_left(page) -> int:
+    minutes, seconds = page.locator("#item-countdown").text_content().split(":")
+    return int(minutes) * 60 + int(seconds)
+
+
+def pick(page, text: str) -> None:
+    page.locator("#choices label", has_text=text).locator("input").check()
+
+
+def wait_for_item(page, number: int) -> None:
+    page.wait_for_selector(f"#progress:has-text('Question {number} of 4')")
+    page.wait_for_function("() => /\\d+:\\d\\d/.test(document.getElementById('item-countdown').textContent)")
+
+
+def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeout(stack, new_page, tmp_path):
+    base = stack["base"]
+    setup = create_study(stack, tmp_path)
+    evaluator = new_page()
+    gold_seen = []
+    evaluator.on("response", lambda r: gold_seen.append(r.url) if "/api/v1/items/" in r.url else None)
+    evaluator.goto(f"{base}/crowd/studies/{setup['study']}/?PROLIFIC_PID=eval-mixed&STUDY_ID=s&SESSION_ID=x")
+    evaluator.wait_for_url(re.compile(r".*/eval/sessions/\d+/$"))
+
+    # Familiarisation: a practice item, feedback after the answer, then the timed items.
+    wait_for_item(evaluator, 1)
+    assert evaluator.locator("#practice-badge").is_visible()
+    evaluator.wait_for_selector("#image[data-loaded=true] svg line", state="attached")
+    pick(evaluator, "the circle")
+    evaluator.click("#submit-answer")
+    evaluator.wait_for_selector("#feedback:not([hidden])")
+    assert evaluator.locator("#feedback-verdict").text_content() == "Not quite."
+    assert "the square" in evaluator.locator("#feedback-answer").text_content()
+    evaluator.click("#continue")
+
+    # 3D item: the point cloud and the top view of the demo scene.
+    wait_for_item(evaluator, 2)
+    assert not evaluator.locator("#practice-badge").is_visible()
+    evaluator.wait_for_selector("#pointcloud[data-loaded=true]", timeout=60_000)
+    pick(evaluator, "a bedroom")
+    shot(evaluator, "humaneval-1-3d-choice-item", stack)
+    evaluator.click("#submit-answer")
+
+    # Image item: reload mid-item; the same item comes back with its clock still running.
+    wait_for_item(evaluator, 3)
+    evaluator.wait_for_selector("#image[data-loaded=true]")
+    item_id = evaluator.evaluate("document.body.dataset.itemId")
+    before_reload = seconds_left(evaluator)
+    time.sleep(2.5)
+    evaluator.reload()
+    wait_for_item(evaluator, 3)
+    assert evaluator.evaluate("document.body.dataset.itemId") == item_id
+    assert seconds_left(evaluator) <= before_reload - 2
+    pick(evaluator, "the blue circle")
+    evaluator.click("#submit-answer")
+
+    # Paired-video item: both videos load, locked together; the participant lets it time out.
+    wait_for_item(evaluator, 4)
+    evaluator.wait_for_selector("#videos[data-loaded=true]", timeout=30_000)
+    shot(evaluator, "humaneval-2-paired-video-item", stack)
+    evaluator.wait_for_selector("#finished:not([hidden])", timeout=(SECONDS_PER_ITEM + 20) * 1000)
+    assert evaluator.locator("#completion-code").text_content().startswith("CQA_")
+    assert gold_seen == []
+
+    # The admin's study results: the human row in M3-Verse's layout, the timeout counted.
+    admin = new_page()
+    admin.goto(base + "/accounts/login/")
+    admin.fill("input[name=username]", "admin")
+    admin.fill("input[name=password]", PASSWORD)
+    admin.click("button[type=submit]")
+    admin.wait_for_url(base + "/")
+    admin.goto(f"{base}/studies/{setup['study']}/results/")
+    human = admin.locator("#study-results-table .human-row")
+    assert human.count() == 1
+    # 3D and image right (100 each), the timed-out video item 0: overall score 66.67.
+    assert human.locator("td").nth(2).text_content() == "66.67"
+    assert admin.locator("#n-timed-out").text_content() == "1"
+    shot(admin, "humaneval-3-study-results", stack)
+    csv_text = admin.request.get(f"{base}/studies/{setup['study']}/results.csv").text()
+    assert len(csv_text.strip().splitlines()) == 1 + 4

