@@ -26,7 +26,9 @@ def test_anonymous_home_page_offers_login(client):
 def test_review_pages_render_for_reviewers_and_admins(client, role):
     change = ChangeFactory()
     client.force_login(UserFactory(role=role))
-    assert client.get("/review/").status_code == 200
+    queue = client.get("/review/")
+    assert queue.status_code == 200
+    assert b"<title>Review queue \xc2\xb7 HypoLab</title>" in queue.content
     page = client.get(f"/review/changes/{change.pk}/")
     assert page.status_code == 200 and change.raw_text.encode() in page.content
 
