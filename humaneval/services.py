@@ -22,6 +22,7 @@ from benchmarks.models import AssetRole, Benchmark, ContextChange, Item
 from benchmarks.services import gold_row
 from review import services as review_services
 from scoring.hypo3d import normalize_answer
+from scoring.tables import PAPER_LAYOUT
 
 from .models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 
@@ -36,15 +37,6 @@ PRIMARY_METRIC = {
     "m3verse": "score",
 }
 # Each family's paper table: the breakdown its paper reports, and the metrics in its columns.
-PAPER_LAYOUT = {
-    "hypo3d": ("change_type", ("EM", "PM")),
-    "3dsrbench": ("category", ("circular", "vanilla")),
-    "causalspatial": ("level+task", ("accuracy", "not_sure_rate")),
-    "spatial457": ("level", ("accuracy",)),
-    "m3verse": ("state_type+capabilities", ("score", "hallucination_score", "factual_score")),
-}
-
-
 # --- study design -------------------------------------------------------------------------------
 
 
@@ -667,7 +659,8 @@ def study_results(study: Study) -> dict:
         gold.append(g)
         predictions.append(p)
     by, _ = PAPER_LAYOUT[family]
-    result = scoring.score(family, gold, predictions, by=[by])
+    # SBERT is left to an explicit request: it loads a sentence-embedding model (as for model runs).
+    result = scoring.score(family, gold, predictions, by=[by], sbert=False)
     latencies_by_item: dict[int, list[int]] = {}
     for _, response in kept:
         if response.latency_ms is not None:
@@ -699,33 +692,7 @@ def score_model_outputs(study: Study, outputs: dict[int, str]) -> dict:
     gold = [gold_row(item) for item in items if item.pk in outputs]
     predictions = [{"id": row["id"], "output": outputs[int(row["id"])]} for row in gold]
     by, _ = PAPER_LAYOUT[family]
-    return scoring.score(family, gold, predictions, by=[by])
-
-
-def paper_table(family: str, results: list[tuple[str, str, dict]]) -> dict:
-    """Columns of the family's paper table (overall, then each breakdown value) and one row per
-    (name, kind, result), each cell the layout's metrics."""
-    by, metrics = PAPER_LAYOUT[family]
-    groups = sorted(
-        {key for _, _, result in results for key in result.get("by", {}) if key.startswith(by + "=")}
-    )
-    columns = [("Overall", None)] + [(key.split("=", 1)[1], key) for key in groups]
-    rows = [
-        {
-            "name": name,
-            "kind": kind,
-            "n": result.get("n_items"),
-            "cells": [
-                [
-                    (result["overall"] if key is None else result["by"].get(key, {})).get(metric)
-                    for metric in metrics
-                ]
-                for _, key in columns
-            ],
-        }
-        for name, kind, result in results
-    ]
-    return {"by": by, "metrics": metrics, "columns": [label for label, _ in columns], "rows": rows}
+    return scoring.score(family, gold, predictions, by=[by], sbert=False)
 
 
 def _blank_if_none(value):

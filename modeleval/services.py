@@ -14,6 +14,7 @@ import scoring
 from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import gold_row
+from scoring.tables import PAPER_LAYOUT
 
 from .adapters import load_adapter
 from .models import ModelSpec, Prediction, Run
@@ -231,8 +232,10 @@ def score_run(run_id: int) -> dict | None:
             {"id": str(item_id), "output": output, "repeat": repeat}
             for item_id, output, repeat in run.predictions.filter(error="").values_list("item_id", "output", "repeat")
         ]
-        # SBERT needs a sentence-embedding model: not loaded on every run by default.
-        run.scores = scoring.score(run.benchmark.family, gold, rows, by=["change_type"], sbert=False)
+        # Broken down as the family's paper table; SBERT needs a sentence-embedding model, so it
+        # is not loaded on every run.
+        by, _ = PAPER_LAYOUT[run.benchmark.family]
+        run.scores = scoring.score(run.benchmark.family, gold, rows, by=[by], sbert=False)
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
         run.finished_at = timezone.now()

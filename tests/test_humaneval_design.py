@@ -14,6 +14,7 @@ from benchmarks.errors import DomainError, Forbidden
 from humaneval import services
 from humaneval.models import EvalSession, Response, SessionItem, Study, StudyItem
 from modeleval.models import ModelSpec, Prediction, Run
+from scoring.tables import paper_table
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -502,9 +503,9 @@ def test_causalspatial_native_not_sure_option_counts_in_the_not_sure_rate(client
     )
     result = services.study_results(study)
     assert result["overall"] == {"accuracy": 50.0, "not_sure_rate": 50.0}, result
-    table = services.paper_table("causalspatial", [("Human", "human", result)])
+    table = paper_table("causalspatial", [("Human", "human", result)])
     assert table["columns"] == ["Overall", "L1+collision"]
-    assert table["rows"][0]["cells"] == [[50.0, 50.0], [50.0, 50.0]]
+    assert [[v["value"] for v in cell] for cell in table["rows"][0]["cells"]] == [[50.0, 50.0], [50.0, 50.0]]
 
 
 def test_spatial457_open_answers_are_read_like_a_models_without_format_errors(client):

@@ -63,3 +63,15 @@ def test_drill_down_and_csv_show_output_gold_and_per_item_score(client, items, d
     csv_text = client.get(f"/runs/{run.pk}/predictions.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("item,repeat,question,gold,output")
     assert len(csv_text.strip().splitlines()) == 3
+
+
+def test_leaderboard_exports_json_and_csv_in_the_paper_layout(client, items, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.launch_run(services.ensure_baseline_model().pk, items[0].benchmark, None)
+    client.force_login(UserFactory(role=roles.ADMIN))
+    slug = items[0].benchmark.slug
+    table = client.get(f"/results/{slug}/?format=json").json()
+    assert table["family"] == "hypo3d" and table["by"] == "change_type" and table["columns"][0] == "Overall"
+    assert table["rows"][0]["kind"] == "model"
+    csv_lines = client.get(f"/results/{slug}/?format=csv").content.decode().splitlines()
+    assert csv_lines[0].startswith("row,kind,n,Overall EM,Overall PM") and len(csv_lines) == 2

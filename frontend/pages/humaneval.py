@@ -14,6 +14,7 @@ from benchmarks.models import Benchmark, Item
 from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval.models import Run
+from scoring.tables import paper_table
 
 from ..access import role_required
 from .common import BACKEND, error_page
@@ -138,7 +139,7 @@ def study_results(request, study_id):
         {
             "study": study,
             "human": human,
-            "table": humaneval_services.paper_table(study.benchmark.family, rows),
+            "table": paper_table(study.benchmark.family, rows),
             "crowd_link": f"/crowd/studies/{study.pk}/",
         },
     )

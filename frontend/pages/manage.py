@@ -4,7 +4,7 @@ import csv
 import json
 
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -16,6 +16,7 @@ from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
+from scoring.tables import paper_table
 
 from ..access import role_required
 
@@ -112,28 +113,30 @@ def run_predictions_csv(request, run_id):
     return response
 
 
+def leaderboard(benchmark: Benchmark) -> dict:
+    """The family's paper table: one human row per study, one row per finished model run."""
+    results = [
+        (f"Human — {study.name}", "human", humaneval_services.study_results(study))
+        for study in Study.objects.filter(benchmark=benchmark).order_by("created_at")
+    ] + [
+        (f"{run.model.name} (run {run.pk})", "model", run.scores)
+        for run in Run.objects.filter(benchmark=benchmark, status="finished").select_related("model").order_by("pk")
+    ]
+    return paper_table(benchmark.family, [r for r in results if r[2] and r[2].get("n_items")])
+
+
 @role_required(roles.ADMIN)
 def results(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    human_rows = [
-        {"name": f"Human — {s.name}", "kind": "human", "result": humaneval_services.study_results(s)}
-        for s in Study.objects.filter(benchmark=benchmark).order_by("created_at")
-    ]
-    model_rows = [
-        {"name": f"{r.model.name} (run {r.pk})", "kind": "model", "result": r.scores}
-        for r in Run.objects.filter(benchmark=benchmark, status="finished").select_related("model").order_by("pk")
-    ]
-    rows = [r for r in human_rows + model_rows if r["result"] and r["result"].get("n_items")]
-    change_types = sorted({k.split("=", 1)[1] for r in rows for k in r["result"].get("by", {})})
-    table = [
-        {
-            "name": r["name"],
-            "kind": r["kind"],
-            "n": r["result"]["n_items"],
-            "overall": r["result"]["overall"],
-            "by": [r["result"]["by"].get(f"change_type={t}", {}) for t in change_types],
-        }
-        for r in rows
-    ]
-    return render(request, "frontend/results.html",
-                  {"benchmark": benchmark, "table": table, "change_types": change_types})
+    table = leaderboard(benchmark)
+    if request.GET.get("format") == "json":
+        return JsonResponse({"benchmark": benchmark.slug, "family": benchmark.family, **table})
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.csv"'
+        writer = csv.writer(response)
+        writer.writerow(["row", "kind", "n"] + [f"{c} {m}" for c in table["columns"] for m in table["metrics"]])
+        for row in table["rows"]:
+            writer.writerow([row["name"], row["kind"], row["n"]] + [v["value"] for cell in row["cells"] for v in cell])
+        return response
+    return render(request, "frontend/results.html", {"benchmark": benchmark, "table": table})
