@@ -20,6 +20,7 @@ from annotation import services as annotation_services
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AssetRole, Benchmark, ContextChange, Item
 from benchmarks.services import gold_row
+from benchmarks.validation import whole_number
 from review import services as review_services
 from scoring.hypo3d import normalize_answer
 from scoring.tables import PAPER_LAYOUT
@@ -38,18 +39,6 @@ PRIMARY_METRIC = {
 }
 # Each family's paper table: the breakdown its paper reports, and the metrics in its columns.
 # --- study design -------------------------------------------------------------------------------
-
-
-def _whole_number(value, field: str, low: int, high: int, *, optional: bool = False) -> int | None:
-    if optional and value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise DomainError("Must be a whole number.", field=field) from None
-    if not low <= number <= high:
-        raise DomainError(f"Must be between {low} and {high}.", field=field)
-    return number
 
 
 def stratum_label(value) -> str | None:
@@ -126,17 +115,17 @@ def create_study(
     name = (name or "").strip()
     if not name:
         raise DomainError("Give the study a name.", field="name")
-    seconds_per_item = _whole_number(seconds_per_item, "seconds_per_item", 5, 3600)
-    seconds_per_session = _whole_number(seconds_per_session, "seconds_per_session", 5, 24 * 3600)
+    seconds_per_item = whole_number(seconds_per_item, "seconds_per_item", 5, 3600)
+    seconds_per_session = whole_number(seconds_per_session, "seconds_per_session", 5, 24 * 3600)
     if seconds_per_session < seconds_per_item:
         raise DomainError("A session must last at least one item's time.", field="seconds_per_session")
-    seed = secrets.randbelow(2**31) if seed in (None, "") else _whole_number(seed, "seed", 0, 2**62)
-    familiarisation_count = _whole_number(familiarisation_count, "familiarisation_count", 0, 100)
-    attention_failures_allowed = _whole_number(
+    seed = secrets.randbelow(2**31) if seed in (None, "") else whole_number(seed, "seed", 0, 2**62)
+    familiarisation_count = whole_number(familiarisation_count, "familiarisation_count", 0, 100)
+    attention_failures_allowed = whole_number(
         attention_failures_allowed, "attention_failures_allowed", 0, 100
     )
-    participants_per_item = _whole_number(participants_per_item, "participants_per_item", 1, 1000)
-    items_per_session = _whole_number(items_per_session, "items_per_session", 1, 10_000, optional=True)
+    participants_per_item = whole_number(participants_per_item, "participants_per_item", 1, 1000)
+    items_per_session = whole_number(items_per_session, "items_per_session", 1, 10_000, optional=True)
     stratify_by = (stratify_by or "").strip()
 
     attention = _approved_items(benchmark, attention_ids, "attention_ids")
@@ -145,7 +134,7 @@ def create_study(
     if not pool:
         raise DomainError("Pick at least one approved item of this benchmark.", field="items")
     if stratify_by:
-        per_stratum = _whole_number(per_stratum, "per_stratum", 1, 10_000)
+        per_stratum = whole_number(per_stratum, "per_stratum", 1, 10_000)
         scored = stratified_sample([(i.pk, i.tags.get(stratify_by)) for i in pool], per_stratum, seed)
     else:
         per_stratum = None
@@ -427,8 +416,8 @@ def answer_item(
     """Store the answer to the item on screen, timed by the server's clock. An answer after the item's
     deadline is not recorded and the item is marked timed out, whatever the client says."""
     session = session_for(session_id, participant)
-    client_latency_ms = _whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
-    focus_losses = _whole_number(focus_losses, "focus_losses", 0, 100_000)
+    client_latency_ms = whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
+    focus_losses = whole_number(focus_losses, "focus_losses", 0, 100_000)
     with transaction.atomic():
         response = (
             Response.objects.select_for_update().filter(session=session, item_id=item_id).first()

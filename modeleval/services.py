@@ -14,6 +14,7 @@ import scoring
 from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import gold_row
+from benchmarks.validation import whole_number
 from scoring.tables import PAPER_LAYOUT
 
 from .adapters import load_adapter
@@ -36,22 +37,12 @@ def model_settings_key(model: ModelSpec) -> str:
                        model.temperature, model.config], sort_keys=True, default=str)
 
 
-def _positive_int(value, field: str, low: int, high: int) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise DomainError("Must be a whole number.", field=field) from None
-    if not low <= number <= high:
-        raise DomainError(f"Must be between {low} and {high}.", field=field)
-    return number
-
-
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main") -> Run:
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
-    batch_size = _positive_int(batch_size, "batch_size", 1, 256)
-    repeats = _positive_int(repeats, "repeats", 1, MAX_REPEATS)
+    batch_size = whole_number(batch_size, "batch_size", 1, 256)
+    repeats = whole_number(repeats, "repeats", 1, MAX_REPEATS)
     template = latest_template(benchmark.family, condition)
     if template is None and condition != "main":
         raise DomainError(f"No prompt template '{condition}' for {benchmark.get_family_display()}.",
