@@ -22,8 +22,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from benchmarks import roles
@@ -96,9 +96,8 @@ def enter_from_crowd_link(params, role: str):
         .first()
     )
     if worker is None:
+        # No password given: create_user stores an unusable one.
         user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
-        user.set_unusable_password()
-        user.save()
         worker = CrowdWorker.objects.create(user=user, **ids)
     elif ids["session_id"] and ids["session_id"] != worker.session_id:
         worker.session_id = ids["session_id"]
@@ -109,12 +108,8 @@ def enter_from_crowd_link(params, role: str):
 
 
 def is_blocked(campaign: Campaign, user) -> bool:
-    crowd = CrowdWorker.objects.filter(user=user).first()
-    if crowd is None:
-        return False
-    return BlockedWorker.objects.filter(
-        Q(campaign=campaign) | Q(campaign__isnull=True), platform=crowd.platform, worker_id=crowd.worker_id
-    ).exists()
+    identity = CrowdWorker.objects.filter(user=user, platform=OuterRef("platform"), worker_id=OuterRef("worker_id"))
+    return BlockedWorker.objects.filter(Q(campaign=campaign) | Q(campaign__isnull=True), Exists(identity)).exists()
 
 
 # --- Qualification -------------------------------------------------------------------------------
@@ -190,40 +185,44 @@ def _units_with_room(campaign: Campaign, worker):
     return units.order_by("filled", "id")
 
 
-@transaction.atomic
 def lease_assignment(campaign: Campaign, worker) -> Assignment:
     """Resume the worker's open lease; else go back to the scene of their expired draft; else lease
-    the least-filled scene with room. Refuses blocked workers, a reached cap, an unpassed quiz."""
+    the least-filled scene with room. Refuses blocked workers, a reached cap, an unpassed quiz.
+    Leasers lock only the unit they take (others skip it), so arrivals do not queue on the campaign."""
     if not campaign.is_active:
         raise DomainError("This campaign is closed.", field="campaign")
     if is_blocked(campaign, worker):
         raise Forbidden("You are not eligible for this campaign.", field="worker")
     if needs_quiz(campaign, worker):
         raise Forbidden("Pass the qualification quiz first.", field="quiz")
-    Campaign.objects.select_for_update().get(pk=campaign.pk)  # one leaser at a time per campaign
     expire_stale_leases(campaign)
-    mine = campaign.assignments.filter(worker=worker)
-    open_lease = mine.filter(status=Assignment.Status.LEASED).first()
+    try:
+        with transaction.atomic():
+            return _lease(campaign, worker)
+    except IntegrityError:
+        # The same worker leased in another request at the same moment: resume that lease.
+        return campaign.assignments.get(worker=worker, status=Assignment.Status.LEASED)
+
+
+def _lease(campaign: Campaign, worker) -> Assignment:
+    mine = list(campaign.assignments.filter(worker=worker).exclude(status=Assignment.Status.RELEASED)
+                .select_related("draft").order_by("-id"))
+    open_lease = next((a for a in mine if a.status == Assignment.Status.LEASED), None)
     if open_lease:
         return open_lease
-    held = mine.filter(status=Assignment.Status.SUBMITTED).count()
+    held = sum(a.status == Assignment.Status.SUBMITTED for a in mine)
     if campaign.max_assignments_per_worker is not None and held >= campaign.max_assignments_per_worker:
         raise Forbidden(
             f"You have done the most assignments this campaign allows per worker "
             f"({campaign.max_assignments_per_worker}).", field="worker",
         )
     field = _unit_field(campaign)
-    units = _units_with_room(campaign, worker)
-    unfinished = (
-        mine.filter(status=Assignment.Status.EXPIRED, draft__isnull=False, **{f"{field}__in": units.values("pk")})
-        .select_related("draft")
-        .order_by("-id")
-        .first()
-    )
-    unit = getattr(unfinished, field) if unfinished else units.first()
+    drafted = [a for a in mine if a.status == Assignment.Status.EXPIRED and hasattr(a, "draft")]
+    unit = _lock_unit_with_room(campaign, worker, [getattr(a, f"{field}_id") for a in drafted])
     if unit is None:
         raise DomainError(f"Every {field} of this campaign has all the assignments it needs, or you have done "
                           "them all.", field="campaign")
+    unfinished = next((a for a in drafted if getattr(a, f"{field}_id") == unit.pk), None)
     assignment = Assignment.objects.create(
         campaign=campaign, worker=worker, lease_expires_at=_lease_deadline(campaign),
         **({"scene": unit} if field == "scene" else {field: unit, "scene_id": unit.scene_id}),
@@ -237,6 +236,36 @@ def lease_assignment(campaign: Campaign, worker) -> Assignment:
     return assignment
 
 
+def _lock_unit_with_room(campaign: Campaign, worker, drafted_ids: list[int], candidates: int = 8):
+    """Row-lock a unit with room, skipping units other leasers hold locked right now: the unit of
+    the worker's newest expired draft if it still has room, else the least filled. The quota is
+    counted again under the lock, since the first count ran before it. None when no unit has room."""
+    units = _units_with_room(campaign, worker)
+    ranked = []
+    if drafted_ids:
+        with_room = set(units.filter(pk__in=drafted_ids).values_list("pk", flat=True))
+        ranked = [pk for pk in drafted_ids if pk in with_room]
+    ranked += [pk for pk in units.values_list("pk", flat=True)[:candidates] if pk not in ranked]
+    if not ranked:
+        return None
+    # NO KEY: rows that only point at the unit (a submitted change's scene) need not wait for it.
+    rows = units.model.objects.select_for_update(skip_locked=True, no_key=True).filter(pk__in=ranked)
+    locked = {u.pk: u for u in rows}
+    if not locked:  # all taken by leasers right now: wait for the first rather than refuse
+        locked = {u.pk: u for u in units.model.objects.select_for_update(no_key=True).filter(pk=ranked[0])}
+    quota, field = campaign.assignments_per_scene, _unit_field(campaign)
+    for pk in ranked:
+        unit = locked.get(pk)
+        if unit is None:
+            continue
+        if quota is not None and campaign.assignments.filter(
+            **{field: unit}, status__in=[Assignment.Status.LEASED, Assignment.Status.SUBMITTED]
+        ).count() >= quota:
+            continue
+        return unit
+    return None
+
+
 def assignment_for_worker(assignment_id: int, worker) -> Assignment:
     """A worker reaches only their own assignments: 404 for none, 403 for someone else's."""
     assignment = Assignment.objects.select_related("campaign", "scene").filter(pk=assignment_id).first()
@@ -247,10 +276,22 @@ def assignment_for_worker(assignment_id: int, worker) -> Assignment:
     return assignment
 
 
+def _locked_assignment(assignment_id: int, worker) -> Assignment:
+    """The worker's assignment, row-locked (another worker's is locked only as long as it takes to
+    refuse it)."""
+    assignment = (Assignment.objects.select_for_update(of=("self",)).select_related("campaign", "scene")
+                  .filter(pk=assignment_id).first())
+    if assignment is None:
+        raise NotFound("No such assignment.", field="assignment")
+    if assignment.worker_id != worker.pk:
+        raise Forbidden("This assignment belongs to another worker.", field="assignment")
+    assignment.worker = worker
+    return assignment
+
+
 def _locked_open_assignment(assignment_id: int, worker) -> Assignment:
     """The worker's assignment, row-locked, still leased and within its lease."""
-    assignment_for_worker(assignment_id, worker)
-    assignment = Assignment.objects.select_for_update().select_related("campaign", "scene").get(pk=assignment_id)
+    assignment = _locked_assignment(assignment_id, worker)
     if assignment.status == Assignment.Status.SUBMITTED:
         raise Conflict("This assignment was already submitted.", field="assignment",
                        completion_code=assignment.completion_code)
@@ -315,21 +356,67 @@ def draft_of(assignment: Assignment) -> AssignmentDraft:
     return AssignmentDraft.objects.filter(assignment=assignment).first() or AssignmentDraft(assignment=assignment)
 
 
-@transaction.atomic
 def save_draft(assignment_id: int, worker, text: str = "", revision=None, content=None) -> AssignmentDraft:
     """Autosave what is being written (the description, or the form of the other kinds) and renew
     the lease. Kept even when the lease has lapsed, so the worker's return resumes it. A save based
-    on an older revision than the stored one (another tab or device saved since) gets 409."""
-    assignment_for_worker(assignment_id, worker)
-    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment_id)
-    if assignment.status == Assignment.Status.SUBMITTED:
-        raise Conflict("This assignment was already submitted.", field="assignment",
-                       completion_code=assignment.completion_code)
+    on an older revision than the stored one (another tab or device saved since) gets 409.
+    The hot path (every few seconds per worker) is one UPDATE that checks ownership itself; the
+    first save, and every refusal, take the locked path that says why."""
     text = text or ""
     if len(text) > MAX_TEXT_CHARS:
         raise DomainError(f"A description has at most {MAX_TEXT_CHARS} characters.", field="text")
     if content is not None and (not isinstance(content, dict) or len(json.dumps(content)) > MAX_DRAFT_CHARS):
         raise DomainError(f"The draft is a JSON object of at most {MAX_DRAFT_CHARS} characters.", field="content")
+    draft = _update_own_draft(assignment_id, worker, text, revision, content)
+    return draft if draft is not None else _save_draft_locked(assignment_id, worker, text, revision, content)
+
+
+def _update_own_draft(assignment_id: int, worker, text: str, revision, content) -> AssignmentDraft | None:
+    """Save into the worker's existing draft of an unsubmitted assignment at the expected revision,
+    in one statement, and renew the lease if it is still held. None when nothing matched."""
+    fields = AssignmentDraft._meta
+    draft_table, assignment_table = fields.db_table, Assignment._meta.db_table
+    now = timezone.now()
+    sets = ["text = %s", "revision = revision + 1", "updated_at = %s"]
+    params = [text, fields.get_field("updated_at").get_db_prep_save(now, connection)]
+    if content is not None:
+        sets.append("content = %s")
+        params.append(fields.get_field("content").get_db_prep_save(content, connection))
+    params.append(assignment_id)
+    at_revision = ""
+    if revision is not None:
+        at_revision = " AND revision = %s"
+        params.append(revision)
+    sql = (
+        f"UPDATE {draft_table} SET {', '.join(sets)} "
+        f"WHERE assignment_id = %s{at_revision} AND assignment_id IN ("
+        f"SELECT id FROM {assignment_table} WHERE id = %s AND worker_id = %s AND status <> %s) "
+        f"RETURNING id, descriptions, content, revision, (SELECT c.lease_minutes FROM {assignment_table} a "
+        f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id WHERE a.id = {draft_table}.assignment_id "
+        f"AND a.status = %s)"
+    )
+    params += [assignment_id, worker.pk, Assignment.Status.SUBMITTED, Assignment.Status.LEASED]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    draft_id, descriptions, saved_content, new_revision, lease_minutes = row
+    if lease_minutes is not None:
+        Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.LEASED).update(
+            lease_expires_at=now + timedelta(minutes=lease_minutes))
+    decode = fields.get_field("descriptions").from_db_value
+    return AssignmentDraft(id=draft_id, assignment_id=assignment_id, text=text, revision=new_revision,
+                           descriptions=decode(descriptions, None, connection),
+                           content=decode(saved_content, None, connection), updated_at=now)
+
+
+@transaction.atomic
+def _save_draft_locked(assignment_id: int, worker, text: str, revision, content) -> AssignmentDraft:
+    assignment = _locked_assignment(assignment_id, worker)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise Conflict("This assignment was already submitted.", field="assignment",
+                       completion_code=assignment.completion_code)
     draft, _ = AssignmentDraft.objects.select_for_update().get_or_create(assignment=assignment)
     if revision is not None and revision != draft.revision:
         raise Conflict(

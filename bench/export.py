@@ -1,4 +1,4 @@
-"""Release export speed: a 15,000-item release written as JSONL (+ manifest), JSON and CSV.
+"""Release export speed: a 15,000-item release written as JSONL (+ manifest), JSON, CSV and Parquet.
 
 Run: DATABASE_URL=... .venv/bin/python bench/export.py   (the default is the embedded SQLite file)
 Makes a throwaway benchmark (100 scenes, 1,500 changes, 15,000 items) in the configured database,

@@ -1,11 +1,14 @@
-from django.shortcuts import get_object_or_404
+import io
+
+from django.shortcuts import get_object_or_404, redirect
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView, RetrieveAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import services
-from .models import Benchmark, Item, Release
+from . import material, services, uploads
+from .errors import DomainError
+from .models import Asset, Benchmark, Item, Release
 from .permissions import IsAdmin, IsReviewer
 
 
@@ -93,3 +96,147 @@ class ReleaseDetail(APIView):
     def get(self, request, pk):
         release = get_object_or_404(Release.objects.select_related("benchmark", "previous"), pk=pk)
         return Response(ReleaseDetailSerializer(release).data)
+
+
+# --- uploads straight to storage, signed downloads (rules in benchmarks/uploads.py) -----------------
+
+
+class AssetSerializer(serializers.ModelSerializer):
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Asset
+        fields = ["id", "scene", "role", "size", "sha256", "meta", "created_at", "download_url"]
+
+    def get_download_url(self, asset):
+        return f"/api/v1/assets/{asset.pk}/download/"
+
+
+class UploadList(APIView):
+    """Announce a file (scene, role, filename, size, sha256); answers where to PUT its bytes."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request):
+        d = request.data
+        upload = uploads.start_upload(request.user, role=d.get("role"), filename=d.get("filename"),
+                                      size=d.get("size"), sha256=d.get("sha256"), scene_id=d.get("scene"),
+                                      meta=d.get("meta"))
+        return Response({"id": upload.pk, "status": upload.status, "key": upload.key,
+                         "upload": uploads.upload_target(upload)}, status=201)
+
+
+class UploadComplete(APIView):
+    """Check the stored bytes against the announced size and sha256; answers the new asset."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request, pk):
+        return Response(AssetSerializer(uploads.complete_upload(pk)).data, status=201)
+
+
+class UploadContent(APIView):
+    """The signed same-origin PUT target on local storage; the token in the URL is the credential."""
+
+    authentication_classes = []
+    permission_classes = []
+
+    def put(self, request, pk):
+        uploads.receive_local_upload(pk, request.query_params.get("token"), request.stream or io.BytesIO())
+        return Response(status=204)
+
+
+class AssetDetail(APIView):
+    permission_classes = [IsAdmin]
+
+    def get(self, request, pk):
+        return Response(AssetSerializer(get_object_or_404(Asset, pk=pk)).data)
+
+    def delete(self, request, pk):
+        uploads.delete_asset(get_object_or_404(Asset, pk=pk))
+        return Response(status=204)
+
+
+class AssetDownload(APIView):
+    """302 to a short-lived signed URL for the asset's bytes (gold-bearing files: reviewers only)."""
+
+    def get(self, request, pk):
+        return redirect(uploads.download_url(request.user, get_object_or_404(Asset, pk=pk)))
+
+
+class AssetFile(APIView):
+    """The signed same-origin download on local storage; the token in the URL is the credential."""
+
+    authentication_classes = []
+    permission_classes = []
+
+    def get(self, request, pk):
+        asset = uploads.local_download(pk, request.query_params.get("token"))
+        return uploads.ranged_file_response(request, asset.file.open("rb"), asset.size,
+                                            asset.file.name.rsplit("/", 1)[-1])
+
+
+# --- importing material (rules in benchmarks/material.py; layouts in docs/IMPORT.md) ---------------
+
+
+def _named(request, key: str, name: str | None = None) -> material.NamedFile | None:
+    upload = request.FILES.get(key)
+    return material.NamedFile(name or upload.name, upload.read()) if upload else None
+
+
+class ScanImport(APIView):
+    """Multipart: scene_id, ply, aggregation + segments or boxes, caption, world_frame."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request, slug):
+        benchmark = get_object_or_404(Benchmark, slug=slug)
+        ply = _named(request, "ply")
+        if ply is None:
+            raise DomainError("Attach the PLY file.", field="ply")
+        scene = material.import_scan(
+            benchmark, request.data.get("scene_id", ""), ply, aggregation=_named(request, "aggregation"),
+            segments=_named(request, "segments"), boxes=_named(request, "boxes"),
+            caption=request.data.get("caption", ""), world_frame=request.data.get("world_frame", ""),
+        )
+        return Response({"id": scene.pk, "external_id": scene.external_id,
+                         "objects": scene.scene_objects.count()}, status=201)
+
+
+class ImageSetImport(APIView):
+    """Multipart: `archive` (a .zip of images and items file) or several `files` plus `items`; `flip`."""
+
+    permission_classes = [IsAdmin]
+
+    def post(self, request, slug):
+        benchmark = get_object_or_404(Benchmark, slug=slug)
+        archive = _named(request, "archive")
+        if archive is not None:
+            files = material.files_from_zip(archive.name, archive.content)
+        else:
+            files = [material.NamedFile(f.name, f.read()) for f in request.FILES.getlist("files")]
+            items = request.FILES.get("items")
+            if items is not None:
+                suffix = items.name.rsplit(".", 1)[-1].lower()
+                files.append(material.NamedFile(f"items.{suffix}", items.read()))
+        flip = str(request.data.get("flip", "")).lower() in ("1", "true", "on", "yes")
+        report = material.import_image_set(benchmark, files, flip=flip, author=request.user)
+        return Response({"images": report.images, "flipped": report.flipped, "items": report.items,
+                         "changes": report.changes, "skipped": report.skipped}, status=201)
+
+
+class PairedVideoImport(APIView):
+    """Multipart: scene_id, before, after, objects_before, objects_after, operations."""
+
+    permission_classes = [IsAdmin]
+    FILES = {"before": "before.mp4", "after": "after.mp4", "objects_before": "objects_before.json",
+             "objects_after": "objects_after.json", "operations": "operations.json"}
+
+    def post(self, request, slug):
+        benchmark = get_object_or_404(Benchmark, slug=slug)
+        scene_id = str(request.data.get("scene_id", "")).strip()
+        if not scene_id or "/" in scene_id:
+            raise DomainError("Give the scene id (no '/').", field="scene_id")
+        files = [_named(request, key, f"{scene_id}/{name}") for key, name in self.FILES.items()]
+        scenes = material.import_paired_videos(benchmark, [f for f in files if f is not None])
+        return Response({"scenes": [{"id": s.pk, "external_id": s.external_id} for s in scenes]}, status=201)

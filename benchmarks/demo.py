@@ -15,10 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import IntegrityError, transaction
 
-from .models import AssetRole, Benchmark, Family, Scene, SceneObject, Side, WorldFrame
-from .pointcloud import encode_viewer_points
-from .services import store_asset
-from .topview import render_topview
+from .models import Benchmark, Family, Scene, SceneObject, Side, WorldFrame
+from .processing import build_viewer_assets
 
 WALL_HEIGHT = 2.6
 WALL_THICKNESS = 0.1
@@ -435,24 +433,6 @@ def generate_room(index: int, points_per_room: int = 220_000, seed: int = 0) -> 
     )
 
 
-def _scene_files(room: RoomCloud) -> list[tuple[str, str, bytes, dict]]:
-    """(role, filename, bytes, meta) for the viewer binary and both top-view maps."""
-    points = encode_viewer_points(room.xyz, room.rgb, room.instance)
-    plain_png, plain_meta = render_topview(room.xyz, room.rgb, room.objects)
-    semantic_png, semantic_meta = render_topview(room.xyz, room.rgb, room.objects, semantic=True)
-    points_meta = {
-        "format": "HLPC",
-        "version": 1,
-        "points": len(room.xyz),
-        "bbox": [room.xyz.min(axis=0).tolist(), room.xyz.max(axis=0).tolist()],
-    }
-    return [
-        (AssetRole.VIEWER_POINTS, f"{room.external_id}.hlpc", points, points_meta),
-        (AssetRole.TOPVIEW_PLAIN, f"{room.external_id}_topview_plain.png", plain_png, plain_meta),
-        (AssetRole.TOPVIEW_SEMANTIC, f"{room.external_id}_topview_semantic.png", semantic_png, semantic_meta),
-    ]
-
-
 def build_demo_benchmark(
     slug: str = "hypo3d-demo", n_rooms: int = 3, points_per_room: int = 220_000, seed: int = 0
 ) -> Benchmark:
@@ -460,9 +440,9 @@ def build_demo_benchmark(
     existing = Benchmark.objects.filter(slug=slug).first()
     if existing:
         return existing
-    # Sampling and rendering happen before the transaction so it stays short.
+    # Sampling happens before the transaction; encoding and top views run inside it (one code path,
+    # benchmarks.processing), so a failed build leaves no scene without its viewer assets.
     rooms = [generate_room(i, points_per_room, seed) for i in range(n_rooms)]
-    files = [_scene_files(room) for room in rooms]
     name = "Hypo3D demo" if slug == "hypo3d-demo" else f"Hypo3D demo ({slug})"
     try:
         with transaction.atomic():
@@ -472,15 +452,15 @@ def build_demo_benchmark(
                 family=Family.HYPO3D,
                 description="Procedurally generated furnished rooms for trying HypoLab without real scans.",
             )
-            for room, scene_files in zip(rooms, files, strict=True):
-                _create_scene(benchmark, room, scene_files)
+            for room in rooms:
+                _create_scene(benchmark, room)
     except IntegrityError:
         # Someone else built it between our check and our insert.
         return Benchmark.objects.get(slug=slug)
     return benchmark
 
 
-def _create_scene(benchmark: Benchmark, room: RoomCloud, scene_files) -> Scene:
+def _create_scene(benchmark: Benchmark, room: RoomCloud) -> Scene:
     scene = benchmark.scenes.create(external_id=room.external_id, caption=room.caption)
     SceneObject.objects.bulk_create(
         SceneObject(
@@ -503,6 +483,5 @@ def _create_scene(benchmark: Benchmark, room: RoomCloud, scene_files) -> Scene:
         side=room.side,
         text=room.world_frame_text,
     )
-    for role, filename, content, meta in scene_files:
-        store_asset(scene, role, filename, content, meta)
+    build_viewer_assets(scene, room.xyz, room.rgb, room.instance, room.objects)
     return scene

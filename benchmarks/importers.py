@@ -152,7 +152,7 @@ def srbench_records(text: str) -> Iterator[ItemRecord]:
         yield ItemRecord(
             where=where, question=_need(row, "question", where), answer_format=AnswerFormat.SINGLE,
             answers=[answer], choices=choices, external_id=_need(row, "qid", where),
-            tags={"category": SRBENCH_SUBTYPES[subtype], "subtype": subtype},
+            tags={"category": SRBENCH_SUBTYPES[subtype], "subtype": subtype}, scene_id=row.get("scene_id") or None,
         )
 
 
@@ -175,7 +175,7 @@ def causalspatial_records(text: str) -> Iterator[ItemRecord]:
         if not_sure:
             tags["not_sure"] = not_sure
         yield ItemRecord(where=where, question=question, answer_format=AnswerFormat.SINGLE, answers=[answer],
-                         choices=choices, external_id=item_id, tags=tags)
+                         choices=choices, external_id=item_id, tags=tags, scene_id=row.get("scene_id"))
 
 
 SPATIAL457_LEVELS = ("L1_single", "L2_objects", "L3_2d_spatial", "L4_occ", "L4_pose", "L5_6d_spatial",
@@ -195,7 +195,7 @@ def spatial457_records(text: str) -> Iterator[ItemRecord]:
             where=where, question=_need(row, "question", where), answer_format=AnswerFormat.OPEN,
             answers=[str(_need(row, "answer", where))],
             external_id=str(row.get("question_index", row.get("index", ""))),
-            tags={"level": row_level, "image": row.get("image_filename", "")},
+            tags={"level": row_level, "image": row.get("image_filename", "")}, scene_id=row.get("scene_id"),
         )
 
 

@@ -50,7 +50,11 @@ class AssetRole(models.TextChoices):
     TOPVIEW_PLAIN = "topview_plain", "Top-view map (plain)"
     TOPVIEW_SEMANTIC = "topview_semantic", "Top-view map (semantic)"
     IMAGE = "image", "Image"
+    IMAGE_FLIPPED = "image_flipped", "Image (mirrored twin, FlipEval)"
+    THUMBNAIL = "thumbnail", "Thumbnail"
     VIDEO = "video", "Video"
+    VIDEO_POSTER = "video_poster", "Video poster frame"
+    SCENE_META = "scene_meta", "Scene metadata (JSON: object states, operation log)"
     EXPORT = "export", "Export file"
 
 
@@ -268,3 +272,35 @@ class Release(StatusTransitions, models.Model):
 
     def __str__(self):
         return f"{self.benchmark.slug} v{self.version}"
+
+
+class Upload(StatusTransitions, models.Model):
+    """A browser upload straight to storage, before its bytes are checked.
+
+    Kept apart from Asset so that every Asset row points at verified bytes: pages, exports and
+    model runs read assets without filtering out half-finished uploads.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for the bytes"
+        COMPLETE = "complete", "Verified, asset created"
+        FAILED = "failed", "Refused, object deleted"
+
+    TRANSITIONS = {"pending": {"complete", "failed"}}
+
+    scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.CASCADE, related_name="uploads")
+    role = models.CharField(max_length=30, choices=AssetRole.choices)
+    filename = models.CharField(max_length=255, help_text="The file's name as the uploader gave it.")
+    key = models.CharField(max_length=500, unique=True, help_text="Object name on the configured storage.")
+    size = models.BigIntegerField(help_text="Size in bytes the uploader announced.")
+    sha256 = models.CharField(max_length=64, help_text="Hex SHA-256 the uploader announced.")
+    meta = models.JSONField(default=dict, blank=True, help_text="Copied onto the asset, e.g. {'which': 'before'}.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, help_text="Why the upload was refused.")
+    asset = models.OneToOneField(Asset, null=True, blank=True, on_delete=models.SET_NULL, related_name="upload")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(help_text="The upload URL stops working after this.")
+
+    def __str__(self):
+        return f"upload {self.pk} ({self.status}): {self.key}"

@@ -1,76 +1,176 @@
-"""The compact point-cloud binary the browser viewer loads ("HLPC", version 1).
+"""The compact point-cloud binary the browser viewer loads ("HLPC", version 2).
 
-Layout, all little-endian, every section starting at an even byte offset:
+One file holds the whole cloud as disjoint levels: level 0 is a uniform random sample (at most
+`FIRST_LEVEL_POINTS` points) the viewer draws first and keeps drawing while the camera moves; the
+further levels split the other points into uniform samples of at most `REFINE_LEVEL_POINTS`,
+so the browser decompresses one while it draws the previous. No point is stored twice.
+
+Layout, all little-endian:
 
     offset      size      field
     0           4         magic b"HLPC"
-    4           4         uint32 version (1)
-    8           4         uint32 N, number of points
-    12          12        float32[3] bbox min (x, y, z)
-    24          12        float32[3] bbox max (x, y, z)
-    36          6N        uint16[N, 3] positions, quantised per axis: q = round((v - min) / (max - min) * 65535)
-    36+6N       3N        uint8[N, 3] colours (r, g, b)
-    36+9N       N % 2     zero padding, so the next uint16 section is 2-byte aligned for a JS Uint16Array
-    36+9N+pad   2N        uint16[N] instance id per point (0 = floor / wall structure)
+    4           4         uint32 version (2)
+    8           4         uint32 N, number of points in all levels
+    12          4         uint32 L, number of levels
+    16          12        float32[3] origin (x, y, z): the bbox minimum
+    28          12        float32[3] step per axis, in metres
+    40          8L        per level: uint32 points, uint32 section bytes
+    40+8L       ...       the L sections in order, each one gzip member
 
-Dequantise with v = min + q / 65535 * (max - min); the error is at most half a step per axis.
-An axis with zero extent stores q = 0.
+A section of n points decompresses to 11n bytes of byte planes, each n bytes long:
+
+    x lo, y lo, z lo, x hi, y hi, z hi   position deltas: the points are sorted by the Morton code
+                                         of their quantised position q (uint16 per axis,
+                                         v = origin + q * step); each plane holds the low or high
+                                         byte of zigzag(q[i] - q[i-1]) (q[-1] = 0), so close points
+                                         give small deltas and the high planes are mostly zeros
+    r, g, b                              colour deltas: c[i] - c[i-1] modulo 256 (c[-1] = 0)
+    id lo, id hi                         instance id per point (0 = floor / wall structure)
+
+The step is the bbox extent / 65535 but never under `MIN_STEP` (1 mm): finer than scans resolve
+and coarse enough that deltas stay small. Dequantising is off by at most half a step per axis.
+Sections are gzip because browsers decode it natively (DecompressionStream), whatever storage
+serves the file and with which Content-Encoding.
 """
 
+import gzip
 import struct
+import zlib
 
 import numpy as np
 
 MAGIC = b"HLPC"
-VERSION = 1
-HEADER = struct.Struct("<4sII3f3f")
+VERSION = 2
+HEADER = struct.Struct("<4sIII3f3f")
+LEVEL = struct.Struct("<II")
 QUANT_MAX = 65535
+MIN_STEP = 0.001
+# Small enough that software GL (this project's test machine) orbits it at 10+ frames a second.
+FIRST_LEVEL_POINTS = 100_000
+REFINE_LEVEL_POINTS = 300_000
+PLANES_PER_POINT = 11
+# Fixed, so encoding the same cloud twice gives the same bytes (and sha256).
+LEVEL_SEED = 0
 
 
-def _extent(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    extent = (hi - lo).astype(np.float64)
-    # A flat axis has nothing to quantise; dividing by 1 keeps every q at 0.
-    return np.where(extent > 0, extent, 1.0)
+def quantisation(xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Origin and per-axis step (float32) the cloud is quantised with."""
+    lo = xyz.min(axis=0) if len(xyz) else np.zeros(3, dtype=np.float32)
+    hi = xyz.max(axis=0) if len(xyz) else np.zeros(3, dtype=np.float32)
+    step = np.maximum((hi.astype(np.float64) - lo) / QUANT_MAX, MIN_STEP)
+    return lo.astype(np.float32), step.astype(np.float32)
 
 
-def encode_viewer_points(xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> bytes:
-    """Pack points, colours and instance ids into the HLPC v1 layout described above."""
+def _spread_bits(values: np.ndarray) -> np.ndarray:
+    """Move bit k of each 16-bit value to bit 3k, so three axes interleave into one Morton code."""
+    v = values.astype(np.uint64)
+    for shift, mask in ((16, 0x0000FF0000FF), (8, 0x00F00F00F00F), (4, 0x0C30C30C30C3), (2, 0x249249249249)):
+        v = (v | (v << np.uint64(shift))) & np.uint64(mask)
+    return v
+
+
+def morton_order(quantised: np.ndarray) -> np.ndarray:
+    """Indices that sort uint16 (n, 3) positions along the Z-order curve."""
+    code = (
+        _spread_bits(quantised[:, 0])
+        | (_spread_bits(quantised[:, 1]) << np.uint64(1))
+        | (_spread_bits(quantised[:, 2]) << np.uint64(2))
+    )
+    return np.argsort(code, kind="stable")
+
+
+def level_split(n: int, first_level: int = FIRST_LEVEL_POINTS) -> list[np.ndarray]:
+    """Disjoint point indices per level: a seeded uniform sample first, then the rest in nearly
+    equal uniform samples of at most REFINE_LEVEL_POINTS."""
+    if n <= first_level:
+        return [np.arange(n)]
+    order = np.random.default_rng(LEVEL_SEED).permutation(n)
+    rest = order[first_level:]
+    return [order[:first_level], *np.array_split(rest, -(-len(rest) // REFINE_LEVEL_POINTS))]
+
+
+def _planes(values: np.ndarray) -> bytes:
+    """Column-major bytes of an (n, k) uint8 array: k planes of n bytes."""
+    return np.ascontiguousarray(values.T).tobytes()
+
+
+def _encode_section(quantised: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> bytes:
+    delta = np.diff(quantised.astype(np.int32), axis=0, prepend=0)
+    zigzag = ((delta << 1) ^ (delta >> 31)).astype("<u2")
+    position_bytes = zigzag.view(np.uint8).reshape(len(zigzag), 3, 2)
+    colour_delta = np.diff(rgb.astype(np.int16), axis=0, prepend=0).astype(np.uint8)
+    id_bytes = instance.astype("<u2").view(np.uint8).reshape(len(instance), 2)
+    raw = b"".join(
+        [_planes(position_bytes[:, :, 0]), _planes(position_bytes[:, :, 1]), _planes(colour_delta), _planes(id_bytes)]
+    )
+    return gzip.compress(raw, compresslevel=6, mtime=0)
+
+
+def encode_viewer_points(
+    xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray, first_level: int = FIRST_LEVEL_POINTS
+) -> bytes:
+    """Pack points, colours and instance ids into the HLPC v2 layout described above."""
     xyz = np.asarray(xyz, dtype=np.float32)
     rgb = np.asarray(rgb, dtype=np.uint8)
-    instance = np.asarray(instance, dtype=np.uint16)
     n = len(xyz)
-    if xyz.shape != (n, 3) or rgb.shape != (n, 3) or instance.shape != (n,):
+    if xyz.shape != (n, 3) or rgb.shape != (n, 3) or np.shape(instance) != (n,):
         raise ValueError("xyz and rgb must be (N, 3) and instance (N,) for the same N.")
-    if n == 0:
-        lo = hi = np.zeros(3, dtype=np.float32)
-    else:
-        lo, hi = xyz.min(axis=0), xyz.max(axis=0)
-    scaled = (xyz.astype(np.float64) - lo) / _extent(lo, hi) * QUANT_MAX
-    quantised = np.clip(np.rint(scaled), 0, QUANT_MAX).astype("<u2")
-    padding = b"\x00" * (n % 2)
-    return b"".join(
-        [
-            HEADER.pack(MAGIC, VERSION, n, *lo.tolist(), *hi.tolist()),
-            quantised.tobytes(),
-            rgb.tobytes(),
-            padding,
-            instance.astype("<u2").tobytes(),
-        ]
-    )
+    if n and not 0 <= np.min(instance) <= np.max(instance) <= QUANT_MAX:
+        raise ValueError("Instance ids must lie in 0..65535.")
+    instance = np.asarray(instance, dtype=np.uint16)
+    origin, step = quantisation(xyz)
+    quantised = np.clip(np.rint((xyz - origin) / step), 0, QUANT_MAX).astype(np.uint16)
+    levels, sections = [], []
+    for indices in level_split(n, first_level):
+        indices = indices[morton_order(quantised[indices])]
+        sections.append(_encode_section(quantised[indices], rgb[indices], instance[indices]))
+        levels.append(LEVEL.pack(len(indices), len(sections[-1])))
+    header = HEADER.pack(MAGIC, VERSION, n, len(levels), *origin.tolist(), *step.tolist())
+    return b"".join([header, *levels, *sections])
+
+
+def read_header(data: bytes) -> dict:
+    """The header fields: points, origin, step and per level (points, section bytes)."""
+    if len(data) < HEADER.size:
+        raise ValueError("Not an HLPC file: shorter than its header.")
+    magic, version, n, n_levels, *numbers = HEADER.unpack_from(data, 0)
+    if magic != MAGIC or version != VERSION:
+        raise ValueError(f"Not an HLPC v{VERSION} file (magic {magic!r}, version {version}).")
+    if len(data) < HEADER.size + LEVEL.size * n_levels:
+        raise ValueError("The HLPC file is truncated.")
+    levels = [LEVEL.unpack_from(data, HEADER.size + LEVEL.size * i) for i in range(n_levels)]
+    return {"points": n, "origin": numbers[:3], "step": numbers[3:], "levels": levels}
+
+
+def _undelta(planes: np.ndarray) -> np.ndarray:
+    return np.cumsum(planes.astype(np.int64), axis=0)
 
 
 def decode_viewer_points(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Inverse of `encode_viewer_points`: float32 (N, 3) xyz, uint8 (N, 3) rgb, uint16 (N,) instance."""
-    magic, version, n, *bounds = HEADER.unpack_from(data, 0)
-    if magic != MAGIC or version != VERSION:
-        raise ValueError(f"Not an HLPC v{VERSION} file (magic {magic!r}, version {version}).")
-    lo = np.array(bounds[:3], dtype=np.float32)
-    hi = np.array(bounds[3:], dtype=np.float32)
-    offset = HEADER.size
-    quantised = np.frombuffer(data, dtype="<u2", count=n * 3, offset=offset).reshape(n, 3)
-    offset += 6 * n
-    rgb = np.frombuffer(data, dtype=np.uint8, count=n * 3, offset=offset).reshape(n, 3).copy()
-    offset += 3 * n + n % 2
-    instance = np.frombuffer(data, dtype="<u2", count=n, offset=offset).astype(np.uint16)
-    xyz = lo + quantised.astype(np.float64) / QUANT_MAX * _extent(lo, hi) * (hi > lo)
-    return xyz.astype(np.float32), rgb, instance
+    """Inverse of `encode_viewer_points`, points in file order (level by level, Morton order within):
+    float32 (N, 3) xyz, uint8 (N, 3) rgb, uint16 (N,) instance."""
+    header = read_header(data)
+    offset = HEADER.size + LEVEL.size * len(header["levels"])
+    quantised, colours, ids = [], [], []
+    for n, size in header["levels"]:
+        if offset + size > len(data):
+            raise ValueError("The HLPC file is truncated.")
+        try:
+            raw = np.frombuffer(gzip.decompress(data[offset : offset + size]), dtype=np.uint8)
+        except (OSError, EOFError, zlib.error) as error:
+            raise ValueError(f"A level of the HLPC file is damaged: {error}") from error
+        offset += size
+        if len(raw) != PLANES_PER_POINT * n:
+            raise ValueError(f"A level of {n} points decompressed to {len(raw)} bytes, not {PLANES_PER_POINT * n}.")
+        planes = raw.reshape(PLANES_PER_POINT, n).T
+        zigzag = planes[:, 0:3].astype(np.int64) | (planes[:, 3:6].astype(np.int64) << 8)
+        delta = (zigzag >> 1) ^ -(zigzag & 1)
+        quantised.append(_undelta(delta) & 0xFFFF)
+        colours.append((_undelta(planes[:, 6:9]) & 0xFF).astype(np.uint8))
+        ids.append(planes[:, 9].astype(np.uint16) | (planes[:, 10].astype(np.uint16) << 8))
+    if not quantised:
+        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.uint8), np.zeros(0, np.uint16)
+    origin = np.asarray(header["origin"], dtype=np.float64)
+    step = np.asarray(header["step"], dtype=np.float64)
+    xyz = origin + np.concatenate(quantised) * step
+    return xyz.astype(np.float32), np.concatenate(colours), np.concatenate(ids)

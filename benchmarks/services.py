@@ -7,6 +7,8 @@ import io
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
+from pathlib import PurePosixPath
 
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -31,7 +33,11 @@ def store_asset(scene: Scene | None, role: str, filename: str, content: bytes, m
     asset.meta = meta or {}
     with transaction.atomic():
         asset.file.save(filename, ContentFile(content), save=False)
-        asset.save()
+        try:
+            asset.save()
+        except BaseException:
+            asset.file.storage.delete(asset.file.name)  # no row, so no orphan bytes either
+            raise
     return asset
 
 
@@ -56,12 +62,13 @@ def gold_row(item: Item, row_id=None) -> dict:
 # --- Releases -------------------------------------------------------------------------------------
 #
 # A release freezes the approved items (minus those flagged for lack of consensus) as one JSONL
-# file plus a manifest of scenes and assets, both written at once; a task then derives JSON and CSV
-# from the JSONL (the formats the Hugging Face `datasets` json/csv loaders read) and a dataset card.
+# file plus a manifest of scenes and assets, both written at once; a task then derives JSON, CSV and
+# Parquet from the JSONL (the formats the Hugging Face `datasets` json/csv/parquet loaders read) and a
+# dataset card.
 # Lines are keyed by a stable release id, so exporting an imported release gives the same bytes.
 
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
-FORMATS = ("json", "csv")
+FORMATS = ("json", "csv", "parquet")
 
 
 def _dumps(data) -> str:
@@ -152,6 +159,21 @@ def dataset_card(lines: list[dict], agreements: list[float]) -> dict:
     }
 
 
+def release_asset_path(asset: Asset) -> str:
+    """Where an asset lies in an exported release folder (under assets/): named by scene and role,
+    not by database ids, so an imported release lists the same paths when exported again."""
+    return f"{asset.scene.external_id}/{asset.role}/{PurePosixPath(asset.file.name).name}"
+
+
+def release_assets(release: Release) -> dict[str, Asset]:
+    """The asset files a release's manifest lists, by their path in the release."""
+    with release.manifest_file.file.open("rb") as handle:
+        listed = {entry["path"] for entry in json.loads(handle.read()).get("assets", [])}
+    scene_ids = release.items.exclude(scene=None).values("scene_id")
+    assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")
+    return {path: a for a in assets if (path := release_asset_path(a)) in listed}
+
+
 def release_lines(release: Release) -> list[dict]:
     if not release.items_file:
         return []
@@ -185,11 +207,11 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             "family": benchmark.family,
             "version": version,
             "n_items": len(items),
-            "assets": [
-                {"scene_id": a.scene.external_id, "role": a.role, "path": a.file.name, "size": a.size,
-                 "sha256": a.sha256}
-                for a in assets.order_by("scene_id", "role")
-            ],
+            "assets": sorted(
+                ({"scene_id": a.scene.external_id, "role": a.role, "path": release_asset_path(a), "size": a.size,
+                  "sha256": a.sha256, "meta": a.meta} for a in assets),
+                key=lambda entry: (entry["scene_id"], entry["role"], entry["path"]),
+            ),
             "scenes": [_scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
         }
         previous = Release.objects.filter(benchmark=benchmark).order_by("-created_at", "-pk").first()
@@ -222,7 +244,30 @@ def _csv_bytes(lines: list[dict]) -> bytes:
     return out.getvalue().encode()
 
 
+def _parquet_bytes(lines: list[dict]) -> bytes:
+    """A fixed schema, so every release reads the same way: texts as strings, lists of texts as lists;
+    tags and provenance (free-form objects whose keys differ per item) as JSON text, as in the CSV.
+    The file holds no timestamps, so the same lines always give the same bytes."""
+    import pyarrow as pa  # imported here: only the formats task needs it
+    import pyarrow.parquet as pq
+
+    text, texts = pa.string(), pa.list_(pa.string())
+    schema = pa.schema([
+        ("id", text), ("external_id", text), ("scene_id", text), ("world_frame", texts), ("context_change", text),
+        ("context_change_raw", text), ("change_type", text), ("question", text), ("answer_format", text),
+        ("choices", texts), ("answers", texts), ("tags", text), ("provenance", text),
+    ])
+    columns = {name: [line[name] for line in lines] for name in schema.names}
+    for name in ("tags", "provenance"):
+        columns[name] = [_dumps(value) for value in columns[name]]
+    out = pa.BufferOutputStream()
+    pq.write_table(pa.table(columns, schema=schema), out, compression="zstd")
+    return out.getvalue().to_pybytes()
+
+
 def format_bytes(fmt: str, lines: list[dict]) -> bytes:
+    if fmt == "parquet":
+        return _parquet_bytes(lines)
     if fmt == "json":
         return ("[\n" + ",\n".join(_dumps(line) for line in lines) + "\n]\n").encode()
     if fmt == "csv":
@@ -231,7 +276,7 @@ def format_bytes(fmt: str, lines: list[dict]) -> bytes:
 
 
 def write_release_formats(release_id: int) -> Release:
-    """Write the JSON and CSV files and the dataset card beside the JSONL. Idempotent: each format is
+    """Write the JSON, CSV and Parquet files and the dataset card beside the JSONL. Idempotent: each format is
     written under a row lock and skipped when already there, so a retried task finishes the rest."""
     release = Release.objects.filter(pk=release_id).select_related("benchmark").first()
     if release is None:
@@ -296,9 +341,12 @@ def release_files(release: Release) -> dict[str, Asset]:
 
 
 @transaction.atomic
-def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: str = "", name: str = "") -> Release:
+def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: str = "", name: str = "",
+                   read_asset: Callable[[str], bytes | None] | None = None) -> Release:
     """Rebuild a benchmark from an exported release (scenes, objects, world frames, changes,
-    items) and export it again under the same version: the files come out byte-identical."""
+    items, asset files) and export it again under the same version: the files come out
+    byte-identical. `read_asset(path)` gives the bytes of an asset the manifest lists (None when
+    missing); every asset is checked against its sha256 before anything is written."""
     try:
         manifest = json.loads(manifest_json)
         lines = [json.loads(line) for line in items_jsonl.decode().splitlines() if line.strip()]
@@ -307,6 +355,9 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
         raise DomainError(f"Not an exported release: {exc}", field="file") from None
     if len(lines) != manifest.get("n_items"):
         raise DomainError("The items file and the manifest disagree on the number of items.", field="file")
+    asset_entries = manifest.get("assets", [])
+    for entry in asset_entries:
+        _checked_asset(entry, read_asset)
     slug = slug or manifest["benchmark"]
     if Benchmark.objects.filter(slug=slug).exists():
         raise Conflict(f"A benchmark '{slug}' already exists; import into a new one.", field="slug")
@@ -349,4 +400,30 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
             status=Item.Status.APPROVED,
         ))
     Item.objects.bulk_create(items, batch_size=1000)
-    return export_release(benchmark, version, created_by, notes=f"Imported from {manifest['benchmark']}@{version}.")
+    stored = []
+    try:
+        for entry in asset_entries:
+            scene = scenes.get(entry["scene_id"])
+            if scene is None:
+                raise DomainError(f"Asset file {entry['path']} names an unknown scene.", field="assets")
+            stored.append(store_asset(scene, entry["role"], PurePosixPath(entry["path"]).name,
+                                      _checked_asset(entry, read_asset), entry.get("meta") or {}))
+        return export_release(benchmark, version, created_by, notes=f"Imported from {manifest['benchmark']}@{version}.")
+    except BaseException:
+        for asset in stored:  # the rows roll back with the transaction; the bytes go too
+            asset.file.storage.delete(asset.file.name)
+        raise
+
+
+def _checked_asset(entry: dict, read_asset) -> bytes:
+    """The bytes of one listed asset, refused when missing, outside the release or not matching."""
+    path = entry.get("path") or ""
+    parts = PurePosixPath(path).parts
+    if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+        raise DomainError(f"Asset path '{path}' is not inside the release.", field="assets")
+    content = read_asset(path) if read_asset else None
+    if content is None:
+        raise DomainError(f"Asset file {path} is missing from the release.", field="assets")
+    if hashlib.sha256(content).hexdigest() != entry.get("sha256"):
+        raise DomainError(f"Asset file {path} does not match its sha256 in the manifest.", field="assets")
+    return content

@@ -9,10 +9,22 @@ def _asset_url(scene: Scene, role: str) -> str | None:
     return asset.file.url if asset else None
 
 
+def _object_box(obj) -> dict:
+    return {
+        "instance_id": obj.instance_id,
+        "label": obj.label,
+        "center": [obj.center_x, obj.center_y, obj.center_z],
+        "size": [obj.size_x, obj.size_y, obj.size_z],
+        "yaw": obj.yaw,
+    }
+
+
 def scene_viewer_data(scene: Scene) -> dict:
     """URLs of the point cloud and both top-view maps, the plain map's data for hover, world frames
-    and the scene's objects; a missing asset gives None for its URL (and for the map)."""
+    (texts, and the latest as anchor + side for the compass) and the scene's objects with their
+    boxes; a missing asset gives None for its URL (and for the map)."""
     plain = scene_asset(scene, AssetRole.TOPVIEW_PLAIN)
+    frame = scene.world_frames.select_related("anchor").order_by("-id").first()
     return {
         "scene_id": scene.pk,
         "external_id": scene.external_id,
@@ -22,5 +34,6 @@ def scene_viewer_data(scene: Scene) -> dict:
         "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
         "map": plain.meta if plain else None,
         "world_frames": list(scene.world_frames.order_by("id").values_list("text", flat=True)),
-        "objects": list(scene.scene_objects.order_by("instance_id").values("instance_id", "label")),
+        "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
+        "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
     }

@@ -74,6 +74,12 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several threads (web + in-process tasks) write to one file: wait instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+else:
+    # Opening a connection costs more than most requests. A WSGI server (gunicorn) keeps its threads,
+    # so each may keep its connection for CONN_MAX_AGE seconds. Off by default: an ASGI server (daphne)
+    # runs every request on a new thread, and would leave a connection open behind each.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -105,6 +111,7 @@ if S3_BUCKET:
         "secret_key": env("S3_SECRET_ACCESS_KEY", default=None),
         "region_name": env("S3_REGION", default="us-east-1"),
         "querystring_auth": True,
+        "signature_version": "s3v4",  # presigned URLs carry X-Amz-Expires; every region accepts v4
         "file_overwrite": False,
     }
 else:
@@ -114,11 +121,22 @@ STORAGES = {
     "default": {"BACKEND": DEFAULT_FILE_STORAGE_BACKEND, "OPTIONS": DEFAULT_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# How long signed URLs work: browser uploads straight to storage, and asset downloads.
+UPLOAD_URL_EXPIRY_S = env.int("UPLOAD_URL_EXPIRY_S", default=900)
+DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
 REDIS_URL = env("REDIS_URL", default="")
 # Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                "KEY_PREFIX": REDIS_KEY_PREFIX}
+    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+# Sessions are read on every request: from the cache (Redis with the services stack), written
+# through to the database so a cache flush logs nobody out.
+SESSION_ENGINE = env("SESSION_ENGINE", default="django.contrib.sessions.backends.cached_db")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL

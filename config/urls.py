@@ -1,8 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from benchmarks.uploads import serve_local_media
 
 # Each app owns its API routes (`<app>/api_urls.py`); this file only mounts them.
 api_v1 = [
@@ -22,5 +23,6 @@ urlpatterns = [
 ]
 
 if not settings.S3_BUCKET:
-    # Local media folder (embedded default); S3 serves its own (presigned) URLs.
-    urlpatterns += [re_path(r"^media/(?P<path>.*)$", serve, {"document_root": settings.MEDIA_ROOT})]
+    # Local media folder (embedded default), with byte ranges so videos can seek; S3 serves its own
+    # (presigned) URLs.
+    urlpatterns += [re_path(r"^media/(?P<path>.*)$", serve_local_media)]

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .pages import annotation, common, humaneval, manage, releases, review
+from .pages import annotation, common, humaneval, manage, releases, review, scenes
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -22,6 +22,7 @@ urlpatterns = [
     path("review/duplicates/<int:run_id>/", review.duplicates, name="review_duplicates"),
     path("review/agreement/<slug:slug>/", review.agreement, name="review_agreement"),
     path("review/duplicates/start/<slug:slug>/", review.start_dedup, name="start_dedup"),
+    path("review/polish/start/", review.start_polish, name="start_polish"),
     # admins
     path("manage/<slug:slug>/", manage.manage, name="manage"),
     path("manage/<slug:slug>/studies/", manage.create_study, name="create_study"),
@@ -31,6 +32,7 @@ urlpatterns = [
     path("runs/<int:run_id>/predictions/", manage.run_predictions, name="run_predictions"),
     path("runs/<int:run_id>/predictions.csv", manage.run_predictions_csv, name="run_predictions_csv"),
     path("results/<slug:slug>/", manage.results, name="results"),
+    path("manage/scenes/<int:scene_id>/", scenes.scene_media, name="scene_media"),
     # releases
     path("releases/<int:release_id>/", releases.release_detail, name="release_detail"),
     # evaluators

@@ -1,3 +1,4 @@
+from django.core.cache import cache
 from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -10,6 +11,23 @@ from benchmarks.viewer import scene_viewer_data
 
 from . import services
 from .models import ItemRole, Study
+
+# A scene and its files do not change while a study runs, and every participant's item on the same
+# scene shows them again: cache them briefly (well inside the life of a signed storage URL).
+SCENE_CACHE_S = 60
+
+
+def scene_stimulus(item, mirrored: bool = False) -> dict:
+    """The viewer data of the item's scene and its images/videos (mirrored on a flipped variant), as
+    item_view shows them."""
+    if item.scene_id is None:
+        return {"scene": None, **services.stimulus_files(item)}
+    key = f"humaneval:stimulus:{item.scene_id}:{item.scene.created_at.timestamp()}:{int(mirrored)}"  # ids are reused
+    stimulus = cache.get(key)
+    if stimulus is None:
+        stimulus = {"scene": scene_viewer_data(item.scene), **services.stimulus_files(item, mirrored)}
+        cache.set(key, stimulus, SCENE_CACHE_S)
+    return stimulus
 
 
 def item_view(session, entry, response) -> dict:
@@ -27,8 +45,7 @@ def item_view(session, entry, response) -> dict:
         "context_change": change.text if change else None,
         "shown_at": response.shown_at.isoformat(),
         "deadline": response.deadline.isoformat(),
-        "scene": scene_viewer_data(item.scene) if item.scene else None,
-        **services.stimulus_files(item),
+        **scene_stimulus(item, services.shows_mirrored_image(entry)),
     }
 
 
@@ -70,6 +87,8 @@ class StudyCreateSerializer(serializers.Serializer):
     shuffle_items = serializers.BooleanField(default=False)
     shuffle_choices = serializers.BooleanField(default=True)
     offer_not_sure = serializers.BooleanField(default=False)
+    circular_variants = serializers.BooleanField(default=False)
+    flip_images = serializers.BooleanField(default=False)
 
 
 class StudyCreate(APIView):
@@ -131,7 +150,7 @@ class SessionAnswer(APIView):
         stored = services.answer_item(
             pk, request.user, v["item"], v["answer"], v["client_latency_ms"], v["focus_losses"]
         )
-        session = services.session_for(pk, request.user)
+        session = stored.session
         if services.plan_entry(session, stored.item_id).role == ItemRole.FAMILIARISATION:
             return Response(session_state(session, None, services.feedback(session, stored)), status=201)
         session, response = services.current_item(pk, request.user)

@@ -50,6 +50,16 @@ class Study(models.Model):
     offer_not_sure = models.BooleanField(
         default=False, help_text="Add a 'Not sure' option to choice items that have none (scored as wrong)."
     )
+    circular_variants = models.BooleanField(
+        default=False,
+        help_text="CircularEval: scored choice items are shown with their options rotated, each participant "
+        "getting the least-shown rotation (instead of a shuffle).",
+    )
+    flip_images = models.BooleanField(
+        default=False,
+        help_text="FlipEval: scored image items tagged flip: swap/same are also shown on the mirrored image "
+        "(left and right answers swapped where the tag says so).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -113,6 +123,11 @@ class SessionItem(models.Model):
         default=list,
         blank=True,
         help_text="Canonical option index shown at each position (empty: no choices).",
+    )
+    variant = models.CharField(
+        max_length=30, default="", blank=True,
+        help_text="Protocol variant shown (benchmarks.protocols): '' as is, 'k' options rotated by k, 'flip' "
+        "the mirrored image, 'flip-k' both.",
     )
 
     class Meta:

@@ -17,13 +17,15 @@ from django.utils import timezone
 
 import scoring
 from annotation import services as annotation_services
+from benchmarks import protocols
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AssetRole, Benchmark, ContextChange, Item
+from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from benchmarks.validation import whole_number
 from review import services as review_services
 from scoring.hypo3d import normalize_answer
-from scoring.tables import PAPER_LAYOUT
+from scoring.tables import PAPER_LAYOUT, breakdowns
 
 from .models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 
@@ -107,6 +109,8 @@ def create_study(
     shuffle_items=False,
     shuffle_choices=True,
     offer_not_sure=False,
+    circular_variants=False,
+    flip_images=False,
 ) -> Study:
     """A study over approved items. `item_ids` are the scored items, or with `stratify_by` the pool
     that `per_stratum` items of each tag value are drawn from. Familiarisation items are drawn from
@@ -171,7 +175,11 @@ def create_study(
         shuffle_items=bool(shuffle_items),
         shuffle_choices=bool(shuffle_choices),
         offer_not_sure=bool(offer_not_sure),
+        circular_variants=bool(circular_variants),
+        flip_images=bool(flip_images),
     )
+    if study.flip_images:
+        _store_flipped_images([pk for pk, _ in scored])
     entries = [(pk, ItemRole.FAMILIARISATION, "") for pk in familiarisation]
     entries += [(pk, ItemRole.SCORED, stratum) for pk, stratum in scored]
     entries += [(i.pk, ItemRole.ATTENTION, "") for i in sorted(attention, key=lambda i: i.pk)]
@@ -180,6 +188,15 @@ def create_study(
         for position, (pk, role, stratum) in enumerate(entries)
     )
     return study
+
+
+def _store_flipped_images(item_ids: list[int]) -> None:
+    """Mirrored twins of the images of every flip-tagged item, so participants' pages can show them."""
+    items = Item.objects.filter(pk__in=item_ids).exclude(scene=None).select_related("scene")
+    scenes = {item.scene for item in items if protocols.flip_rule(item.tags)}
+    for scene in scenes:
+        for asset in scene.assets.filter(role=AssetRole.IMAGE):
+            protocols.ensure_flipped_twin(asset)
 
 
 def study_design(study: Study) -> dict:
@@ -207,14 +224,22 @@ def study_design(study: Study) -> dict:
         "shuffle_items": study.shuffle_items,
         "shuffle_choices": study.shuffle_choices,
         "offer_not_sure": study.offer_not_sure,
+        "circular_variants": study.circular_variants,
+        "flip_images": study.flip_images,
     }
 
 
 # --- eligibility and sessions --------------------------------------------------------------------
 
 
+# Who has seen an item's answer before the study: its revisers and reviewers, and whoever answered
+# it for consensus (a reviewer's independent answer or an answer-only campaign's crowd answer).
+_ITEM_HELPERS = ("revisions__author", "decisions__reviewer", "independent_answers__answerer", "crowd_answers__worker")
+
+
 def contaminated_user_ids(study: Study) -> set[int]:
-    """Everyone who wrote or reviewed any item of the study, or the change it rests on."""
+    """Everyone who wrote, reviewed or answered for consensus any item of the study, or wrote or
+    reviewed the change it rests on."""
     items = Item.objects.filter(studies=study)
     change_ids = list(items.exclude(change=None).values_list("change_id", flat=True))
     authors = set(items.exclude(author=None).values_list("author_id", flat=True))
@@ -223,6 +248,8 @@ def contaminated_user_ids(study: Study) -> set[int]:
         .exclude(author=None)
         .values_list("author_id", flat=True)
     )
+    for helper in _ITEM_HELPERS:
+        authors |= set(items.filter(**{f"{helper}__isnull": False}).values_list(helper, flat=True))
     return authors | review_services.reviewers_of(change_ids)
 
 
@@ -244,9 +271,24 @@ def places_taken(study: Study) -> Counter:
     return Counter(planned.filter(running | Exists(graded)).values_list("item_id", flat=True))
 
 
-def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int]]]:
+def study_variants(study: Study, item: Item, has_image: bool) -> list[Variant]:
+    """The protocol variants a scored item may be shown in (benchmarks.protocols)."""
+    protocol = Protocol(circular=study.circular_variants, flip=study.flip_images)
+    return protocols.variants(protocol, len(item.choices), protocols.flip_rule(item.tags), has_image)
+
+
+def _variant_for(study: Study, item: Item, fill: int, has_image: bool) -> Variant:
+    """Each new participant on an item gets its next variant, from a seeded start, so the variants
+    are shown about equally often."""
+    options = study_variants(study, item, has_image)
+    start = random.Random(f"{study.sample_seed}:variant:{item.pk}").randrange(len(options))
+    return options[(start + fill) % len(options)]
+
+
+def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int], Variant]]:
     """Familiarisation first, then the least-filled scored items in a random order with the attention
-    checks among them; each with its order of options."""
+    checks among them; each with its order of options and, for scored items, its protocol variant
+    (rotated options replace the shuffle)."""
     rng = _participant_rng(study, participant)
     entries = list(StudyItem.objects.filter(study=study).select_related("item"))
     fills = places_taken(study)
@@ -265,18 +307,31 @@ def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int]]]:
     for entry in (e for e in entries if e.role == ItemRole.ATTENTION):
         chosen.insert(rng.randint(0, len(chosen)), entry)
     plan = [e for e in entries if e.role == ItemRole.FAMILIARISATION] + chosen
-    orders = []
+    with_images = (
+        set(study.benchmark.scenes.filter(assets__role=AssetRole.IMAGE).values_list("pk", flat=True))
+        if study.flip_images else set()
+    )
+    planned = []
     for entry in plan:
+        variant = (
+            _variant_for(study, entry.item, fills[entry.item_id], entry.item.scene_id in with_images)
+            if entry.role == ItemRole.SCORED else protocols.VANILLA
+        )
         order = list(range(len(entry.item.choices)))
-        if study.shuffle_choices:
+        if study.circular_variants and entry.role == ItemRole.SCORED:
+            order = variant.order(len(order))
+        elif study.shuffle_choices:
             rng.shuffle(order)
-        orders.append(order)
-    return list(zip(plan, orders, strict=True))
+        planned.append((entry, order, variant))
+    return planned
 
 
 @transaction.atomic
 def start_session(study: Study, participant) -> EvalSession:
     """Start, or resume, the participant's one session of this study."""
+    # Read before the lock (who wrote or reviewed the items does not depend on other starters), so
+    # starters queue on the study row only for the places.
+    contaminated = participant.pk in contaminated_user_ids(study)
     # One starter at a time per study, so two newcomers never both take the last free places.
     study = Study.objects.select_for_update().get(pk=study.pk)
     existing = EvalSession.objects.filter(study=study, participant=participant).first()
@@ -286,9 +341,10 @@ def start_session(study: Study, participant) -> EvalSession:
         return existing
     if not study.is_open:
         raise DomainError("This study is closed.", field="study")
-    if participant.pk in contaminated_user_ids(study):
+    if contaminated:
         raise Forbidden(
-            "You helped write or review items in this study, so you cannot be evaluated on them.",
+            "You helped write or review items in this study (as an author, reviewer or consensus "
+            "answerer), so you cannot be evaluated on them.",
             field="study",
         )
     plan = _plan(study, participant)
@@ -300,8 +356,9 @@ def start_session(study: Study, participant) -> EvalSession:
         deadline=now + timedelta(seconds=study.seconds_per_session),
     )
     SessionItem.objects.bulk_create(
-        SessionItem(session=session, item=entry.item, position=position, role=entry.role, choice_order=order)
-        for position, (entry, order) in enumerate(plan)
+        SessionItem(session=session, item=entry.item, position=position, role=entry.role, choice_order=order,
+                    variant=variant.name)
+        for position, (entry, order, variant) in enumerate(plan)
     )
     return session
 
@@ -322,8 +379,13 @@ def start_invited_session(study_id: int, user) -> EvalSession:
     return start_session(study, user)
 
 
-def session_for(session_id: int, participant) -> EvalSession:
-    session = EvalSession.objects.select_related("study", "study__benchmark").filter(pk=session_id).first()
+def session_for(session_id: int, participant, for_update: bool = False) -> EvalSession:
+    """The participant's own session (404 for none, 403 for someone else's), row-locked on request
+    (another participant's is locked only as long as it takes to refuse it)."""
+    sessions = EvalSession.objects.select_related("study", "study__benchmark")
+    if for_update:
+        sessions = sessions.select_for_update(of=("self",))
+    session = sessions.filter(pk=session_id).first()
     if session is None:
         raise NotFound("No such session.", field="session")
     if session.participant_id != participant.pk:
@@ -339,17 +401,16 @@ def _finish(session: EvalSession) -> None:
 
 
 def plan_entry(session: EvalSession, item_id) -> SessionItem:
-    return SessionItem.objects.select_related("item").get(session=session, item_id=item_id)
+    return SessionItem.objects.select_related("item", "item__scene", "item__change").get(
+        session=session, item_id=item_id
+    )
 
 
 @transaction.atomic
 def current_item(session_id: int, participant) -> tuple[EvalSession, Response | None]:
     """The item on screen now; shows the next one (starting its clock) when none is open.
     A reload lands here too, so the clock of an open item keeps running."""
-    session = session_for(session_id, participant)
-    session = (
-        EvalSession.objects.select_for_update().select_related("study", "study__benchmark").get(pk=session.pk)
-    )
+    session = session_for(session_id, participant, for_update=True)
     if session.status == EvalSession.Status.FINISHED:
         return session, None
     now = timezone.now()
@@ -426,6 +487,7 @@ def answer_item(
         )
         if response is None:
             raise DomainError("This item is not the one on your screen.", field="item")
+        response.session = session  # the caller goes on with it: no second look-up
         entry = plan_entry(session, item_id)
         now = timezone.now()
         if response.answered_at is not None:
@@ -513,14 +575,15 @@ def as_scorer_output(family: str, answer_text: str) -> str:
 def scorer_rows(entry: SessionItem, response: Response, row_id: str) -> tuple[dict, dict]:
     """The gold line and the prediction line of one response, in the scorer's formats; a timed-out
     response predicts nothing (scored wrong)."""
-    gold = gold_row(entry.item, row_id)
+    # A variant's row carries the scorer's suffix (`-k`, `-flip`) and, on the mirror, its swapped answer.
+    gold = protocols.variant_gold(gold_row(entry.item, row_id), Variant.parse(entry.variant))
     native = native_not_sure_index(entry.item)
     if native is not None:
         gold["not_sure"] = LETTERS[native]
     output = (
         as_scorer_output(entry.item.benchmark.family, response.answer_text) if response.answered_at else ""
     )
-    prediction = {"id": row_id, "output": output}
+    prediction = {"id": gold["id"], "output": output}
     if entry.choice_order:
         prediction["choices"] = shown_choices(entry)
     return gold, prediction
@@ -614,11 +677,12 @@ def _agreement_key(family: str, entry: SessionItem, response: Response) -> str |
 def agreement(family: str, rows: list[tuple[SessionItem, Response]]) -> dict:
     """Mean pairwise agreement: for each item answered by two or more participants, the share of
     participant pairs that gave the same answer (canonical letters, or the normalised open answer)."""
-    by_item: dict[int, list[str]] = {}
+    by_item: dict[tuple[int, bool], list[str]] = {}
     for entry, response in rows:
         key = _agreement_key(family, entry, response)
         if key is not None:
-            by_item.setdefault(entry.item_id, []).append(key)
+            # the mirrored image may have another answer: its answers agree among themselves
+            by_item.setdefault((entry.item_id, Variant.parse(entry.variant).flip), []).append(key)
     shares = []
     for answers in by_item.values():
         pairs = list(combinations(answers, 2))
@@ -647,9 +711,8 @@ def study_results(study: Study) -> dict:
         g, p = scorer_rows(entry, response, _row_id(response))
         gold.append(g)
         predictions.append(p)
-    by, _ = PAPER_LAYOUT[family]
     # SBERT is left to an explicit request: it loads a sentence-embedding model (as for model runs).
-    result = scoring.score(family, gold, predictions, by=[by], sbert=False)
+    result = scoring.score(family, gold, predictions, by=breakdowns(family), sbert=False)
     latencies_by_item: dict[int, list[int]] = {}
     for _, response in kept:
         if response.latency_ms is not None:
@@ -748,15 +811,22 @@ def response_table(study: Study) -> list[list]:
 # --- stimuli -------------------------------------------------------------------------------------
 
 
-def stimulus_files(item: Item) -> dict:
-    """Images (with their overlays) and the before/after video pair of the item's scene."""
+def shows_mirrored_image(entry: SessionItem) -> bool:
+    return Variant.parse(entry.variant).flip
+
+
+def stimulus_files(item: Item, mirrored: bool = False) -> dict:
+    """Images (with their overlays) and the before/after video pair of the item's scene; the
+    mirrored twins of the images on a flipped variant."""
     if item.scene is None:
         return {"images": [], "videos": None}
     assets = list(item.scene.assets.filter(role__in=[AssetRole.IMAGE, AssetRole.VIDEO]).order_by("id"))
+    if mirrored:
+        assets = [protocols.ensure_flipped_twin(a) if a.role == AssetRole.IMAGE else a for a in assets]
     images = [
         {"url": a.file.url, "overlays": a.meta.get("overlays", [])}
         for a in assets
-        if a.role == AssetRole.IMAGE
+        if a.role in (AssetRole.IMAGE, protocols.FLIPPED_IMAGE_ROLE)
     ]
     videos = {a.meta.get("which"): a.file.url for a in assets if a.role == AssetRole.VIDEO}
     pair = (

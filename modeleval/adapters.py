@@ -13,6 +13,7 @@ import urllib.request
 from functools import lru_cache
 
 from benchmarks.models import Benchmark, Item, SceneObject
+from benchmarks.protocols import Variant
 
 from .prompts import InferenceRequest
 
@@ -20,8 +21,8 @@ from .prompts import InferenceRequest
 class RandomBaseline:
     """Seeded random answer: a letter for choice items, else a draw from the answer vocabulary.
 
-    The draw depends only on (seed, item id, repeat), so a retried or redelivered batch gives the
-    same output and a rerun reproduces it exactly."""
+    The draw depends only on (seed, item id, repeat, protocol variant), so a retried or redelivered
+    batch gives the same output and a rerun reproduces it exactly; every variant is its own draw."""
 
     def __init__(self, seed: int, vocabulary: list[str], latency_ms: int = 0):
         self.seed = seed
@@ -31,12 +32,28 @@ class RandomBaseline:
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
-        rng = random.Random(f"{self.seed}:{item.pk}:{repeat}")
+        variant = f":{request.variant}" if request.variant else ""
+        rng = random.Random(f"{self.seed}:{item.pk}:{repeat}{variant}")
         if request.choices:
             return chr(ord("A") + rng.randrange(len(request.choices)))
         if not self.vocabulary:
             return ""
         return rng.choice(self.vocabulary)
+
+
+class RandomPlusPlus(RandomBaseline):
+    """3DSRBench's Random++: one seeded guess per question that picks the same option text under
+    every rotation of its options, so a circular group is right with chance 1/n, not (1/n)^n. The
+    mirrored image is another question (a fresh guess), as the paper's FlipEval counts it."""
+
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        if not request.choices:
+            return super().answer(request, item, repeat)
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000)
+        flipped = ":flip" if Variant.parse(request.variant).flip else ""
+        option = random.Random(f"{self.seed}:{item.pk}:{repeat}{flipped}").randrange(len(item.choices))
+        return chr(ord("A") + request.choices.index(item.choices[option]))
 
 
 class EndpointError(RuntimeError):
@@ -167,9 +184,10 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
 
     model = ModelSpec.objects.get(pk=model_id)
     config = model.config or {}
-    if model.adapter == ModelSpec.Adapter.RANDOM_BASELINE:
+    if model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS):
         vocabulary = answer_vocabulary(Benchmark.objects.get(pk=benchmark_id))
-        return RandomBaseline(model.seed, vocabulary, latency_ms=int(config.get("latency_ms", 0)))
+        guesser = RandomPlusPlus if model.adapter == ModelSpec.Adapter.RANDOM_PLUS_PLUS else RandomBaseline
+        return guesser(model.seed, vocabulary, latency_ms=int(config.get("latency_ms", 0)))
     if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE:
         return OpenAICompatible(
             endpoint=config["endpoint"], model=config.get("model", model.name),

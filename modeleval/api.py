@@ -15,6 +15,9 @@ class LaunchRunSerializer(serializers.Serializer):
     batch_size = serializers.IntegerField(default=8)
     repeats = serializers.IntegerField(default=1, help_text="Independent repeats per item.")
     condition = serializers.SlugField(default="main", help_text="Prompt template condition, e.g. 'no-cot'.")
+    protocol = serializers.JSONField(
+        default=dict, help_text='{"circular": every rotation of the options, "flip": the mirrored image}.'
+    )
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -48,7 +51,7 @@ class RunList(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
-                                  v["condition"])
+                                  v["condition"], v["protocol"])
         run.refresh_from_db()
         return Response(services.run_progress(run), status=201)
 

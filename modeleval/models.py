@@ -12,6 +12,7 @@ class ModelSpec(models.Model):
         RANDOM_BASELINE = "random_baseline", "Seeded random answer (baseline)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint (vLLM, hosted API)"
         HF_LOCAL = "hf_local", "Local Hugging Face transformers checkpoint"
+        RANDOM_PLUS_PLUS = "random_plus_plus", "Random++: one seeded guess per question, same under every choice order"
 
     class Modality(models.TextChoices):
         CAPTION = "caption", "Scene caption (text only)"
@@ -88,9 +89,14 @@ class Run(StatusTransitions, models.Model):
     prompt_template = models.ForeignKey(PromptTemplate, null=True, blank=True, on_delete=models.PROTECT)
     items = models.ManyToManyField(Item, related_name="runs")
     repeats = models.PositiveIntegerField(default=1, help_text="Independent repeats per item (CausalSpatial: 5).")
+    protocol = models.JSONField(
+        default=dict, blank=True,
+        help_text='Variants per item (benchmarks.protocols): {"circular": every rotation of the options, '
+        '"flip": the mirrored image}; empty: vanilla.',
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     batch_size = models.PositiveIntegerField(default=8)
-    total = models.PositiveIntegerField(default=0, help_text="Predictions expected: items x repeats.")
+    total = models.PositiveIntegerField(default=0, help_text="Predictions expected: item variants x repeats.")
     scores = models.JSONField(default=dict, blank=True, help_text="Output of scoring.score for this run.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -101,6 +107,11 @@ class Run(StatusTransitions, models.Model):
 
 
 class Prediction(models.Model):
+    class Extraction(models.TextChoices):
+        RULE = "rule", "Read by the family's rules"
+        JUDGE = "judge", "Read by a judge"
+        FAILED = "failed", "No answer could be read"
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="predictions")
     variant = models.CharField(max_length=30, default="", blank=True, help_text="Protocol variant, e.g. 'flip'.")
@@ -109,6 +120,12 @@ class Prediction(models.Model):
     output = models.TextField(blank=True, help_text="The raw model output.")
     error = models.TextField(blank=True, help_text="Why inference failed for this item (the run goes on).")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Written by scoring (scoring.score(rows=True)); the prompt's template version is the run's.
+    extracted = models.TextField(blank=True, help_text="The answer read from the output, as scored.")
+    extraction = models.CharField(
+        max_length=10, choices=Extraction.choices, blank=True,
+        help_text="How the answer was read; blank until the run is scored or when inference failed.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,11 +1,15 @@
-"""Prompt templates as data (Hypo3D Figs. 11-13 and its no-CoT ablation) and their rendering."""
+"""Prompt templates as data, one per family and condition (Hypo3D Figs. 11-13 and its no-CoT ablation;
+VLMEvalKit multiple choice for 3DSRBench; JSON answers for CausalSpatial and Spatial457; M3-Verse's
+prompt stating one or several correct options) and their rendering."""
 
 import hashlib
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from benchmarks import protocols
 from benchmarks.models import Item
+from benchmarks.protocols import VANILLA, Variant
 from benchmarks.video import sample_frames
 
 from .models import ModelSpec, PromptTemplate
@@ -16,7 +20,14 @@ HYPO3D_SCENE_INTRO = {
     "topview_plain": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
     "topview_semantic": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
 }
+# M3-Verse Fig. 19: the frames come first, before-state frames then after-state frames.
+M3VERSE_SCENE_INTRO = {
+    "video_frames": "The first half of the frames is the first video (the 'before' state); the second half is "
+                    "the second video (the 'after' state).\n",
+}
 ANSWER_TAIL = "The answer should be a single word or a short phrase.\n\nThe answer is:"
+# A choice item of a family without its own template (VLMEvalKit's multiple-choice prompt).
+CHOICE_TAIL = "Answer with the option's letter from the given choices directly."
 
 DEFAULT_TEMPLATES = [
     ("hypo3d", "main", HYPO3D_SCENE_INTRO,
@@ -33,16 +44,43 @@ DEFAULT_TEMPLATES = [
      "\n\nQuestion: {question}\n\n" + ANSWER_TAIL),
     ("hypo3d", "no-cot", {},
      "Scene orientation: {world_frame}{scene_text}\nContext Change: {change}\nQuestion: {question}\nAnswer:"),
+    # VLMEvalKit's multiple-choice prompt, which 3DSRBench's official evaluation uses.
+    ("3dsrbench", "main", {},
+     "Question: {question}\nOptions:\n{choices}\nPlease select the correct answer from the options above."),
+    # CausalSpatial §4: options (with "Not sure") are in the question text; reasoning, then JSON.
+    ("causalspatial", "main", {},
+     "{question}\n\nReason step by step about what the motion would cause, then put your answer in this JSON "
+     "format: {{'Reasoning': '<reasoning>', 'Answer': '<option letter>'}}"),
+    # Spatial457 Figs. 9-15: describe, reason briefly, answer as JSON.
+    ("spatial457", "main", {},
+     "You are an intelligent chatbot designed to answer questions based on an image. Your task is to analyze "
+     "the images, identify attributes of the objects and then determine the answer to the question.\n\n"
+     "Step 1: Identify the objects mentioned in the question, noting each object's shape, color, size, "
+     "location and pose.\nStep 2: Use the identified details to form a brief reasoning process for answering "
+     "the question. Answer with a phrase, an integer between 0-10 for counting questions, or 'Yes' or 'No'."
+     "\n\nOutput your response using this JSON format: {{ 'Reasoning': '<reasoning>', 'Answer': '<answer>'}}"
+     "\n\n{question}"),
+    # M3-Verse Figs. 18-19: the prompt states whether one or several options are correct.
+    ("m3verse", "main", M3VERSE_SCENE_INTRO,
+     "Your task is to answer questions based on the provided videos and options.\n{scene_intro}"
+     "Question: {question}\noptions: {choices}\nReturn ONLY the letter(s) corresponding to the correct "
+     "option(s) (e.g., A, B, C, or A,C for multiple correct answers)\n{answer_count}"),
 ]
+M3VERSE_ANSWER_COUNT = {
+    "single": "There is only one correct option for this question.",
+    "multi": "There are more than one correct option for this question.",
+}
 
 
 @dataclass
 class InferenceRequest:
-    """What one model call receives: the exact prompt, images as PNG/JPEG bytes, the choices shown."""
+    """What one model call receives: the exact prompt, images as PNG/JPEG bytes, the choices in the
+    order shown, and the protocol variant (benchmarks.protocols) they come from."""
 
     prompt: str
     images: list[bytes] = field(default_factory=list)
     choices: list[str] = field(default_factory=list)
+    variant: str = ""
 
     @property
     def prompt_sha256(self) -> str:
@@ -62,11 +100,16 @@ def latest_template(family: str, condition: str = "main") -> PromptTemplate | No
     return PromptTemplate.objects.filter(family=family, condition=condition).order_by("-version").first()
 
 
-def render_prompt(template: PromptTemplate, item: Item, modality: str) -> str:
+def lettered(choices: list[str]) -> str:
+    return "\n".join(f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(choices))
+
+
+def render_prompt(template: PromptTemplate, item: Item, modality: str, choices: list[str] | None = None) -> str:
+    """The template filled for this item; `choices` are the options in the order shown (default: as stored)."""
     scene = item.scene
     frames = " ".join(frame.text for frame in scene.world_frames.all()) if scene else ""
     scene_text = f"\n\nScene description: {scene.caption}" if modality == "caption" and scene else ""
-    choices = "\n".join(f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(item.choices))
+    choices = lettered(item.choices if choices is None else choices)
     return template.text.format(
         scene_intro=template.scene_intro.get(modality, ""),
         scene_text=scene_text,
@@ -74,11 +117,13 @@ def render_prompt(template: PromptTemplate, item: Item, modality: str) -> str:
         change=item.change.text if item.change else "",
         question=item.question,
         choices=choices,
+        answer_count=M3VERSE_ANSWER_COUNT.get(item.answer_format, ""),
     )
 
 
-def stimulus_images(model: ModelSpec, item: Item) -> list[bytes]:
-    """The images the model is shown for this item (none for text-only or vision-blind models)."""
+def stimulus_images(model: ModelSpec, item: Item, flip: bool = False) -> list[bytes]:
+    """The images the model is shown for this item (none for text-only or vision-blind models);
+    mirrored for a flipped variant (a stored twin when the import made one)."""
     if model.withhold_stimulus or model.modality == ModelSpec.Modality.CAPTION or item.scene is None:
         return []
     if model.modality == ModelSpec.Modality.VIDEO_FRAMES:
@@ -91,7 +136,7 @@ def stimulus_images(model: ModelSpec, item: Item) -> list[bytes]:
         for video in videos:
             with video.file.open("rb") as handle:
                 frames += sample_frames(handle.read(), n, size)
-        return frames
+        return [protocols.mirror_image(frame) for frame in frames] if flip else frames
     # The latest map of a top-view modality; every image of the scene for `image`.
     assets = item.scene.assets.filter(role=model.modality)
     assets = list(assets.order_by("id") if model.modality == ModelSpec.Modality.IMAGE else assets.order_by("-id")[:1])
@@ -99,11 +144,24 @@ def stimulus_images(model: ModelSpec, item: Item) -> list[bytes]:
         raise LookupError(f"scene {item.scene.external_id} has no {model.modality} asset")
     images = []
     for asset in assets:
+        if flip:
+            images.append(protocols.flipped_image_bytes(asset))
+            continue
         with asset.file.open("rb") as handle:
             images.append(handle.read())
     return images
 
 
-def build_request(model: ModelSpec, template: PromptTemplate | None, item: Item) -> InferenceRequest:
-    prompt = render_prompt(template, item, model.modality) if template else item.question
-    return InferenceRequest(prompt=prompt, images=stimulus_images(model, item), choices=list(item.choices))
+def build_request(
+    model: ModelSpec, template: PromptTemplate | None, item: Item, variant: Variant = VANILLA
+) -> InferenceRequest:
+    """The prompt and stimulus of one item under one protocol variant (rotated options, mirrored image)."""
+    choices = protocols.shown_choices(item.choices, variant)
+    if template:
+        prompt = render_prompt(template, item, model.modality, choices)
+    elif choices:
+        prompt = f"{item.question}\n{lettered(choices)}\n{CHOICE_TAIL}"
+    else:
+        prompt = item.question
+    return InferenceRequest(prompt=prompt, images=stimulus_images(model, item, variant.flip), choices=choices,
+                            variant=variant.name)

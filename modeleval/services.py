@@ -3,19 +3,22 @@ record one prediction per (run, item, variant, repeat), push progress, then scor
 be cancelled and resumed; resuming infers only what is missing."""
 
 import json
+import re
 import time
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 import scoring
+from benchmarks import protocols
 from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
+from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from benchmarks.validation import whole_number
-from scoring.tables import PAPER_LAYOUT
+from scoring.tables import breakdowns
 
 from .adapters import load_adapter
 from .models import ModelSpec, Prediction, Run
@@ -37,25 +40,57 @@ def model_settings_key(model: ModelSpec) -> str:
                        model.temperature, model.config], sort_keys=True, default=str)
 
 
-def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main") -> Run:
+def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
+    return protocols.variants(protocol, len(choices), protocols.flip_rule(tags))
+
+
+# CausalSpatial writes its options into the question ("(A) ... (B) ..."): rotating the stored
+# options would not change what the model reads.
+_OPTIONS_IN_QUESTION = re.compile(r"\(A\)")
+
+
+def _check_protocol(protocol: Protocol, model: ModelSpec, items: list[tuple]) -> None:
+    """Refuse a protocol the items or the model cannot carry, naming what is wrong."""
+    if protocol.flip and model.modality == ModelSpec.Modality.CAPTION:
+        raise DomainError("Flipped images need a model that is shown images, not a caption.", field="protocol")
+    for pk, question, choices, answers, tags in items:
+        if protocol.circular and choices and _OPTIONS_IN_QUESTION.search(question):
+            raise DomainError(f"Item #{pk} lists its options inside the question, so they cannot be rotated.",
+                              field="protocol")
+        for variant in item_variants(protocol, choices, tags):
+            try:
+                protocols.variant_answer(choices, answers, variant, protocols.flip_rule(tags))
+            except DomainError as error:
+                raise DomainError(f"Item #{pk}: {error.message}", field="protocol") from None
+
+
+def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
+               protocol=None) -> Run:
+    """A run of the model over the benchmark's approved items: one prediction per item, protocol
+    variant (benchmarks.protocols: rotated options, mirrored image) and repeat."""
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
     batch_size = whole_number(batch_size, "batch_size", 1, 256)
     repeats = whole_number(repeats, "repeats", 1, MAX_REPEATS)
+    protocol = Protocol.from_data(protocol)
     template = latest_template(benchmark.family, condition)
     if template is None and condition != "main":
         raise DomainError(f"No prompt template '{condition}' for {benchmark.get_family_display()}.",
                           field="condition")
-    items = list(
-        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk").values_list("pk", flat=True)
+    rows = list(
+        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
+        .values_list("pk", "question", "choices", "answers", "tags")
     )
-    if not items:
+    if not rows:
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
+    _check_protocol(protocol, model, rows)
+    items = [pk for pk, *_ in rows]
+    variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
     with transaction.atomic():
         run = Run.objects.create(
             model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
-            prompt_template=template, total=len(items) * repeats,
+            prompt_template=template, total=variant_count * repeats, protocol=protocol.as_data(),
         )
         run.items.set(items)
         run.move_to(Run.Status.RUNNING)
@@ -92,18 +127,20 @@ def resume_run(run_id) -> Run:
         raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
     run.move_to(Run.Status.RUNNING)
     run.save(update_fields=["status"])
-    complete = _items_with_all_repeats(run)
-    _enqueue_batches(run, [i for i in run.items.order_by("pk").values_list("pk", flat=True) if i not in complete])
+    _enqueue_batches(run, _incomplete_items(run))
     return run
 
 
-def _items_with_all_repeats(run: Run) -> set[int]:
+def _incomplete_items(run: Run) -> list[int]:
+    """Items with fewer predictions than their variants x repeats."""
     from django.db.models import Count
 
-    return set(
-        run.predictions.values("item_id").annotate(n=Count("id")).filter(n__gte=run.repeats)
-        .values_list("item_id", flat=True)
-    )
+    protocol = Protocol.from_data(run.protocol)
+    counts = dict(run.predictions.values("item_id").annotate(n=Count("id")).values_list("item_id", "n"))
+    return [
+        pk for pk, choices, tags in run.items.order_by("pk").values_list("pk", "choices", "tags")
+        if counts.get(pk, 0) < len(item_variants(protocol, choices, tags)) * run.repeats
+    ]
 
 
 def run_progress(run: Run) -> dict:
@@ -115,6 +152,7 @@ def run_progress(run: Run) -> dict:
         "total": run.total,
         "errors": run.predictions.exclude(error="").count(),
         "scores": run.scores.get("overall") if run.scores else None,
+        "summary": run_summary(run),
     }
 
 
@@ -134,13 +172,20 @@ def infer_items(run_id: int, item_ids: list[int]) -> int:
     run = Run.objects.select_related("model", "prompt_template").filter(pk=run_id).first()
     if run is None or run.status != Run.Status.RUNNING:
         return 0
-    done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "repeat"))
+    done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "variant", "repeat"))
+    protocol = Protocol.from_data(run.protocol)
     items = (
         Item.objects.filter(pk__in=item_ids).select_related("scene", "change")
         .prefetch_related("scene__world_frames").order_by("pk")
     )
     adapter = load_adapter(run.model_id, model_settings_key(run.model), run.benchmark_id)
-    work = [(item, repeat) for item in items for repeat in range(run.repeats) if (item.pk, repeat) not in done]
+    work = [
+        (item, variant, repeat)
+        for item in items
+        for variant in item_variants(protocol, item.choices, item.tags)
+        for repeat in range(run.repeats)
+        if (item.pk, variant.name, repeat) not in done
+    ]
     # Adapters that can generate for several prompts at once get chunks of `generation_batch`.
     chunk = int(run.model.config.get("generation_batch", 1)) if hasattr(adapter, "answer_batch") else 1
     pending, written, last_flush = [], 0, time.monotonic()
@@ -163,11 +208,11 @@ def _flush(predictions: list[Prediction]) -> int:
     return len(predictions)
 
 
-def _predict(adapter, run: Run, item: Item, repeat: int) -> Prediction:
-    prediction = Prediction(run=run, item=item, repeat=repeat)
+def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
+    prediction = Prediction(run=run, item=item, variant=variant.name, repeat=repeat)
     started = time.monotonic()
     try:
-        request = build_request(run.model, run.prompt_template, item)
+        request = build_request(run.model, run.prompt_template, item, variant)
         prediction.prompt_sha256 = request.prompt_sha256
         prediction.output = adapter.answer(request, item, repeat)
     except Exception as exc:  # one bad item must not stop the run; record why, never a silent fallback
@@ -176,27 +221,28 @@ def _predict(adapter, run: Run, item: Item, repeat: int) -> Prediction:
     return prediction
 
 
-def _predict_chunk(adapter, run: Run, work: list[tuple[Item, int]]) -> list[Prediction]:
+def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> list[Prediction]:
     if len(work) == 1:
         return [_predict(adapter, run, *work[0])]
     ready, failed = [], []
-    for item, repeat in work:
+    for item, variant, repeat in work:
         try:
-            ready.append((item, repeat, build_request(run.model, run.prompt_template, item)))
+            ready.append((item, variant, repeat, build_request(run.model, run.prompt_template, item, variant)))
         except Exception as exc:  # a missing stimulus fails this item only
-            failed.append(Prediction(run=run, item=item, repeat=repeat, error=f"{type(exc).__name__}: {exc}"))
+            failed.append(Prediction(run=run, item=item, variant=variant.name, repeat=repeat,
+                                     error=f"{type(exc).__name__}: {exc}"))
     if not ready:
         return failed
     started = time.monotonic()
     try:
-        outputs = adapter.answer_batch([r for _, _, r in ready], [i for i, _, _ in ready], [k for _, k, _ in ready])
+        outputs = adapter.answer_batch([r for *_, r in ready], [i for i, *_ in ready], [k for _, _, k, _ in ready])
     except Exception:  # find the item at fault: one at a time, each failure recorded on its own item
-        return failed + [_predict(adapter, run, item, repeat) for item, repeat, _ in ready]
+        return failed + [_predict(adapter, run, item, variant, repeat) for item, variant, repeat, _ in ready]
     latency = int((time.monotonic() - started) * 1000 / len(ready))
     return failed + [
-        Prediction(run=run, item=item, repeat=repeat, prompt_sha256=request.prompt_sha256, output=output,
-                   latency_ms=latency)
-        for (item, repeat, request), output in zip(ready, outputs, strict=True)
+        Prediction(run=run, item=item, variant=variant.name, repeat=repeat, prompt_sha256=request.prompt_sha256,
+                   output=output, latency_ms=latency)
+        for (item, variant, repeat, request), output in zip(ready, outputs, strict=True)
     ]
 
 
@@ -218,21 +264,59 @@ def score_run(run_id: int) -> dict | None:
         if run is None or run.status != Run.Status.SCORING:
             return None
         items = {i.pk: i for i in run.items.all()}
-        gold = [gold_row(item) for item in items.values()]
-        rows = [
-            {"id": str(item_id), "output": output, "repeat": repeat}
-            for item_id, output, repeat in run.predictions.filter(error="").values_list("item_id", "output", "repeat")
+        protocol = Protocol.from_data(run.protocol)
+        # One gold line per item variant, ids suffixed as the 3DSRBench scorer groups them.
+        gold = [
+            protocols.variant_gold(gold_row(item), variant)
+            for item in items.values()
+            for variant in item_variants(protocol, item.choices, item.tags)
         ]
-        # Broken down as the family's paper table; SBERT needs a sentence-embedding model, so it
-        # is not loaded on every run.
-        by, _ = PAPER_LAYOUT[run.benchmark.family]
-        run.scores = scoring.score(run.benchmark.family, gold, rows, by=[by], sbert=False)
+        rows = [
+            protocols.variant_prediction(str(item_id), output, items[item_id].choices, Variant.parse(variant), repeat)
+            for item_id, variant, output, repeat in run.predictions.filter(error="").values_list(
+                "item_id", "variant", "output", "repeat"
+            )
+        ]
+        # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
+        # model, so it is not loaded on every run.
+        family = run.benchmark.family
+        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True)
+        _store_extractions(run, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
         run.finished_at = timezone.now()
         run.save(update_fields=["scores", "status", "finished_at"])
     publish_progress(run)
     return run.scores
+
+
+def _store_extractions(run: Run, read: list[dict]) -> None:
+    """Each scored prediction's extracted answer and how it was read; scoring again writes the same
+    values. One UPDATE per row sent as a batch (psycopg pipelines executemany): `bulk_update` builds
+    a CASE expression per row in Python and took 30 s for 10,000 predictions."""
+    by_row = {(row["id"], row["repeat"]): row for row in read}
+    params = []
+    for pk, item_id, variant, repeat in run.predictions.filter(error="").values_list(
+        "pk", "item_id", "variant", "repeat"
+    ):
+        row = by_row.get((protocols.row_id(str(item_id), Variant.parse(variant)), repeat))
+        if row is not None:
+            params.append((row["answer"], row["method"], pk))
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {quote(Prediction._meta.db_table)} SET {quote('extracted')} = %s, "
+            f"{quote('extraction')} = %s WHERE {quote('id')} = %s",
+            params,
+        )
+
+
+def run_summary(run: Run) -> dict | None:
+    """Beside a scored run's metrics: items whose inference failed (scored as wrong) and how many
+    answers were read by rule, by judge, or not at all."""
+    if not run.scores:
+        return None
+    return {"inference_errors": run.scores.get("inference_errors", 0), "extraction": run.scores.get("extraction")}
 
 
 def run_for_staff(run_id) -> Run:
@@ -243,25 +327,33 @@ def run_for_staff(run_id) -> Run:
 
 
 def run_predictions(run: Run):
-    return run.predictions.select_related("item").order_by("item_id", "repeat")
+    return run.predictions.select_related("item").order_by("item_id", "variant", "repeat")
 
 
 def prediction_rows(run: Run, predictions):
-    """Per-item drill-down: the stored output beside the gold answer and the item's own score."""
+    """Per-item drill-down: the stored output, the answer read from it, the gold answer and the
+    item's own score; the prompt is named by its hash and the run's template version."""
+    template = str(run.prompt_template) if run.prompt_template_id else ""
     for prediction in predictions:
         item = prediction.item
+        variant = Variant.parse(prediction.variant)
         single = scoring.score(
-            run.benchmark.family, [gold_row(item)],
-            [{"id": str(item.pk), "output": prediction.output}] if not prediction.error else [], sbert=False,
+            run.benchmark.family, [protocols.variant_gold(gold_row(item), variant)],
+            [protocols.variant_prediction(str(item.pk), prediction.output, item.choices, variant)]
+            if not prediction.error else [], sbert=False,
         )
         yield {
             "item": item.pk,
+            "variant": prediction.variant,
             "repeat": prediction.repeat,
             "question": item.question,
             "gold": item.answers,
             "output": prediction.output,
             "error": prediction.error,
+            "extracted": prediction.extracted,
+            "extraction": prediction.extraction,
             "prompt_sha256": prediction.prompt_sha256,
+            "prompt_template": template,
             "latency_ms": prediction.latency_ms,
             "scores": single["overall"],
         }

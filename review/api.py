@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 from benchmarks.models import Benchmark, ContextChange, Item
 from benchmarks.permissions import IsAdmin, IsReviewer
 
-from . import consensus, dedup, services
+from . import consensus, dedup, polish, services
 from .models import DedupRun
 
 
@@ -325,3 +325,33 @@ class ResolveDuplicate(APIView):
         pair = dedup.resolve_duplicate(pk, request.user, data.validated_data["keep"])
         return Response({"id": pair.pk, "resolution": pair.resolution})
 
+
+class StartPolishSerializer(serializers.Serializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    model = serializers.CharField(help_text="Id of an OpenAI-compatible model.")
+
+
+class StartPolish(APIView):
+    """Queue a grammar pass over a benchmark's approved changes (tasks of POLISH_BATCH changes)."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = StartPolishSerializer
+
+    def post(self, request):
+        data = StartPolishSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        queued = polish.start_polish(data.validated_data["benchmark"], data.validated_data["model"], request.user)
+        return Response({"queued": queued}, status=202)
+
+
+class ReviewPolish(APIView):
+    """Accept or revert a model's polish of a change (optimistic lock on the change's version)."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = VersionSerializer
+
+    def post(self, request, pk, action):
+        data = VersionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done = polish.review_polish(pk, request.user, action, data.validated_data["version"])
+        return Response({"id": done.pk, "status": done.status, "change": ChangeSerializer(done.change).data})

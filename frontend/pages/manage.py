@@ -11,14 +11,15 @@ from django.views.decorators.http import require_http_methods
 from benchmarks import roles
 from benchmarks import services as benchmark_services
 from benchmarks.errors import DomainError
-from benchmarks.models import Benchmark, Item, Release
+from benchmarks.models import AssetRole, Benchmark, Item, Release
 from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
-from scoring.tables import paper_table
+from scoring.tables import paper_table, radar_chart
 
 from ..access import role_required
+from ..radar import radar_svg, series_colour
 
 
 def _manage_context(benchmark, **extra):
@@ -29,6 +30,8 @@ def _manage_context(benchmark, **extra):
         "models": ModelSpec.objects.all(),
         "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
         "releases": Release.objects.filter(benchmark=benchmark),
+        "scenes": benchmark.scenes.order_by("external_id"),
+        "asset_roles": AssetRole.choices,
         **extra,
     }
 
@@ -105,16 +108,17 @@ def run_predictions_csv(request, run_id):
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-predictions.csv"'
     writer = csv.writer(response)
-    writer.writerow(["item", "repeat", "question", "gold", "output", "error", "prompt_sha256", "latency_ms",
-                     "scores"])
+    writer.writerow(["item", "repeat", "question", "gold", "output", "error", "extracted", "extraction",
+                     "prompt_sha256", "prompt_template", "latency_ms", "scores"])
     for row in modeleval_services.prediction_rows(run, modeleval_services.run_predictions(run)):
         writer.writerow([row["item"], row["repeat"], row["question"], json.dumps(row["gold"]), row["output"],
-                         row["error"], row["prompt_sha256"], row["latency_ms"], json.dumps(row["scores"])])
+                         row["error"], row["extracted"], row["extraction"], row["prompt_sha256"],
+                         row["prompt_template"], row["latency_ms"], json.dumps(row["scores"])])
     return response
 
 
-def leaderboard(benchmark: Benchmark) -> dict:
-    """The family's paper table: one human row per study, one row per finished model run."""
+def leaderboard(benchmark: Benchmark) -> tuple[dict, dict]:
+    """The family's paper table and radar chart: one human row per study, one row per finished run."""
     results = [
         (f"Human — {study.name}", "human", humaneval_services.study_results(study))
         for study in Study.objects.filter(benchmark=benchmark).order_by("created_at")
@@ -122,15 +126,16 @@ def leaderboard(benchmark: Benchmark) -> dict:
         (f"{run.model.name} (run {run.pk})", "model", run.scores)
         for run in Run.objects.filter(benchmark=benchmark, status="finished").select_related("model").order_by("pk")
     ]
-    return paper_table(benchmark.family, [r for r in results if r[2] and r[2].get("n_items")])
+    scored = [r for r in results if r[2] and r[2].get("n_items")]
+    return paper_table(benchmark.family, scored), radar_chart(benchmark.family, scored)
 
 
 @role_required(roles.ADMIN)
 def results(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    table = leaderboard(benchmark)
+    table, radar = leaderboard(benchmark)
     if request.GET.get("format") == "json":
-        return JsonResponse({"benchmark": benchmark.slug, "family": benchmark.family, **table})
+        return JsonResponse({"benchmark": benchmark.slug, "family": benchmark.family, **table, "radar": radar})
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.csv"'
@@ -139,4 +144,7 @@ def results(request, slug):
         for row in table["rows"]:
             writer.writerow([row["name"], row["kind"], row["n"]] + [v["value"] for cell in row["cells"] for v in cell])
         return response
-    return render(request, "frontend/results.html", {"benchmark": benchmark, "table": table})
+    legend = [{**s, "colour": series_colour(i)} for i, s in enumerate(radar["series"])]
+    return render(request, "frontend/results.html", {
+        "benchmark": benchmark, "table": table, "radar": radar, "radar_svg": radar_svg(radar), "legend": legend,
+    })

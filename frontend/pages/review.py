@@ -5,10 +5,12 @@ from benchmarks import roles
 from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, ContextChange, Item
 from benchmarks.viewer import scene_viewer_data
+from modeleval.models import ModelSpec
 from review import consensus as review_consensus
 from review import dedup as review_dedup
+from review import polish as review_polish
 from review import services as review_services
-from review.models import DedupRun
+from review.models import DedupRun, Polish
 
 from ..access import role_required
 from .common import error_page
@@ -23,6 +25,10 @@ def review_queue(request):
         "returned": review_services.returned_work(request.user),
         "n_drafts": review_services.filtering_queue(request.user).count(),
         "dedup_runs": DedupRun.objects.select_related("benchmark")[:5],
+        "is_admin": roles.has_role(request.user, roles.ADMIN),
+        "benchmarks": Benchmark.objects.order_by("name"),
+        "polish_models": ModelSpec.objects.filter(adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).order_by("name"),
+        "polished": Polish.objects.filter(status=Polish.Status.APPLIED).select_related("change")[:50],
     })
 
 
@@ -37,6 +43,7 @@ def review_change(request, change_id):
         "criteria": review_services.HYPO3D_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
+        "polish": change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first(),
     })
 
 
@@ -89,3 +96,14 @@ def start_dedup(request, slug):
     except DomainError as exc:
         return error_page(request, exc)
     return redirect("review_duplicates", run_id=run.pk)
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def start_polish(request):
+    benchmark = get_object_or_404(Benchmark, slug=request.POST.get("benchmark", ""))
+    try:
+        review_polish.start_polish(benchmark, request.POST.get("model"), request.user)
+    except DomainError as exc:
+        return error_page(request, exc)
+    return redirect("review_queue")

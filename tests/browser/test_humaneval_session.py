@@ -14,6 +14,8 @@ import time
 import pytest
 from django.conf import settings as django_settings
 
+from tests.clips import make_clip
+
 from .conftest import ROOT, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(420)]
@@ -78,37 +80,12 @@ def stack_env(stack) -> dict:
     return env
 
 
-def make_clip(path, pattern: str) -> None:
-    subprocess.run(
-        [
-            "ffmpeg",
-            "-loglevel",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            f"{pattern}=size=160x120:rate=10",
-            "-t",
-            "2",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:v",
-            "libx264",
-            "-movflags",
-            "+faststart",
-            str(path),
-        ],
-        check=True,
-    )
-
-
 def create_study(stack, tmp_path) -> dict:
     if shutil.which("ffmpeg") is None:
         pytest.skip("needs ffmpeg to make the two test videos")
     paths = {"before": tmp_path / "before.mp4", "after": tmp_path / "after.mp4"}
-    make_clip(paths["before"], "testsrc")
-    make_clip(paths["after"], "testsrc2")
+    make_clip(paths["before"], "testsrc", size="160x120", seconds=2)
+    make_clip(paths["after"], "testsrc2", size="160x120", seconds=2)
     paths_file = tmp_path / "paths.json"
     paths_file.write_text(json.dumps({k: str(v) for k, v in paths.items()}))
     script = SETUP.replace("PATHS", repr(str(paths_file))).replace("SECONDS", str(SECONDS_PER_ITEM))

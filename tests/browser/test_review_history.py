@@ -33,6 +33,7 @@ print(*ids)
 def stack_shell(stack, code: str) -> str:
     """Run Django code against the stack's own database (named as tests/browser/conftest.py names it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["MEDIA_ROOT"] = str(stack["logs"] / "media")  # where the stack's server reads files it serves
     if stack["mode"] == "services":
         env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{django_settings.DATABASES['default']['NAME']}_e2e"
     else:

@@ -97,7 +97,7 @@ def test_each_family_prints_one_result_object(tmp_path, capsys, family):
         write_lines(tmp_path / "pred.jsonl", preds),
     )
     assert (code, err) == (0, "")
-    assert list(result) == ["family", "profile", "n_items", "n_predictions", "overall", "by", "errors"]
+    assert list(result) == ["family", "profile", "n_items", "n_predictions", "overall", "by", "extraction", "errors"]
     assert result["overall"] == overall
     assert result["errors"] == []
 

@@ -27,6 +27,7 @@ def test_families_and_result_shape():
         "n_predictions": 1,
         "overall": {"accuracy": 100.0, "format_errors": 1},
         "by": {},
+        "extraction": {"rule": 0, "judge": 0, "failed": 1},
         "errors": [],
     }
 

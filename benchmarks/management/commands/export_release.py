@@ -1,6 +1,6 @@
 """Freeze a release and write all its files into a folder: items.jsonl, manifest.json, items.json,
-items.csv, card.json, plus data/<split>.jsonl and a README.md naming the splits, the layout
-`datasets.load_dataset(folder)` reads."""
+items.csv, items.parquet, card.json, plus data/<split>.jsonl and a README.md naming the splits, the layout
+`datasets.load_dataset(folder)` reads, and assets/<scene>/<role>/<file> for every asset the manifest lists."""
 
 from pathlib import Path
 
@@ -11,7 +11,7 @@ from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark
 
 FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
-              "card": "card.json"}
+              "parquet": "items.parquet", "card": "card.json"}
 
 
 class Command(BaseCommand):
@@ -39,6 +39,11 @@ class Command(BaseCommand):
             for fmt, asset in services.release_files(release).items():
                 with asset.file.open("rb") as handle:
                     (folder / FILE_NAMES[fmt]).write_bytes(handle.read())
+            for path, asset in services.release_assets(release).items():
+                target = folder / "assets" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with asset.file.open("rb") as handle:
+                    target.write_bytes(handle.read())
             for name, content in services.datasets_layout(release).items():
                 (folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (folder / name).write_bytes(content)

@@ -1,4 +1,5 @@
-"""Rebuild a benchmark from an exported release folder (items.jsonl + manifest.json)."""
+"""Rebuild a benchmark from an exported release folder (items.jsonl, manifest.json and the asset
+files under assets/)."""
 
 from pathlib import Path
 
@@ -23,7 +24,12 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            release = services.import_release(items, manifest, None, slug=slug, name=name)
+            release = services.import_release(items, manifest, None, slug=slug, name=name,
+                                              read_asset=lambda path: _read(folder / "assets" / path))
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from exc
         self.stdout.write(f"Imported {release.items.count()} items into {release.benchmark.slug} v{release.version}")
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None

@@ -1,57 +1,266 @@
 /**
- * Point-cloud viewer: loads an HLPC v1 binary (layout in benchmarks/pointcloud.py) into one
- * THREE.BufferGeometry and draws it with orbit / zoom / pan controls, Z up. It renders only when
- * the view changes (controls, resize), never in a busy loop.
+ * Point-cloud viewer for HLPC files (layout in benchmarks/pointcloud.py). Version 2 files hold
+ * disjoint levels: the file is read as a stream, level 0 (a uniform sample) is drawn as soon as
+ * its bytes are in, and each further level becomes one more THREE.Points with its own buffers.
+ * While the camera moves only level 0 is drawn; the rest comes back once it has been still for
+ * SETTLE_MS. A level that arrives while the view is still is drawn over the frame on screen, so
+ * one level is decompressed while the previous one is drawn. Should a moving frame still take
+ * over MOTION_BUDGET_MS of GPU time (a slow or busy machine), every 2nd, 4th, ... point of level 0
+ * is drawn instead: along the Morton order that stays a uniform thinning. It renders only when
+ * something changes, never in a busy loop.
  *
- * When drawn, the element gets data-loaded="true" and data-point-count; on failure
- * data-loaded="error" and the status text says why.
+ * Positions stay uint16 on the GPU (the object's scale and position dequantise them) and colours
+ * stay sRGB bytes: the renderer outputs "linear", so the bytes reach the screen unchanged. Both
+ * are padded to four components: software GL (ANGLE on SwiftShader) converts 3 x 16-bit and
+ * 3 x 8-bit vertex formats on the CPU, which made the first frame twice as slow.
+ *
+ * Also: orbit / pan / zoom, a top-down orthographic toggle, colour by RGB or by instance, hover
+ * and click on objects (a ray against their boxes, not the points) with the label shown and the
+ * box outlined, red boxes for a set of objects, and a compass of the scene's world frame.
+ *
+ * Element data attributes: data-loaded "true" once the first level is drawn ("error" on
+ * failure, the status text says why), data-point-count (points in the file), data-points-drawn,
+ * data-complete "true" when all levels are drawn, data-hover-label, data-selected-label,
+ * data-camera ("perspective" | "top"), data-colour ("rgb" | "instance"), data-frames (frames
+ * rendered). Performance marks: "hl-viewer:first-frame" and "hl-viewer:full-frame".
  */
 import * as THREE from "three";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
 
-const HEADER_BYTES = 36;
+const V1_HEADER_BYTES = 36;
+const V2_HEADER_BYTES = 40;
+const LEVEL_BYTES = 8;
+const PLANES_PER_POINT = 11;
 const QUANT_MAX = 65535;
-const BACKGROUND = 0x1d1f24;
+const SETTLE_MS = 180;
+// GPU time one frame may take while the camera moves; over it, fewer points of level 0 are drawn.
+const MOTION_BUDGET_MS = 70;
+const MAX_MOTION_STRIDE = 16;
+// Colours are passed through as display bytes (see above), so these are display values too.
+const BACKGROUND = [0x1d, 0x1f, 0x24];
+const HOVER_COLOUR = [255, 196, 0];
+const RED = [235, 40, 40];
+const STRUCTURE_GREY = [96, 98, 104];
+const SIDES = ["front", "right", "back", "left"];
+const Z_AXIS = new THREE.Vector3(0, 0, 1);
 
-// The file stores sRGB bytes; three.js expects vertex colours in linear space.
-const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => {
-  const c = i / 255;
-  return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-});
+function displayColour([r, g, b]) {
+  return new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.LinearSRGBColorSpace);
+}
 
-/** Decode an HLPC v1 ArrayBuffer into float32 positions, linear float32 colours and instance ids. */
-export function decodeHLPC(buffer) {
-  const view = new DataView(buffer);
-  const magic = String.fromCharCode(...new Uint8Array(buffer, 0, 4));
-  const version = view.getUint32(4, true);
-  if (magic !== "HLPC" || version !== 1) {
-    throw new Error(`not an HLPC v1 file (${magic} v${version})`);
+/** Reads exact byte counts from a stream, waiting for more chunks as needed. */
+function byteReader(stream) {
+  const reader = stream.getReader();
+  const chunks = [];
+  let buffered = 0;
+  return async function take(n) {
+    while (buffered < n) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error("the file is truncated");
+      chunks.push(value);
+      buffered += value.byteLength;
+    }
+    const out = new Uint8Array(n);
+    let filled = 0;
+    while (filled < n) {
+      const head = chunks[0];
+      const k = Math.min(head.byteLength, n - filled);
+      out.set(head.subarray(0, k), filled);
+      filled += k;
+      if (k === head.byteLength) chunks.shift();
+      else chunks[0] = head.subarray(k);
+    }
+    buffered -= n;
+    return out;
+  };
+}
+
+async function gunzip(bytes) {
+  // A stream straight over the bytes: Blob.stream() would send them through the blob registry.
+  const stream = new Response(bytes).body.pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * Undo the delta / zigzag / byte-plane coding of one level: its uint16 x, y, z, 0 and RGBA
+ * arrays; the instance ids go into the cloud-wide `instance` array from `start`.
+ */
+export function decodeSection(raw, n, start, instance) {
+  if (raw.length !== PLANES_PER_POINT * n) throw new Error("a level has the wrong size");
+  const quantised = new Uint16Array(4 * n);
+  const rgb = new Uint8Array(4 * n);
+  let x = 0, y = 0, z = 0, r = 0, g = 0, b = 0;
+  for (let i = 0, o = 0; i < n; i++, o += 4) {
+    const dx = raw[i] | (raw[3 * n + i] << 8);
+    const dy = raw[n + i] | (raw[4 * n + i] << 8);
+    const dz = raw[2 * n + i] | (raw[5 * n + i] << 8);
+    x = (x + ((dx >>> 1) ^ -(dx & 1))) & 0xffff;
+    y = (y + ((dy >>> 1) ^ -(dy & 1))) & 0xffff;
+    z = (z + ((dz >>> 1) ^ -(dz & 1))) & 0xffff;
+    r = (r + raw[6 * n + i]) & 0xff;
+    g = (g + raw[7 * n + i]) & 0xff;
+    b = (b + raw[8 * n + i]) & 0xff;
+    quantised[o] = x; quantised[o + 1] = y; quantised[o + 2] = z;
+    rgb[o] = r; rgb[o + 1] = g; rgb[o + 2] = b; rgb[o + 3] = 255;
+    instance[start + i] = raw[9 * n + i] | (raw[10 * n + i] << 8);
   }
+  return { start, count: n, quantised, rgb };
+}
+
+/** A whole version 1 file (one level): uint16 positions over the bbox, raw colours and ids. */
+function readV1(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const count = view.getUint32(8, true);
   const min = [0, 1, 2].map((i) => view.getFloat32(12 + 4 * i, true));
   const max = [0, 1, 2].map((i) => view.getFloat32(24 + 4 * i, true));
-  const rgbOffset = HEADER_BYTES + 6 * count;
+  const rgbOffset = V1_HEADER_BYTES + 6 * count;
   const instanceOffset = rgbOffset + 3 * count + (count % 2);
-  if (buffer.byteLength < instanceOffset + 2 * count) {
-    throw new Error("the file is truncated");
+  if (bytes.byteLength < instanceOffset + 2 * count) throw new Error("the file is truncated");
+  const copy = bytes.slice(); // aligned for the Uint16Array views
+  const packed = new Uint16Array(copy.buffer, V1_HEADER_BYTES, 3 * count);
+  const level = { start: 0, count, quantised: new Uint16Array(4 * count), rgb: new Uint8Array(4 * count) };
+  for (let i = 0; i < count; i++) {
+    for (let axis = 0; axis < 3; axis++) {
+      level.quantised[4 * i + axis] = packed[3 * i + axis];
+      level.rgb[4 * i + axis] = copy[rgbOffset + 3 * i + axis];
+    }
+    level.rgb[4 * i + 3] = 255;
   }
+  const step = min.map((lo, axis) => (max[axis] - lo) / QUANT_MAX);
+  const instance = new Uint16Array(copy.buffer, instanceOffset, count).slice();
+  return { cloud: { count, origin: min, step, instance }, level };
+}
 
-  // Typed arrays read in platform byte order, which is little-endian on every browser platform.
-  const quantised = new Uint16Array(buffer, HEADER_BYTES, 3 * count);
-  const rgb = new Uint8Array(buffer, rgbOffset, 3 * count);
-  const step = [0, 1, 2].map((axis) => (max[axis] - min[axis]) / QUANT_MAX);
-  const positions = new Float32Array(3 * count);
-  const colours = new Float32Array(3 * count);
-  for (let i = 0; i < 3 * count; i += 3) {
-    positions[i] = min[0] + quantised[i] * step[0];
-    positions[i + 1] = min[1] + quantised[i + 1] * step[1];
-    positions[i + 2] = min[2] + quantised[i + 2] * step[2];
-    colours[i] = SRGB_TO_LINEAR[rgb[i]];
-    colours[i + 1] = SRGB_TO_LINEAR[rgb[i + 1]];
-    colours[i + 2] = SRGB_TO_LINEAR[rgb[i + 2]];
+/**
+ * Stream an HLPC file: `onCloud(cloud, levelCounts)` once the header is read (`cloud` has count,
+ * origin, step and the instance ids of all points), then `onLevel(level, index)` as each level
+ * is decoded ({start, count, quantised, rgb}).
+ */
+export async function streamHLPC(response, onCloud, onLevel) {
+  const take = byteReader(response.body);
+  const head = await take(16);
+  const view = new DataView(head.buffer);
+  const magic = String.fromCharCode(...head.subarray(0, 4));
+  const version = view.getUint32(4, true);
+  if (magic !== "HLPC" || (version !== 1 && version !== 2)) {
+    throw new Error(`not an HLPC file (${magic} v${version})`);
   }
-  const instance = new Uint16Array(buffer, instanceOffset, count);
-  return { count, min, max, positions, colours, instance };
+  if (version === 1) {
+    const count = view.getUint32(8, true);
+    const rest = await take(V1_HEADER_BYTES - 16 + 9 * count + (count % 2) + 2 * count);
+    const whole = new Uint8Array(16 + rest.byteLength);
+    whole.set(head);
+    whole.set(rest, 16);
+    const { cloud, level } = readV1(whole);
+    await onCloud(cloud, [count]);
+    await onLevel(level, 0);
+    return cloud;
+  }
+  const count = view.getUint32(8, true);
+  const nLevels = view.getUint32(12, true);
+  const rest = new DataView((await take(V2_HEADER_BYTES - 16 + LEVEL_BYTES * nLevels)).buffer);
+  const origin = [0, 1, 2].map((i) => rest.getFloat32(4 * i, true));
+  const step = [0, 1, 2].map((i) => rest.getFloat32(12 + 4 * i, true));
+  const levels = Array.from({ length: nLevels }, (_, i) => ({
+    count: rest.getUint32(24 + LEVEL_BYTES * i, true),
+    bytes: rest.getUint32(28 + LEVEL_BYTES * i, true),
+  }));
+  const cloud = { count, origin, step, instance: new Uint16Array(count) };
+  await onCloud(cloud, levels.map((level) => level.count));
+  let start = 0;
+  for (const [index, level] of levels.entries()) {
+    await onLevel(decodeSection(await gunzip(await take(level.bytes)), level.count, start, cloud.instance), index);
+    start += level.count;
+  }
+  return cloud;
+}
+
+/** A distinct display colour per instance id (golden-angle hues); 0, the structure, is grey. */
+function instanceColour(id, out, offset) {
+  out[offset + 3] = 255;
+  if (id === 0) {
+    out.set(STRUCTURE_GREY, offset);
+    return;
+  }
+  const colour = new THREE.Color().setHSL(((id * 0.618034) % 1 + 1) % 1, 0.75, 0.55, THREE.LinearSRGBColorSpace);
+  out[offset] = Math.round(colour.r * 255);
+  out[offset + 1] = Math.round(colour.g * 255);
+  out[offset + 2] = Math.round(colour.b * 255);
+}
+
+/** Line box of unit size, placed on an object {center, size, yaw} by position/scale/rotation. */
+const UNIT_EDGES = new THREE.EdgesGeometry(new THREE.BoxGeometry(1, 1, 1));
+
+function objectBox(object, colour) {
+  const lines = new THREE.LineSegments(UNIT_EDGES, new THREE.LineBasicMaterial({ color: displayColour(colour) }));
+  placeBox(lines, object);
+  return lines;
+}
+
+function placeBox(lines, object) {
+  lines.position.set(...object.center);
+  lines.scale.set(...object.size.map((s) => Math.max(s, 1e-3)));
+  lines.rotation.set(0, 0, object.yaw || 0);
+  lines.updateMatrixWorld();
+}
+
+/** The object whose box the ray enters first, or null. Boxes may be turned by a yaw about Z. */
+export function objectUnderRay(ray, objects) {
+  let best = null;
+  let bestDistance = Infinity;
+  const local = new THREE.Ray();
+  const hit = new THREE.Vector3();
+  const box = new THREE.Box3();
+  for (const object of objects) {
+    const yaw = object.yaw || 0;
+    const centre = new THREE.Vector3(...object.center);
+    local.origin.copy(ray.origin).sub(centre).applyAxisAngle(Z_AXIS, -yaw);
+    local.direction.copy(ray.direction).applyAxisAngle(Z_AXIS, -yaw);
+    const half = new THREE.Vector3(...object.size).multiplyScalar(0.5);
+    box.set(half.clone().negate(), half);
+    if (local.intersectBox(box, hit)) {
+      const distance = hit.distanceTo(local.origin);
+      // Ties (the ray starts inside both): the smaller box is the more specific answer.
+      const tie = Math.abs(distance - bestDistance) <= 1e-6;
+      if (distance < bestDistance - 1e-6 || (tie && volume(object) < volume(best))) {
+        best = object;
+        bestDistance = distance;
+      }
+    }
+  }
+  return best;
+}
+
+function volume(object) {
+  return object.size[0] * object.size[1] * object.size[2];
+}
+
+/**
+ * Unit vector (x, y) of the scene's front, from the world frame: the anchor object lies on
+ * `side` of the scene, seen from the scene's centre. Null when the frame says nothing usable.
+ */
+export function frontDirection(worldFrame, objects, centre) {
+  if (!worldFrame) return null;
+  const anchor = objects.find((o) => o.instance_id === worldFrame.anchor_instance_id);
+  if (!anchor || !SIDES.includes(worldFrame.side)) return null;
+  const dx = anchor.center[0] - centre.x;
+  const dy = anchor.center[1] - centre.y;
+  const length = Math.hypot(dx, dy);
+  if (length < 1e-6) return null;
+  const d = [dx / length, dy / length];
+  // Sides as on the top-view map seen from the front (benchmarks/demo.py): with front at the
+  // bottom, left is the map's left, so left is front turned -90 degrees about Z.
+  const front = { front: d, back: [-d[0], -d[1]], left: [-d[1], d[0]], right: [d[1], -d[0]] }[worldFrame.side];
+  return new THREE.Vector3(front[0], front[1], 0);
+}
+
+function button(text, title) {
+  const node = document.createElement("button");
+  node.type = "button";
+  node.className = "hl-viewer-button";
+  node.textContent = text;
+  node.title = title;
+  return node;
 }
 
 function frameCamera(camera, controls, box) {
@@ -71,112 +280,517 @@ function frameCamera(camera, controls, box) {
   controls.saveState();
 }
 
+function frameTopCamera(camera, controls, box) {
+  const center = box.getCenter(new THREE.Vector3());
+  const size = box.getSize(new THREE.Vector3());
+  camera.position.set(center.x, center.y, box.max.z + Math.max(size.z, 1));
+  camera.up.set(0, 1, 0);
+  camera.near = 0.01;
+  camera.far = size.z + 2 * Math.max(size.z, 1);
+  camera.userData.extent = Math.max(size.x, size.y) * 0.55;
+  controls.target.set(center.x, center.y, box.min.z);
+  controls.update();
+  controls.saveState();
+}
+
 // The viewer shown in each element, so mounting again (next item) frees the previous GL context.
 const mounted = new WeakMap();
 
 /**
  * Fetch the HLPC file at `pointsUrl` and draw it inside `element` (which sets the size).
- * Resolves to a handle with the three.js objects, the instance ids and `dispose()`;
- * resolves to null when loading fails (the element shows the reason) or when a newer mount on the
- * same element took over while this one was loading. Mounting again disposes the previous viewer.
+ * `scene` (optional) is the page's scene data (benchmarks/viewer.py): `objects` with boxes for
+ * hover and click, `world_frame` for the compass; `redBoxes` lists instance ids outlined in red.
+ * Resolves, once the first level is drawn, to a handle with the three.js objects, the instance
+ * ids, `showBoxes(ids)`, `setColourMode(mode)`, `setTopView(on)`, `loaded` (a promise of the
+ * full cloud) and `dispose()`; resolves to null when loading fails (the element shows the
+ * reason) or when a newer mount on the same element took over. Mounting again disposes the
+ * previous viewer.
  */
-export async function mountPointCloudViewer(element, pointsUrl) {
+export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
   mounted.get(element)?.dispose();
   const claim = { dispose() {} };
   mounted.set(element, claim);
   element.classList.add("hl-pointcloud");
   element.dataset.loaded = "false";
+  element.dataset.complete = "false";
   const status = document.createElement("div");
   status.className = "hl-viewer-status";
   status.setAttribute("role", "status");
   status.textContent = "Loading point cloud…";
   element.replaceChildren(status);
+  const objects = (scene.objects || []).filter((o) => o.center && o.size);
 
-  let cloud;
-  let renderer;
-  try {
-    if (!pointsUrl) throw new Error("this scene has no point cloud");
-    const response = await fetch(pointsUrl);
-    if (!response.ok) throw new Error(`the server answered ${response.status}`);
-    cloud = decodeHLPC(await response.arrayBuffer());
-    if (mounted.get(element) !== claim) return null;
-    renderer = new THREE.WebGLRenderer({ antialias: true });
-  } catch (error) {
-    if (mounted.get(element) !== claim) return null;
+  let viewer = null;
+  let gpu = null;
+  let firstLevel = null;
+  const firstDrawn = new Promise((resolve) => {
+    firstLevel = resolve;
+  });
+  const stale = () => mounted.get(element) !== claim && mounted.get(element) !== viewer?.handle;
+  const fail = (error) => {
+    firstLevel(null);
+    if (!viewer) gpu?.renderer.dispose();
+    if (stale()) return null;
+    viewer?.dispose();
     element.dataset.loaded = "error";
+    status.hidden = false;
     status.classList.add("hl-error");
     status.textContent = `Could not show the point cloud: ${error.message}`;
     return null;
-  }
+  };
 
+  const loaded = (async () => {
+    if (!pointsUrl) throw new Error("this scene has no point cloud");
+    // The GL context and the points' shader get ready (in the GPU process) while the file loads.
+    gpu = prepareGpu();
+    const response = await fetch(pointsUrl);
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    return streamHLPC(
+      response,
+      (cloud, levelCounts) => {
+        if (stale()) throw new Error("replaced");
+        const onFirstFrame = () => firstLevel(stale() ? null : viewer.handle);
+        viewer = createViewer(element, status, gpu, cloud, levelCounts, objects, scene, onFirstFrame);
+        mounted.set(element, viewer.handle);
+      },
+      (level, index) => {
+        if (stale()) throw new Error("replaced");
+        viewer.addLevel(level, index);
+      },
+    );
+  })().catch(fail);
+  const handle = await firstDrawn;
+  if (handle) handle.loaded = loaded;
+  return handle;
+}
+
+function cloudGeometry(quantised, rgb) {
   const geometry = new THREE.BufferGeometry();
-  geometry.setAttribute("position", new THREE.BufferAttribute(cloud.positions, 3));
-  geometry.setAttribute("color", new THREE.BufferAttribute(cloud.colours, 3));
-  const box = new THREE.Box3(new THREE.Vector3(...cloud.min), new THREE.Vector3(...cloud.max));
-  geometry.boundingBox = box;
-  geometry.boundingSphere = box.getBoundingSphere(new THREE.Sphere());
+  geometry.setAttribute("position", new THREE.BufferAttribute(quantised, 4));
+  geometry.setAttribute("color", new THREE.BufferAttribute(rgb, 4, true));
+  return geometry;
+}
 
-  // About the point spacing on the floor of a 200k-point room, so surfaces read as closed.
-  const pointSize = Math.max(box.getSize(new THREE.Vector3()).length() * 0.003, 0.002);
-  const material = new THREE.PointsMaterial({ size: pointSize, vertexColors: true, sizeAttenuation: true });
-  const points = new THREE.Points(geometry, material);
-  const scene = new THREE.Scene();
-  scene.background = new THREE.Color(BACKGROUND);
-  scene.add(points);
-
-  const camera = new THREE.PerspectiveCamera(50, 1, 0.01, 100);
-  camera.up.set(0, 0, 1); // before the controls are made: they orbit around camera.up
+/**
+ * The renderer and the points' material, warmed up by drawing a one-point stand-in with the same
+ * attribute layout: the shader and the GL pipeline get built in the GPU process while the file
+ * loads (three.js caches the program by material and layout, so the cloud reuses it).
+ */
+function prepareGpu() {
+  // The drawing buffer is kept between frames so that each level can be drawn over the last.
+  const renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true });
+  renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
   renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
-  element.append(renderer.domElement);
-  const controls = new OrbitControls(camera, renderer.domElement);
-  controls.screenSpacePanning = true;
-  frameCamera(camera, controls, box);
+  // Sized once level 0 gives the real extent of the points.
+  const material = new THREE.PointsMaterial({ size: 0.01, vertexColors: true, sizeAttenuation: true });
+  const standIn = new THREE.Points(cloudGeometry(new Uint16Array(4), new Uint8Array(4)), material);
+  renderer.render(new THREE.Scene().add(standIn), new THREE.PerspectiveCamera());
+  standIn.geometry.dispose();
+  return { renderer, material };
+}
 
+/** Resolves once the GPU has finished every command issued so far, without blocking the page. */
+function whenDrawn(gl) {
+  return new Promise((resolve) => {
+    const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+    gl.flush();
+    const poll = () => {
+      // A sync's status only changes between tasks, so poll from timers.
+      if (gl.clientWaitSync(sync, 0, 0) === gl.TIMEOUT_EXPIRED) {
+        setTimeout(poll, 1);
+        return;
+      }
+      gl.deleteSync(sync);
+      resolve();
+    };
+    poll();
+  });
+}
+
+function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneData, onFirstFrame) {
+  const { renderer, material } = gpu;
+  const gl = renderer.getContext();
+  const levels = []; // one THREE.Points per level, in order
+  let extentBox = null; // the points' real bbox, known once level 0 is in
+  const scene = new THREE.Scene();
+  scene.background = displayColour(BACKGROUND);
+
+  const perspective = new THREE.PerspectiveCamera(50, 1, 0.01, 100);
+  perspective.up.set(0, 0, 1); // before the controls are made: they orbit around camera.up
+  const top = new THREE.OrthographicCamera(-1, 1, 1, -1, 0.01, 100);
+  element.append(renderer.domElement);
+  const orbit = new OrbitControls(perspective, renderer.domElement);
+  orbit.screenSpacePanning = true;
+  const topControls = new OrbitControls(top, renderer.domElement);
+  topControls.enableRotate = false;
+  topControls.screenSpacePanning = true;
+  topControls.enabled = false;
+  let camera = perspective;
+  let controls = orbit;
+
+  const overlay = document.createElement("div");
+  overlay.className = "hl-viewer-overlay";
+  const toolbar = document.createElement("div");
+  toolbar.className = "hl-viewer-toolbar";
+  const topButton = button("Top view", "Switch between the 3D view and a top-down orthographic view");
+  const colourButton = button("Colour by instance", "Colour points by object instance or by their RGB");
+  toolbar.append(topButton, colourButton);
+  const tooltip = document.createElement("div");
+  tooltip.className = "hl-topview-tooltip";
+  tooltip.setAttribute("role", "tooltip");
+  tooltip.hidden = true;
+  const compass = document.createElement("div");
+  compass.className = "hl-viewer-compass";
+  compass.hidden = true;
+  compass.title = "The scene's world frame";
+  const compassLabels = SIDES.map((side) => {
+    const label = document.createElement("span");
+    label.textContent = side;
+    label.dataset.side = side;
+    compass.append(label);
+    return label;
+  });
+  overlay.append(toolbar, compass, tooltip);
+  element.append(overlay);
+
+  const hoverBox = objectBox({ center: [0, 0, 0], size: [1, 1, 1] }, HOVER_COLOUR);
+  hoverBox.visible = false;
+  scene.add(hoverBox);
+  let redBoxes = [];
+  let front = null;
+
+  let drawn = 0;
+  let frames = 0;
+  let firstMarked = false;
+  let stillLevels = 0; // levels in the frame on screen when it is a still one, else 0
+  let fullMarked = false;
+  let disposed = false;
+  let moving = false;
+  let settleTimer = 0;
   let frame = 0;
+  let aspect = 1;
+  let byInstance = false;
+
+  const updateCompass = () => {
+    if (!front || !extentBox) return;
+    const centre = extentBox.getCenter(new THREE.Vector3());
+    const origin = centre.clone().project(camera);
+    const reach = extentBox.getSize(new THREE.Vector3()).length() * 0.1;
+    const turns = { front: 0, right: Math.PI / 2, back: Math.PI, left: -Math.PI / 2 };
+    for (const label of compassLabels) {
+      const direction = front.clone().applyAxisAngle(Z_AXIS, turns[label.dataset.side]);
+      const tip = centre.clone().addScaledVector(direction, reach).project(camera);
+      // Screen y grows downwards; NDC y upwards. Aspect keeps angles true on a wide canvas.
+      const angle = Math.atan2(-(tip.y - origin.y), (tip.x - origin.x) * aspect);
+      label.style.left = `${50 + 36 * Math.cos(angle)}%`;
+      label.style.top = `${50 + 36 * Math.sin(angle)}%`;
+    }
+  };
+
   const render = () => {
+    cancelAnimationFrame(frame);
     frame = 0;
+    const thinned = moving && motionStride > 1;
+    for (const [index, points] of levels.entries()) points.visible = !moving || (index === 0 && !thinned);
+    if (motionPoints) motionPoints.visible = thinned;
     renderer.render(scene, camera);
+    stillLevels = moving ? 0 : levels.length;
+    updateCompass();
+    if (moving) {
+      const issued = performance.now();
+      whenDrawn(gl).then(() => adaptMotionStride(performance.now() - issued));
+    }
+    afterFrame();
+  };
+  /**
+   * Draw a level that just arrived over the last frame, which holds every level before it from
+   * the same camera: no clear and no redraw of what is already there.
+   */
+  const drawOnTop = (points) => {
+    for (const each of levels) each.visible = each === points;
+    motionPoints.visible = false;
+    renderer.autoClear = false;
+    renderer.render(scene, camera);
+    renderer.autoClear = true;
+    stillLevels = levels.length;
+    afterFrame();
+  };
+  const afterFrame = () => {
+    frames += 1;
+    element.dataset.frames = String(frames);
+    // The marks wait for the GPU to finish the frame, not just for the draw call to be issued.
+    if (!firstMarked) {
+      firstMarked = true;
+      whenDrawn(gl).then(() => {
+        if (!disposed) {
+          performance.mark("hl-viewer:first-frame");
+          status.hidden = true;
+          element.dataset.loaded = "true";
+        }
+        onFirstFrame();
+      });
+    }
+    if (!fullMarked && stillLevels === levelCounts.length) {
+      fullMarked = true;
+      whenDrawn(gl).then(() => {
+        if (disposed) return;
+        performance.mark("hl-viewer:full-frame");
+        element.dataset.complete = "true";
+      });
+    }
   };
   const requestRender = () => {
     if (!frame) frame = requestAnimationFrame(render);
   };
+  // Interaction draws level 0 now and the full set once things have been still for a moment;
+  // never while a drag is on, however slow the frames are (a slow frame must not look like a pause).
+  let dragging = false;
+  const interact = () => {
+    moving = true;
+    requestRender();
+    clearTimeout(settleTimer);
+    settleTimer = setTimeout(() => {
+      if (dragging) return;
+      moving = false;
+      requestRender();
+    }, SETTLE_MS);
+  };
+
+  let size = "";
   const resize = () => {
     const width = Math.max(element.clientWidth, 1);
     const height = Math.max(element.clientHeight, 1);
+    // The observer also calls when it starts; redrawing the same size would waste a frame.
+    if (size === `${width}x${height}`) return;
+    size = `${width}x${height}`;
     renderer.setSize(width, height, false);
-    camera.aspect = width / height;
-    camera.updateProjectionMatrix();
+    perspective.aspect = width / height;
+    perspective.updateProjectionMatrix();
+    const extent = top.userData.extent || 1;
+    aspect = width / height;
+    Object.assign(top, { left: -extent * Math.max(aspect, 1), right: extent * Math.max(aspect, 1) });
+    Object.assign(top, { top: extent / Math.min(aspect, 1), bottom: -extent / Math.min(aspect, 1) });
+    top.updateProjectionMatrix();
     requestRender();
   };
-  controls.addEventListener("change", requestRender);
-  renderer.domElement.addEventListener("dblclick", () => controls.reset());
-  const observer = new ResizeObserver(resize);
-  observer.observe(element);
 
-  resize();
-  render();
-  status.hidden = true;
-  element.dataset.pointCount = String(cloud.count);
-  element.dataset.loaded = "true";
+  /** Switch a level's colour attribute, making its instance colours the first time they are asked for. */
+  // Level 0 again, through an index of every motionStride-th point, sharing its GPU buffers.
+  let motionPoints = null;
+  let motionStride = 1;
+  const strideIndex = new Map();
+  const adaptMotionStride = (gpuMs) => {
+    let stride = motionStride;
+    if (gpuMs > MOTION_BUDGET_MS * 1.3 && stride < MAX_MOTION_STRIDE) stride *= 2;
+    else if (gpuMs < MOTION_BUDGET_MS / 2.5 && stride > 1) stride /= 2;
+    if (stride === motionStride || disposed) return;
+    motionStride = stride;
+    element.dataset.motionStride = String(stride);
+    if (!strideIndex.has(stride)) {
+      const count = levels[0].userData.count;
+      const index = Uint32Array.from({ length: Math.ceil(count / stride) }, (_, i) => i * stride);
+      strideIndex.set(stride, new THREE.BufferAttribute(index, 1));
+    }
+    if (stride > 1) motionPoints.geometry.setIndex(strideIndex.get(stride));
+  };
+
+  const colourLevel = (points) => {
+    const { rgb, start, count } = points.userData;
+    let colours = points.userData.instanceColours;
+    if (byInstance && !colours) {
+      colours = new THREE.BufferAttribute(new Uint8Array(4 * count), 4, true);
+      for (let i = 0; i < count; i++) instanceColour(cloud.instance[start + i], colours.array, 4 * i);
+      points.userData.instanceColours = colours;
+    }
+    points.geometry.setAttribute("color", byInstance ? colours : rgb);
+    if (points === levels[0]) motionPoints.geometry.setAttribute("color", byInstance ? colours : rgb);
+  };
+  const setColourMode = (mode) => {
+    byInstance = mode === "instance";
+    for (const points of levels) colourLevel(points);
+    element.dataset.colour = byInstance ? "instance" : "rgb";
+    colourButton.textContent = byInstance ? "Colour by RGB" : "Colour by instance";
+    colourButton.setAttribute("aria-pressed", String(byInstance));
+    requestRender();
+  };
+  const setTopView = (on) => {
+    camera = on ? top : perspective;
+    controls.enabled = false;
+    controls = on ? topControls : orbit;
+    controls.enabled = true;
+    element.dataset.camera = on ? "top" : "perspective";
+    topButton.textContent = on ? "3D view" : "Top view";
+    topButton.setAttribute("aria-pressed", String(on));
+    requestRender();
+  };
+  const showBoxes = (instanceIds) => {
+    for (const lines of redBoxes) {
+      scene.remove(lines);
+      lines.material.dispose();
+    }
+    const wanted = new Set(instanceIds || []);
+    redBoxes = objects.filter((o) => wanted.has(o.instance_id)).map((o) => objectBox(o, RED));
+    for (const lines of redBoxes) scene.add(lines);
+    element.dataset.redBoxes = String(redBoxes.length);
+    requestRender();
+  };
+
+  const pointer = new THREE.Vector2();
+  const raycaster = new THREE.Raycaster();
+  let hovered = null;
+  let selected = null;
+  const objectAt = (event) => {
+    const rect = renderer.domElement.getBoundingClientRect();
+    pointer.set(
+      ((event.clientX - rect.left) / rect.width) * 2 - 1,
+      -((event.clientY - rect.top) / rect.height) * 2 + 1,
+    );
+    raycaster.setFromCamera(pointer, camera);
+    return objectUnderRay(raycaster.ray, objects);
+  };
+  const outline = (object) => {
+    hoverBox.visible = Boolean(object);
+    if (object) placeBox(hoverBox, object);
+  };
+  const onPointerMove = (event) => {
+    if (event.buttons) return; // dragging the camera, not pointing
+    const object = objectAt(event);
+    const rect = element.getBoundingClientRect();
+    tooltip.hidden = !object;
+    if (object) {
+      tooltip.textContent = object.label;
+      tooltip.style.left = `${event.clientX - rect.left + 12}px`;
+      tooltip.style.top = `${event.clientY - rect.top + 12}px`;
+    }
+    element.dataset.hoverLabel = object ? object.label : "";
+    if (object !== hovered) {
+      hovered = object;
+      outline(hovered || selected);
+      interact();
+    }
+  };
+  const onClick = (event) => {
+    selected = objectAt(event);
+    element.dataset.selectedLabel = selected ? selected.label : "";
+    element.dataset.selectedInstance = selected ? String(selected.instance_id) : "";
+    outline(selected);
+    interact();
+    element.dispatchEvent(new CustomEvent("hl-object-selected", { detail: selected }));
+  };
+  const onLeave = () => {
+    tooltip.hidden = true;
+    element.dataset.hoverLabel = "";
+    if (hovered) {
+      hovered = null;
+      outline(selected);
+      interact();
+    }
+  };
+  renderer.domElement.addEventListener("pointermove", onPointerMove);
+  renderer.domElement.addEventListener("pointerleave", onLeave);
+  renderer.domElement.addEventListener("click", onClick);
+  renderer.domElement.addEventListener("dblclick", () => controls.reset());
+  for (const each of [orbit, topControls]) {
+    each.addEventListener("start", () => {
+      dragging = true;
+    });
+    each.addEventListener("change", interact);
+    each.addEventListener("end", () => {
+      dragging = false;
+      interact();
+    });
+  }
+  topButton.addEventListener("click", () => setTopView(camera !== top));
+  colourButton.addEventListener("click", () => setColourMode(byInstance ? "rgb" : "instance"));
+  const observer = new ResizeObserver(resize);
+
+  const frameOnPoints = ({ quantised: q }) => {
+    // The real bbox of the first level frames the cameras; the quantisation box would do too,
+    // but is a little larger than the points.
+    const lo = [Infinity, Infinity, Infinity];
+    const hi = [-Infinity, -Infinity, -Infinity];
+    for (let i = 0; i < q.length; i += 4) {
+      for (let axis = 0; axis < 3; axis++) {
+        const v = q[i + axis];
+        if (v < lo[axis]) lo[axis] = v;
+        if (v > hi[axis]) hi[axis] = v;
+      }
+    }
+    extentBox = q.length
+      ? new THREE.Box3(
+          new THREE.Vector3(...lo.map((v, axis) => cloud.origin[axis] + v * cloud.step[axis])),
+          new THREE.Vector3(...hi.map((v, axis) => cloud.origin[axis] + v * cloud.step[axis])),
+        )
+      : new THREE.Box3(new THREE.Vector3(...cloud.origin), new THREE.Vector3(...cloud.origin));
+    // About the point spacing on the floor of a 200k-point room, so surfaces read as closed.
+    material.size = Math.max(extentBox.getSize(new THREE.Vector3()).length() * 0.003, 0.002);
+    frameCamera(perspective, orbit, extentBox);
+    frameTopCamera(top, topControls, extentBox);
+    front = frontDirection(sceneData.world_frame, objects, extentBox.getCenter(new THREE.Vector3()));
+    compass.hidden = !front;
+  };
 
   const handle = {
     scene,
-    camera,
-    controls,
+    camera: perspective,
+    topCamera: top,
+    controls: orbit,
     renderer,
-    points,
+    levels,
     instance: cloud.instance,
+    cloud,
+    showBoxes,
+    setColourMode,
+    setTopView,
     dispose() {
+      disposed = true;
       observer.disconnect();
       cancelAnimationFrame(frame);
-      controls.dispose();
-      geometry.dispose();
+      clearTimeout(settleTimer);
+      orbit.dispose();
+      topControls.dispose();
+      for (const points of [...levels, motionPoints]) points?.geometry.dispose();
       material.dispose();
+      for (const lines of [...redBoxes, hoverBox]) lines.material.dispose();
       renderer.dispose();
       renderer.domElement.remove();
+      overlay.remove();
       if (mounted.get(element) === handle) mounted.delete(element);
     },
   };
-  mounted.set(element, handle);
-  return handle;
+
+  const addLevel = (level, index) => {
+    // Positions are quantised; the object's transform turns them back into metres.
+    const points = new THREE.Points(cloudGeometry(level.quantised, level.rgb), material);
+    points.scale.set(...cloud.step);
+    points.position.set(...cloud.origin);
+    points.frustumCulled = false;
+    points.userData = { start: level.start, count: level.count, rgb: points.geometry.getAttribute("color") };
+    levels.push(points);
+    scene.add(points);
+    if (index === 0) {
+      motionPoints = new THREE.Points(new THREE.BufferGeometry(), material);
+      motionPoints.geometry.setAttribute("position", points.geometry.getAttribute("position"));
+      motionPoints.scale.copy(points.scale);
+      motionPoints.position.copy(points.position);
+      motionPoints.frustumCulled = false;
+      scene.add(motionPoints);
+    }
+    colourLevel(points);
+    drawn = level.start + level.count;
+    element.dataset.pointsDrawn = String(drawn);
+    if (index === 0) {
+      frameOnPoints(level);
+      resize();
+      observer.observe(element);
+      showBoxes(sceneData.redBoxes);
+      setColourMode("rgb");
+      element.dataset.camera = "perspective";
+      element.dataset.pointCount = String(cloud.count);
+    }
+    if (index > 0 && !frame && stillLevels === index) drawOnTop(points);
+    else render();
+  };
+
+  return { handle, addLevel, dispose: handle.dispose };
 }

@@ -19,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--model", required=True, help="Registered model name or id.")
         parser.add_argument("--repeats", type=int, default=1)
         parser.add_argument("--condition", default="main", help="Prompt template condition.")
+        parser.add_argument("--circular", action="store_true", help="Every rotation of the options (CircularEval).")
+        parser.add_argument("--flip", action="store_true",
+                            help="The mirrored image too, on items tagged flip: swap/same (FlipEval).")
         parser.add_argument("--batch-size", type=int, default=8)
         parser.add_argument("--timeout", type=float, default=3600, help="Seconds to wait for the run.")
 
@@ -33,7 +36,7 @@ class Command(BaseCommand):
             raise CommandError(f"No registered model {key!r}.")
         try:
             run = services.launch_run(model.pk, benchmark, None, options["batch_size"], options["repeats"],
-                                      options["condition"])
+                                      options["condition"], {"circular": options["circular"], "flip": options["flip"]})
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         deadline = time.monotonic() + options["timeout"]

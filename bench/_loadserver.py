@@ -1,0 +1,193 @@
+"""Shared by the load benches: a fresh PostgreSQL database, the app served by a production server
+on loopback, and a lean keep-alive HTTP client for the simulated crowd.
+
+The server is gunicorn (WSGI, one process per core, threads) with persistent database connections
+(CONN_MAX_AGE): measured on the autosave hot path it costs half the CPU per request of an ASGI
+server (uvicorn), whose per-request threads also cannot keep connections. The keep-alive timeout
+outlasts the 5 s between autosaves, as a browser's connection would. LOAD_SERVER=daphne runs the
+same bench on daphne (ASGI, one process, a connection per request) for comparison."""
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DB = "hypolab_bench_load"
+SERVER_LOG = Path("/tmp/hypolab-load-server.log")
+
+os.environ.update({
+    "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
+    "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+    "REDIS_KEY_PREFIX": f"load-{os.getpid()}-",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+    "MEDIA_ROOT": "/tmp/hypolab-load-media",
+    "DEBUG": "false",
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+})
+sys.path.insert(0, str(ROOT))
+
+
+def setup_database():
+    """Drop and create the bench database, migrate it, and set Django up in this process."""
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{DB}"')
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def drop_database():
+    from django.db import connections
+
+    connections.close_all()
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_command(port: int, workers: int) -> tuple[list[str], dict]:
+    """The server's command line and the settings it runs with."""
+    if os.environ.get("LOAD_SERVER") == "daphne":
+        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], {}
+    return [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", str(workers), "-k", "gthread",
+            "--threads", "4", "--keep-alive", "75", "--backlog", "4096", "--log-level", "warning",
+            "config.wsgi:application"], {"CONN_MAX_AGE": "300"}
+
+
+class Server:
+    """The app on a free loopback port, started and stopped around the bench."""
+
+    def __init__(self, workers: int = os.cpu_count() or 2):
+        self.port = free_port()
+        command, settings = server_command(self.port, workers)
+        self.log = SERVER_LOG.open("w")  # 409s on double submits are logged too: keep them off the report
+        self.process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **settings},
+                                        stdout=self.log, stderr=self.log)
+
+    def __enter__(self):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("The server exited on start.")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                time.sleep(1)  # let every worker process finish importing the app
+                return self
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("The server did not start within 60 s.")
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+class Client:
+    """A minimal HTTP/1.1 keep-alive client with a cookie jar: one connection per simulated person,
+    cheap enough that one process drives a thousand of them."""
+
+    def __init__(self, port):
+        self.port, self.cookies, self.reader, self.writer = port, {}, None, None
+
+    async def request(self, method, path, body=None):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        data = json.dumps(body).encode() if body is not None else b""
+        headers = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: keep-alive",
+                   f"Content-Length: {len(data)}"]
+        if body is not None:
+            headers += ["Content-Type: application/json", f"X-CSRFToken: {self.cookies.get('csrftoken', '')}"]
+        if self.cookies:
+            headers.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        self.writer.write(("\r\n".join(headers) + "\r\n\r\n").encode() + data)
+        await self.writer.drain()
+        status = int((await self.reader.readline()).split()[1])
+        response_headers = {}
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key] = rest.split(";")[0]
+            response_headers[name] = value
+        if response_headers.get("transfer-encoding") == "chunked":
+            payload = b""
+            while (size := int((await self.reader.readline()).strip(), 16)) > 0:
+                payload += await self.reader.readexactly(size)
+                await self.reader.readline()
+            await self.reader.readline()
+        else:
+            payload = await self.reader.readexactly(int(response_headers.get("content-length", 0)))
+        if response_headers.get("connection") == "close":
+            self.close()
+        return status, response_headers, payload
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+class Timings(dict):
+    """Latencies in ms per endpoint."""
+
+    def add(self, endpoint: str, ms: float) -> None:
+        self.setdefault(endpoint, []).append(ms)
+
+    def report(self) -> float:
+        """Print p50/p95 per endpoint; return the worst endpoint's p95."""
+        worst = 0.0
+        for endpoint, values in sorted(self.items()):
+            p50 = statistics.median(values)
+            p95 = statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
+            worst = max(worst, p95)
+            print(f"{endpoint:10s} n={len(values):6d} p50={p50:7.1f} ms p95={p95:7.1f} ms")
+        return worst
+
+
+async def timed(client: Client, timings: Timings, endpoint: str, method: str, path: str, body=None):
+    """One request, timed; a broken connection counts as status 0 (the caller counts it lost)."""
+    started = time.perf_counter()
+    try:
+        result = await client.request(method, path, body)
+    except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+        client.close()
+        result = (0, {}, b"")
+    timings.add(endpoint, (time.perf_counter() - started) * 1000)
+    return result
+
+
+def run_async(coroutine):
+    """uvloop when installed: the load generator shares the two cores with the server."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def loadavg() -> str:
+    return Path("/proc/loadavg").read_text().split(" ")[0]

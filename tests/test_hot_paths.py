@@ -1,0 +1,154 @@
+"""The requests a crowd sends every few seconds stay lean (bench/load_annotators.py and
+bench/load_evaluators.py drive them): autosave is one ownership-checked UPDATE plus the lease
+renewal, leasing locks only the unit it takes, and an evaluator's answer reads each row once."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Assignment, AssignmentDraft, Campaign
+from benchmarks.errors import DomainError
+from benchmarks.models import Scene
+from humaneval import services as humaneval_services
+from humaneval.models import EvalSession
+from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+needs_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
+
+
+def make_campaign(scenes=1, **options):
+    benchmark = BenchmarkFactory()
+    pool = [SceneFactory(benchmark=benchmark) for _ in range(scenes)]
+    return services.create_campaign(benchmark, "Moves", "movement", pool, **options)
+
+
+def test_autosave_is_two_queries_and_renews_the_lease(django_assert_max_num_queries):
+    campaign = make_campaign(lease_minutes=30)
+    worker = UserFactory()
+    assignment = services.lease_assignment(campaign, worker)
+    services.save_draft(assignment.pk, worker, "The chair", content={"step": 1})  # creates the draft
+    Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=timezone.now() + timedelta(minutes=1))
+    with django_assert_max_num_queries(2):
+        draft = services.save_draft(assignment.pk, worker, "The chair has been", revision=1, content={"step": 2})
+    assert (draft.text, draft.revision, draft.content, draft.descriptions) == ("The chair has been", 2, {"step": 2}, [])
+    stored = AssignmentDraft.objects.get(assignment=assignment)
+    assert (stored.text, stored.revision, stored.content) == ("The chair has been", 2, {"step": 2})
+    assignment.refresh_from_db()
+    assert assignment.lease_expires_at > timezone.now() + timedelta(minutes=29)
+
+
+def test_autosave_after_the_lease_lapsed_keeps_the_text_without_renewing():
+    campaign = make_campaign()
+    worker = UserFactory()
+    assignment = services.lease_assignment(campaign, worker)
+    services.save_draft(assignment.pk, worker, "first")
+    lapsed = timezone.now() - timedelta(seconds=1)
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED, lease_expires_at=lapsed)
+    assert services.save_draft(assignment.pk, worker, "second").text == "second"
+    assignment.refresh_from_db()
+    assert assignment.lease_expires_at == lapsed and AssignmentDraft.objects.get().text == "second"
+
+
+def test_autosave_through_the_api_reads_no_session_row(client, django_assert_max_num_queries):
+    campaign = make_campaign()
+    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "FAST", "STUDY_ID": "S", "SESSION_ID": "X"})
+    pk = Assignment.objects.get().pk
+    client.put(f"/api/v1/assignments/{pk}/draft/", {"text": "first"}, content_type="application/json")
+    with django_assert_max_num_queries(3):  # the user, the draft UPDATE, the lease UPDATE
+        response = client.put(f"/api/v1/assignments/{pk}/draft/", {"text": "second"},
+                              content_type="application/json")
+    assert response.status_code == 200 and response.json()["revision"] == 2
+
+
+def _in_thread(hold_lock, locked, release):
+    """Hold a row lock in another connection until `release` is set."""
+    def run():
+        try:
+            with transaction.atomic():
+                hold_lock()
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert locked.wait(10)
+    return thread
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_leasing_neither_waits_on_the_campaign_row_nor_on_a_unit_another_leaser_holds():
+    campaign = make_campaign(scenes=2)
+    first, second = campaign.scenes.order_by("id")
+
+    def hold():  # an admin saving the campaign, and another leaser on the first scene
+        Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+        Scene.objects.select_for_update(no_key=True).get(pk=first.pk)
+
+    locked, release = threading.Event(), threading.Event()
+    thread = _in_thread(hold, locked, release)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        assignment = services.lease_assignment(campaign, UserFactory())
+    finally:
+        release.set()
+        thread.join()
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = 0")
+    assert assignment.scene_id == second.pk
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_leasers_at_once_never_overfill_a_scene_quota():
+    campaign = make_campaign(scenes=1, assignments_per_scene=1)
+    outcomes, start = [], threading.Barrier(2)
+
+    def lease():
+        try:
+            start.wait(5)
+            outcomes.append(services.lease_assignment(campaign, UserFactory()).scene_id)
+        except DomainError as exc:
+            outcomes.append(exc.field)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=lease) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes, key=str) == sorted([campaign.scenes.get().pk, "campaign"], key=str)
+    assert Assignment.objects.count() == 1
+
+
+@pytest.fixture
+def session(client):
+    first = ItemFactory(answers=["armchair"])
+    second = ItemFactory(change__scene=first.scene, answers=["desk"])
+    third = ItemFactory(change__scene=first.scene, answers=["lamp"])
+    study = humaneval_services.create_study(
+        first.benchmark, "Pilot", [first.pk, second.pk, third.pk], UserFactory(), 30, 600)
+    client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
+    return EvalSession.objects.get()
+
+
+def test_an_answer_stores_and_serves_the_next_item_in_few_queries(client, session, django_assert_max_num_queries):
+    state = client.get(f"/api/v1/sessions/{session.pk}/current/").json()  # warms the scene's cache
+    with django_assert_max_num_queries(9):
+        client.get(f"/api/v1/sessions/{session.pk}/current/")
+    with django_assert_max_num_queries(16):
+        response = client.post(f"/api/v1/sessions/{session.pk}/answer/", {"item": state["item"]["id"], "answer": "x"},
+                               content_type="application/json")
+    nxt = response.json()["item"]
+    assert response.status_code == 201 and nxt["id"] != state["item"]["id"]
+    assert nxt["scene"] == state["item"]["scene"] and "answers" not in nxt
