@@ -32,30 +32,17 @@ os.environ.update({
 })
 sys.path.insert(0, str(ROOT))
 
+from _database import drop_database as drop_bench_database  # noqa: E402 -- a sibling module of the benches
+from _database import use_fresh_database  # noqa: E402
+
 
 def setup_database():
     """Drop and create the bench database, migrate it, and set Django up in this process."""
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB}"')
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    use_fresh_database(DB)
 
 
 def drop_database():
-    from django.db import connections
-
-    connections.close_all()
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
+    drop_bench_database(DB)
 
 
 def free_port() -> int:

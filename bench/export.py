@@ -1,24 +1,28 @@
 """Release export speed: a 15,000-item release written as JSONL (+ manifest), JSON, CSV and Parquet.
 
-Run: DATABASE_URL=... .venv/bin/python bench/export.py   (the default is the embedded SQLite file)
-Makes a throwaway benchmark (100 scenes, 1,500 changes, 15,000 items) in the configured database,
+Run: .venv/bin/python bench/export.py   (no arguments)
+Makes a throwaway benchmark (100 scenes, 1,500 changes, 15,000 items) in a fresh PostgreSQL database
+(hypolab_bench_export, dropped at the end), with files in a temporary folder,
 times `export_release` (freezing the items, the JSONL and the manifest; the format task held back)
 and each further format as that task writes it, then deletes it all. Prints one line per format and last
 `export_s=N`, the slowest of them.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["MEDIA_ROOT"] = tempfile.mkdtemp(prefix="hypolab-export-bench-")
+DB = "hypolab_bench_export"
 
-import django  # noqa: E402 -- needs the repository root on the path first
+from _database import drop_database, use_fresh_database  # noqa: E402 -- a sibling module of the benches
 
-django.setup()
+use_fresh_database(DB)
 
 from benchmarks import services, tasks  # noqa: E402
 from benchmarks.models import Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame  # noqa: E402
@@ -81,6 +85,8 @@ def main() -> None:
                 asset.delete()
             release.delete()
         benchmark.delete()
+        drop_database(DB)
+        shutil.rmtree(os.environ["MEDIA_ROOT"], ignore_errors=True)
 
 
 if __name__ == "__main__":

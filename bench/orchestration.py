@@ -23,23 +23,11 @@ os.environ.update({
 })
 sys.path.insert(0, str(ROOT))
 
-
-def recreate_database():
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB}"')
+from _database import use_fresh_database  # noqa: E402 -- a sibling module of the benches
 
 
 def main():
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    use_fresh_database(DB)
     from benchmarks.models import Benchmark, Item, Scene
     from config.celery import app as celery_app
     from modeleval import services

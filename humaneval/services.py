@@ -828,9 +828,11 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
         for a in assets
         if a.role in (AssetRole.IMAGE, protocols.FLIPPED_IMAGE_ROLE)
     ]
-    videos = {a.meta.get("which"): a.file.url for a in assets if a.role == AssetRole.VIDEO}
+    videos = {a.meta.get("which"): a for a in assets if a.role == AssetRole.VIDEO}
+    # fps (probed on import) lets the player step and sync by whole frames from the start
     pair = (
-        {"before": videos["before"], "after": videos["after"]}
+        {"before": videos["before"].file.url, "after": videos["after"].file.url,
+         "fps": videos["before"].meta.get("fps")}
         if {"before", "after"} <= videos.keys()
         else None
     )

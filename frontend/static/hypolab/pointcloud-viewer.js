@@ -169,7 +169,9 @@ export async function streamHLPC(response, onCloud, onLevel) {
   await onCloud(cloud, levels.map((level) => level.count));
   let start = 0;
   for (const [index, level] of levels.entries()) {
-    await onLevel(decodeSection(await gunzip(await take(level.bytes)), level.count, start, cloud.instance), index);
+    const decoded = decodeSection(await gunzip(await take(level.bytes)), level.count, start, cloud.instance);
+    performance.mark(`hl-viewer:level-${index}-decoded`);
+    await onLevel(decoded, index);
     start += level.count;
   }
   return cloud;
