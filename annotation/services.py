@@ -372,39 +372,41 @@ def save_draft(assignment_id: int, worker, text: str = "", revision=None, conten
 
 
 def _update_own_draft(assignment_id: int, worker, text: str, revision, content) -> AssignmentDraft | None:
-    """Save into the worker's existing draft of an unsubmitted assignment at the expected revision,
-    in one statement, and renew the lease if it is still held. None when nothing matched."""
+    """Save into the worker's existing draft of an unsubmitted assignment at the expected revision and
+    renew the lease if it is still held, in one statement (PostgreSQL's data-modifying WITH). None
+    when nothing matched, and on other databases, where every save takes the locked path."""
+    if connection.vendor != "postgresql":
+        return None
     fields = AssignmentDraft._meta
-    draft_table, assignment_table = fields.db_table, Assignment._meta.db_table
     now = timezone.now()
     sets = ["text = %s", "revision = revision + 1", "updated_at = %s"]
-    params = [text, fields.get_field("updated_at").get_db_prep_save(now, connection)]
+    params = [assignment_id, worker.pk, Assignment.Status.SUBMITTED,
+              text, fields.get_field("updated_at").get_db_prep_save(now, connection)]
     if content is not None:
         sets.append("content = %s")
         params.append(fields.get_field("content").get_db_prep_save(content, connection))
-    params.append(assignment_id)
     at_revision = ""
     if revision is not None:
         at_revision = " AND revision = %s"
         params.append(revision)
+    params += [now, Assignment.Status.LEASED]
+    assignments = Assignment._meta.db_table
     sql = (
-        f"UPDATE {draft_table} SET {', '.join(sets)} "
-        f"WHERE assignment_id = %s{at_revision} AND assignment_id IN ("
-        f"SELECT id FROM {assignment_table} WHERE id = %s AND worker_id = %s AND status <> %s) "
-        f"RETURNING id, descriptions, content, revision, (SELECT c.lease_minutes FROM {assignment_table} a "
-        f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id WHERE a.id = {draft_table}.assignment_id "
-        f"AND a.status = %s)"
+        f"WITH own AS (SELECT a.id, a.status, c.lease_minutes FROM {assignments} a "
+        f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
+        f"WHERE a.id = %s AND a.worker_id = %s AND a.status <> %s), "
+        f"saved AS (UPDATE {fields.db_table} SET {', '.join(sets)} "
+        f"WHERE assignment_id = (SELECT id FROM own){at_revision} RETURNING id, descriptions, content, revision), "
+        f"renewed AS (UPDATE {assignments} a SET lease_expires_at = %s + own.lease_minutes * interval '1 minute' "
+        f"FROM own WHERE a.id = own.id AND own.status = %s AND EXISTS (SELECT 1 FROM saved) RETURNING a.id) "
+        f"SELECT id, descriptions, content, revision FROM saved"
     )
-    params += [assignment_id, worker.pk, Assignment.Status.SUBMITTED, Assignment.Status.LEASED]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    draft_id, descriptions, saved_content, new_revision, lease_minutes = row
-    if lease_minutes is not None:
-        Assignment.objects.filter(pk=assignment_id, status=Assignment.Status.LEASED).update(
-            lease_expires_at=now + timedelta(minutes=lease_minutes))
+    draft_id, descriptions, saved_content, new_revision = row
     decode = fields.get_field("descriptions").from_db_value
     return AssignmentDraft(id=draft_id, assignment_id=assignment_id, text=text, revision=new_revision,
                            descriptions=decode(descriptions, None, connection),

@@ -1,10 +1,11 @@
 """Crowd load: 1,000 simulated annotators against the app served by gunicorn (see _loadserver.py)
 on loopback with PostgreSQL, driven from one asyncio process. Each one arrives from a
-Prolific-style link (arrivals spread over the first 40 s), opens its assignment page, autosaves
-its draft every 5 s for a minute (about 200 autosaves/s while all are in), submits (one in ten
-twice, as a double click), and the bench checks what was stored.
+Prolific-style link (arrivals spread over the first 90 s, as a study's places fill), opens its
+assignment page, autosaves its draft every 5 s for two minutes (all 1,000 are in from 90 s to
+120 s: about 200 autosaves/s), submits (one in ten twice, as a double click), and the bench checks
+what was stored.
 
-Run: .venv/bin/python bench/load_annotators.py   (about 2 minutes; no arguments)
+Run: .venv/bin/python bench/load_annotators.py   (about 3.5 minutes; no arguments)
 Prints p50/p95 per endpoint and ends with `p95_ms=N lost=N duplicated=N` (worst endpoint's p95;
 lost = a save or submit that failed, or a submit answered 201 with no change in the database;
 duplicated = more changes stored for one assignment than its one submission made). The server's
@@ -21,8 +22,8 @@ from _loadserver import Client, Server, Timings, drop_database, loadavg, run_asy
 ANNOTATORS = int(os.environ.get("LOAD_ANNOTATORS", 1000))  # fewer for a quick look
 SCENES = 200
 AUTOSAVE_S = 5
-RAMP_S = 40  # arrivals spread over this
-WORK_S = 60  # each annotator autosaves this long after arriving, then submits
+RAMP_S = 90  # arrivals spread over this
+WORK_S = 120  # each annotator autosaves this long after arriving, then submits: all are in at once after RAMP_S
 
 
 def seed() -> int:

@@ -1,5 +1,7 @@
 """What the scene viewer needs, as plain data for templates and the API."""
 
+from django.core.cache import cache
+
 from .models import AssetRole, Scene
 from .services import scene_asset
 
@@ -37,3 +39,18 @@ def scene_viewer_data(scene: Scene) -> dict:
         "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
         "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
     }
+
+
+# A crowd opens the same scenes again and again while a scene's files and objects rarely change:
+# cache for minutes (well inside the hour a signed storage URL lives).
+VIEWER_CACHE_S = 300
+
+
+def cached_scene_viewer_data(scene: Scene) -> dict:
+    """scene_viewer_data, at most VIEWER_CACHE_S old."""
+    key = f"viewer:{scene.pk}:{scene.created_at.timestamp()}"  # ids are reused after a database reset
+    data = cache.get(key)
+    if data is None:
+        data = scene_viewer_data(scene)
+        cache.set(key, data, VIEWER_CACHE_S)
+    return data

@@ -65,7 +65,7 @@ def session_state(session, response, feedback=None) -> dict:
         "item": None,
     }
     if response is not None:
-        state["item"] = item_view(session, services.plan_entry(session, response.item_id), response)
+        state["item"] = item_view(session, services.entry_of(session, response), response)
     return state
 
 
@@ -148,13 +148,12 @@ class SessionAnswer(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         stored = services.answer_item(
-            pk, request.user, v["item"], v["answer"], v["client_latency_ms"], v["focus_losses"]
+            pk, request.user, v["item"], v["answer"], v["client_latency_ms"], v["focus_losses"], show_next=True
         )
         session = stored.session
-        if services.plan_entry(session, stored.item_id).role == ItemRole.FAMILIARISATION:
+        if stored.entry.role == ItemRole.FAMILIARISATION:
             return Response(session_state(session, None, services.feedback(session, stored)), status=201)
-        session, response = services.current_item(pk, request.user)
-        return Response(session_state(session, response), status=201)
+        return Response(session_state(session, stored.next_response), status=201)
 
 
 class SessionAnsweredItem(APIView):

@@ -406,32 +406,48 @@ def plan_entry(session: EvalSession, item_id) -> SessionItem:
     )
 
 
+def entry_of(session: EvalSession, response: Response) -> SessionItem:
+    """The plan entry of a response: the one answer_item or current_item already read with it (kept
+    on the response as `entry`), else one look-up."""
+    entry = getattr(response, "entry", None)
+    return entry if entry is not None else plan_entry(session, response.item_id)
+
+
 @transaction.atomic
 def current_item(session_id: int, participant) -> tuple[EvalSession, Response | None]:
     """The item on screen now; shows the next one (starting its clock) when none is open.
     A reload lands here too, so the clock of an open item keeps running."""
     session = session_for(session_id, participant, for_update=True)
+    return session, _current_response(session)
+
+
+def _current_response(session: EvalSession, none_open: bool = False) -> Response | None:
+    """current_item's work on a session whose row the caller has locked. none_open: the caller has
+    just answered the session's open item (there is never more than one), so none is left to look for."""
     if session.status == EvalSession.Status.FINISHED:
-        return session, None
+        return None
     now = timezone.now()
-    open_response = session.responses.filter(answered_at=None, timed_out=False).select_related("item").first()
+    open_response = None if none_open else (
+        session.responses.filter(answered_at=None, timed_out=False).select_related("item").first()
+    )
     if open_response and open_response.deadline <= now:
         open_response.timed_out = True
         open_response.save(update_fields=["timed_out"])
         open_response = None
     if open_response:
-        return session, open_response
+        return open_response
     if session.deadline <= now:
         _finish(session)
-        return session, None
+        return None
     done = session.responses.values_list("item_id", flat=True)
-    next_entry = session.plan.exclude(item_id__in=done).select_related("item").first()
+    next_entry = session.plan.exclude(item_id__in=done).select_related("item", "item__scene", "item__change").first()
     if next_entry is None:
         _finish(session)
-        return session, None
+        return None
     deadline = min(now + timedelta(seconds=session.study.seconds_per_item), session.deadline)
     response = Response.objects.create(session=session, item=next_entry.item, shown_at=now, deadline=deadline)
-    return session, response
+    response.entry = next_entry  # the page shows it next: no second look-up
+    return response
 
 
 def offers_not_sure(study: Study, item: Item) -> bool:
@@ -472,14 +488,18 @@ def clean_answer(study: Study, entry: SessionItem, answer_text) -> str:
 
 
 def answer_item(
-    session_id: int, participant, item_id, answer_text: str, client_latency_ms=None, focus_losses=0
+    session_id: int, participant, item_id, answer_text: str, client_latency_ms=None, focus_losses=0,
+    show_next: bool = False,
 ) -> Response:
     """Store the answer to the item on screen, timed by the server's clock. An answer after the item's
-    deadline is not recorded and the item is marked timed out, whatever the client says."""
-    session = session_for(session_id, participant)
-    client_latency_ms = whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
-    focus_losses = whole_number(focus_losses, "focus_losses", 0, 100_000)
+    deadline is not recorded and the item is marked timed out, whatever the client says.
+    With show_next, an answer to a scored or attention item also does current_item's work under the
+    same lock of the session (the result is kept on the response as `next_response`): the answer
+    request, a few a minute per participant, reads the session once."""
     with transaction.atomic():
+        session = session_for(session_id, participant, for_update=True)
+        client_latency_ms = whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
+        focus_losses = whole_number(focus_losses, "focus_losses", 0, 100_000)
         response = (
             Response.objects.select_for_update().filter(session=session, item_id=item_id).first()
             if str(item_id).isdigit()
@@ -487,13 +507,14 @@ def answer_item(
         )
         if response is None:
             raise DomainError("This item is not the one on your screen.", field="item")
-        response.session = session  # the caller goes on with it: no second look-up
         entry = plan_entry(session, item_id)
+        response.session, response.entry = session, entry  # the caller goes on with them: no second look-up
         now = timezone.now()
-        if response.answered_at is not None:
-            return _revise(session, entry, response, answer_text, now)
-        late = response.timed_out or response.deadline <= now
-        if late:
+        revising = response.answered_at is not None
+        late = not revising and (response.timed_out or response.deadline <= now)
+        if revising:
+            _revise(session, entry, response, answer_text, now)
+        elif late:
             # Committed before the refusal below, so the timeout stands whatever the client sends next.
             response.timed_out = True
             response.save(update_fields=["timed_out"])
@@ -503,6 +524,8 @@ def answer_item(
             response.client_latency_ms = client_latency_ms
             response.focus_losses = focus_losses
             response.save(update_fields=["answer_text", "answered_at", "client_latency_ms", "focus_losses"])
+        if show_next and not late and entry.role != ItemRole.FAMILIARISATION:
+            response.next_response = _current_response(session, none_open=not revising)
     if late:
         raise DomainError(
             f"Time for this item ran out at {response.deadline:%H:%M:%S} UTC; the answer was not recorded.",
@@ -608,7 +631,7 @@ def _gold_letter(text: str) -> str | None:
 
 def feedback(session: EvalSession, response: Response) -> dict:
     """After a familiarisation answer is stored: right or wrong, and the right answer as shown."""
-    entry = plan_entry(session, response.item_id)
+    entry = entry_of(session, response)
     item = entry.item
     if entry.choice_order:
         canonical = [_gold_letter(text) for text in item.answers]

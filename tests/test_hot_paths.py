@@ -1,13 +1,17 @@
 """The requests a crowd sends every few seconds stay lean (bench/load_annotators.py and
-bench/load_evaluators.py drive them): autosave is one ownership-checked UPDATE plus the lease
-renewal, leasing locks only the unit it takes, and an evaluator's answer reads each row once."""
+bench/load_evaluators.py drive them): autosave is one statement (the ownership-checked UPDATE and
+the lease renewal) in a plain view, leasing locks only the unit it takes, the assignment page reads
+its scene from the cache, and an evaluator's answer reads each row once and shows the next item
+under the same lock."""
 
 import threading
 from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.test import Client
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from annotation import services
 from annotation.models import Assignment, AssignmentDraft, Campaign
@@ -28,13 +32,14 @@ def make_campaign(scenes=1, **options):
     return services.create_campaign(benchmark, "Moves", "movement", pool, **options)
 
 
-def test_autosave_is_two_queries_and_renews_the_lease(django_assert_max_num_queries):
+@needs_postgres
+def test_autosave_is_one_statement_and_renews_the_lease(django_assert_max_num_queries):
     campaign = make_campaign(lease_minutes=30)
     worker = UserFactory()
     assignment = services.lease_assignment(campaign, worker)
     services.save_draft(assignment.pk, worker, "The chair", content={"step": 1})  # creates the draft
     Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=timezone.now() + timedelta(minutes=1))
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(1):
         draft = services.save_draft(assignment.pk, worker, "The chair has been", revision=1, content={"step": 2})
     assert (draft.text, draft.revision, draft.content, draft.descriptions) == ("The chair has been", 2, {"step": 2}, [])
     stored = AssignmentDraft.objects.get(assignment=assignment)
@@ -55,15 +60,64 @@ def test_autosave_after_the_lease_lapsed_keeps_the_text_without_renewing():
     assert assignment.lease_expires_at == lapsed and AssignmentDraft.objects.get().text == "second"
 
 
+@needs_postgres
 def test_autosave_through_the_api_reads_no_session_row(client, django_assert_max_num_queries):
     campaign = make_campaign()
     client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "FAST", "STUDY_ID": "S", "SESSION_ID": "X"})
     pk = Assignment.objects.get().pk
     client.put(f"/api/v1/assignments/{pk}/draft/", {"text": "first"}, content_type="application/json")
-    with django_assert_max_num_queries(3):  # the user, the draft UPDATE, the lease UPDATE
+    with django_assert_max_num_queries(2):  # the user, the draft UPDATE with the lease renewal
         response = client.put(f"/api/v1/assignments/{pk}/draft/", {"text": "second"},
                               content_type="application/json")
     assert response.status_code == 200 and response.json()["revision"] == 2
+
+
+def _enter(client, campaign, pid):
+    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
+    return Assignment.objects.get(worker__username=f"prolific-{pid}")
+
+
+def test_the_plain_autosave_view_answers_as_the_api_does(client):
+    campaign = make_campaign(scenes=2)
+    pk = _enter(client, campaign, "OWNER").pk
+    url = f"/api/v1/assignments/{pk}/draft/"
+    saved = client.put(url, {"text": "The chair", "revision": 0}, content_type="application/json")
+    assert saved.status_code == 200 and saved.json() == {"descriptions": [], "text": "The chair", "content": {},
+                                                          "revision": 1}
+    stale = client.put(url, {"text": "older", "revision": 0}, content_type="application/json")
+    assert stale.status_code == 409 and stale.json()["revision"] and stale.json()["current"]["text"] == "The chair"
+    bad = client.put(url, {"text": 5}, content_type="application/json")
+    assert bad.status_code == 400 and "text" in bad.json()
+    assert client.put(f"/api/v1/assignments/{pk + 1000}/draft/", {"text": "x"},
+                      content_type="application/json").status_code == 404
+    assert client.post(url, {"text": "x"}, content_type="application/json").status_code == 405
+    intruder = Client()
+    _enter(intruder, campaign, "INTRUDER")
+    refused = intruder.put(url, {"text": "mine now"}, content_type="application/json")
+    assert refused.status_code == 403 and "assignment" in refused.json()
+    assert Client().put(url, {"text": "x"}, content_type="application/json").status_code == 403
+    assert AssignmentDraft.objects.get(assignment_id=pk).text == "The chair"
+
+
+def test_the_plain_autosave_view_checks_csrf_and_still_takes_tokens():
+    campaign = make_campaign()
+    browser = Client(enforce_csrf_checks=True)
+    assignment = _enter(browser, campaign, "CSRF")
+    url = f"/api/v1/assignments/{assignment.pk}/draft/"
+    refused = browser.put(url, {"text": "forged"}, content_type="application/json")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    token = Token.objects.create(user=assignment.worker)
+    saved = Client().put(url, {"text": "from a script"}, content_type="application/json",
+                         HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert saved.status_code == 200 and AssignmentDraft.objects.get().text == "from a script"
+
+
+def test_the_assignment_page_reads_its_scene_from_the_cache(client, django_assert_max_num_queries):
+    campaign = make_campaign()
+    page = f"/annotate/{_enter(client, campaign, 'PAGE').pk}/"
+    assert client.get(page).status_code == 200  # fills the scene's cache
+    with django_assert_max_num_queries(5):  # the user, the role, the assignment, the draft, first-time
+        assert client.get(page).status_code == 200
 
 
 def _in_thread(hold_lock, locked, release):
@@ -146,7 +200,7 @@ def test_an_answer_stores_and_serves_the_next_item_in_few_queries(client, sessio
     state = client.get(f"/api/v1/sessions/{session.pk}/current/").json()  # warms the scene's cache
     with django_assert_max_num_queries(9):
         client.get(f"/api/v1/sessions/{session.pk}/current/")
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(10):  # the session read once, locked, for the answer and the next item
         response = client.post(f"/api/v1/sessions/{session.pk}/answer/", {"item": state["item"]["id"], "answer": "x"},
                                content_type="application/json")
     nxt = response.json()["item"]

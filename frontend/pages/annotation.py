@@ -7,7 +7,7 @@ from annotation.guidelines import render_guidelines
 from annotation.models import Assignment, Campaign
 from benchmarks import roles
 from benchmarks.errors import DomainError
-from benchmarks.viewer import scene_viewer_data
+from benchmarks.viewer import cached_scene_viewer_data
 
 from ..access import role_required
 from .common import BACKEND, error_page
@@ -78,7 +78,7 @@ def annotate(request, assignment_id):
         return redirect("campaign_next", campaign_id=assignment.campaign_id)
     campaign = assignment.campaign
     draft = annotation_services.draft_of(assignment)
-    viewer = scene_viewer_data(assignment.scene)
+    viewer = cached_scene_viewer_data(assignment.scene)
     context = {
         "assignment": assignment,
         "campaign": campaign,
