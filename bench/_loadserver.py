@@ -178,3 +178,17 @@ def run_async(coroutine):
 
 def loadavg() -> str:
     return Path("/proc/loadavg").read_text().split(" ")[0]
+
+
+def run_load(seed, drive):
+    """Fresh database, `seed()` -> the campaign or study id, the server, then `drive(port, id)` to
+    the end. Returns (the id, timings, outcome, elapsed_s, loadavg before, loadavg after)."""
+    setup_database()
+    target = seed()
+    load_before = loadavg()
+    with Server() as server:
+        started = time.monotonic()
+        timings, outcome = run_async(drive(server.port, target))
+        elapsed = time.monotonic() - started
+        load_after = loadavg()
+    return target, timings, outcome, elapsed, load_before, load_after

@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter, defaultdict
 
-from _loadserver import Client, Server, Timings, drop_database, loadavg, run_async, setup_database, timed
+from _loadserver import Client, Timings, drop_database, run_load, timed
 
 ANNOTATORS = int(os.environ.get("LOAD_ANNOTATORS", 1000))  # fewer for a quick look
 SCENES = 200
@@ -88,14 +88,7 @@ async def drive(port, campaign_id):
 
 
 def main():
-    setup_database()
-    campaign_id = seed()
-    load_before = loadavg()
-    with Server() as server:
-        started = time.monotonic()
-        timings, outcome = run_async(drive(server.port, campaign_id))
-        elapsed = time.monotonic() - started
-        load_after = loadavg()
+    _, timings, outcome, elapsed, load_before, load_after = run_load(seed, drive)
 
     from benchmarks.models import ContextChange
 

@@ -17,7 +17,7 @@ import random
 import time
 from collections import defaultdict
 
-from _loadserver import Client, Server, Timings, drop_database, loadavg, run_async, setup_database, timed
+from _loadserver import Client, Timings, drop_database, run_load, timed
 
 EVALUATORS = int(os.environ.get("LOAD_EVALUATORS", 300))  # fewer for a quick look
 ITEMS = 200
@@ -100,14 +100,7 @@ async def drive(port, study_id):
 
 
 def main():
-    setup_database()
-    study_id = seed()
-    load_before = loadavg()
-    with Server() as server:
-        started = time.monotonic()
-        timings, outcome = run_async(drive(server.port, study_id))
-        elapsed = time.monotonic() - started
-        load_after = loadavg()
+    study_id, timings, outcome, elapsed, load_before, load_after = run_load(seed, drive)
 
     from humaneval.models import Response
 
