@@ -60,3 +60,25 @@ def test_bad_release_form_is_a_400_with_the_field(client):
     client.force_login(UserFactory(role=roles.ADMIN))
     page = client.post(f"/manage/{item.benchmark.slug}/releases/", {"version": "latest"})
     assert page.status_code == 400 and b"version: Use a version like 1.0.0" in page.content
+
+
+def test_run_form_launches_with_repeats_and_a_protocol(client):
+    from modeleval.models import Run
+    from modeleval.services import ensure_baseline_model
+
+    item = ItemFactory(answer_format="single", choices=["left", "right"], answers=["A"])
+    client.force_login(UserFactory(role=roles.ADMIN))
+    page = client.post(f"/manage/{item.benchmark.slug}/runs/", {
+        "model": ensure_baseline_model().pk, "batch_size": 4, "repeats": 2, "circular": "on"})
+    run = Run.objects.get(benchmark=item.benchmark)
+    assert page.status_code == 302 and run.repeats == 2 and run.protocol == {"circular": True, "flip": False}
+
+
+def test_bad_run_form_is_a_400_with_the_field(client):
+    from modeleval.services import ensure_baseline_model
+
+    item = ItemFactory()
+    client.force_login(UserFactory(role=roles.ADMIN))
+    page = client.post(f"/manage/{item.benchmark.slug}/runs/", {
+        "model": ensure_baseline_model().pk, "repeats": "0"})
+    assert page.status_code == 400 and b"repeats:" in page.content

@@ -68,7 +68,9 @@ def launch_run(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     try:
         run = modeleval_services.launch_run(
-            request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8)
+            request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8),
+            repeats=request.POST.get("repeats", 1), condition=request.POST.get("condition") or "main",
+            protocol={"circular": "circular" in request.POST, "flip": "flip" in request.POST},
         )
     except DomainError as exc:
         return _form_error(request, benchmark, "run", exc)
