@@ -86,9 +86,12 @@ def seed_items(checkpoint: Path):
     return benchmark, model
 
 
-def wait_for_predictions(run, total: int, limit_s: float) -> None:
+def wait_for_predictions(run, total: int, limit_s: float, worker: subprocess.Popen) -> None:
     deadline = time.monotonic() + limit_s
     while run.predictions.count() < total:
+        if worker.poll() is not None:  # a worker that died at start-up would leave us waiting
+            raise RuntimeError(f"the worker exited ({worker.returncode}):\n"
+                               + (WORK / "worker.log").read_text()[-3000:])
         if time.monotonic() > deadline:
             raise TimeoutError(f"{run.predictions.count()}/{total} predictions after {limit_s:.0f} s")
         time.sleep(0.2)
@@ -108,11 +111,11 @@ def queue_throughput(benchmark, model, worker_env: dict) -> float:
         warm_ids = list(Item.objects.filter(benchmark=benchmark).order_by("pk").values_list("pk", flat=True)
                         [:GENERATION_BATCH])
         warm = services.launch_run(model.pk, benchmark, None, batch_size=TASK_BATCH)
-        wait_for_predictions(warm, len(warm_ids), 900)  # 900 s: the first load compiles kernels
+        wait_for_predictions(warm, len(warm_ids), 900, worker)  # 900 s: the first load compiles kernels
         services.cancel_run(warm.pk)
         started = time.perf_counter()
         run = services.launch_run(model.pk, benchmark, None, batch_size=TASK_BATCH)
-        wait_for_predictions(run, N_ITEMS, 1200)
+        wait_for_predictions(run, N_ITEMS, 1200, worker)
         elapsed = time.perf_counter() - started
         errors = run.predictions.exclude(error="").count()
         if errors:
