@@ -192,3 +192,16 @@ def run_load(seed, drive):
         elapsed = time.monotonic() - started
         load_after = loadavg()
     return target, timings, outcome, elapsed, load_before, load_after
+
+
+async def enter_from_link(client, timings, link: str, outcome) -> int | None:
+    """A crowd link's redirect, then the page it leads to; the id at the end of the page's URL, or
+    None (counted lost) when the link did not redirect."""
+    status, headers, _ = await timed(client, timings, "enter", "GET", link)
+    if status != 302:
+        outcome["lost"] += 1
+        client.close()
+        return None
+    page = headers["location"]
+    await timed(client, timings, "page", "GET", page)
+    return int(page.rstrip("/").split("/")[-1])

@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter, defaultdict
 
-from _loadserver import Client, Timings, drop_database, run_load, timed
+from _loadserver import Client, Timings, drop_database, enter_from_link, run_load, timed
 
 ANNOTATORS = int(os.environ.get("LOAD_ANNOTATORS", 1000))  # fewer for a quick look
 SCENES = 200
@@ -47,16 +47,11 @@ async def annotator(number, port, campaign_id, start, timings, outcome):
     client = Client(port)
     arrive = random.uniform(0, RAMP_S)
     await asyncio.sleep(max(0.0, start + arrive - time.monotonic()))
-    status, headers, _ = await timed(
-        client, timings, "enter", "GET",
-        f"/crowd/campaigns/{campaign_id}/?PROLIFIC_PID=load-{number}&STUDY_ID=s&SESSION_ID=x")
-    if status != 302:
-        outcome["lost"] += 1
-        client.close()
+    assignment = await enter_from_link(
+        client, timings, f"/crowd/campaigns/{campaign_id}/?PROLIFIC_PID=load-{number}&STUDY_ID=s&SESSION_ID=x",
+        outcome)
+    if assignment is None:
         return
-    page = headers["location"]
-    assignment = int(page.rstrip("/").split("/")[-1])
-    await timed(client, timings, "page", "GET", page)
     submit_at = start + arrive + WORK_S
     next_save = time.monotonic() + random.uniform(0, AUTOSAVE_S)
     saves = 0

@@ -17,7 +17,7 @@ import random
 import time
 from collections import defaultdict
 
-from _loadserver import Client, Timings, drop_database, run_load, timed
+from _loadserver import Client, Timings, drop_database, enter_from_link, run_load, timed
 
 EVALUATORS = int(os.environ.get("LOAD_EVALUATORS", 300))  # fewer for a quick look
 ITEMS = 200
@@ -53,15 +53,10 @@ def seed() -> int:
 async def evaluator(number, port, study_id, start, timings, outcome):
     client = Client(port)
     await asyncio.sleep(max(0.0, start + random.uniform(0, RAMP_S) - time.monotonic()))
-    status, headers, _ = await timed(client, timings, "enter", "GET",
-                                     f"/crowd/studies/{study_id}/?PROLIFIC_PID=eval-{number}&STUDY_ID=s&SESSION_ID=x")
-    if status != 302:
-        outcome["lost"] += 1
-        client.close()
+    session = await enter_from_link(
+        client, timings, f"/crowd/studies/{study_id}/?PROLIFIC_PID=eval-{number}&STUDY_ID=s&SESSION_ID=x", outcome)
+    if session is None:
         return
-    page = headers["location"]
-    session = int(page.rstrip("/").split("/")[-1])
-    await timed(client, timings, "page", "GET", page)
     status, _, body = await timed(client, timings, "current", "GET", f"/api/v1/sessions/{session}/current/")
     state = _json(body) if status == 200 else None
     while state and state.get("item") and time.monotonic() < start + STOP_S:
