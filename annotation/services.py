@@ -18,8 +18,6 @@ from collections import Counter
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
@@ -27,6 +25,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from benchmarks import roles
+from benchmarks.broadcast import send_to_group
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 
@@ -51,12 +50,9 @@ MAX_DRAFT_CHARS = 20000
 def announce(campaign_id: int, what: str) -> None:
     """Tell open dashboards, once the transaction commits, that the campaign's progress changed."""
 
-    def send():
-        layer = get_channel_layer()
-        if layer is not None:
-            async_to_sync(layer.group_send)(f"campaign-{campaign_id}", {"type": "campaign.changed", "what": what})
-
-    transaction.on_commit(send)
+    transaction.on_commit(
+        lambda: send_to_group(f"campaign-{campaign_id}", {"type": "campaign.changed", "what": what})
+    )
 
 
 # --- Arrival -------------------------------------------------------------------------------------
@@ -217,7 +213,7 @@ def _lease(campaign: Campaign, worker) -> Assignment:
             f"({campaign.max_assignments_per_worker}).", field="worker",
         )
     field = _unit_field(campaign)
-    drafted = [a for a in mine if a.status == Assignment.Status.EXPIRED and hasattr(a, "draft")]
+    drafted = [a for a in mine if a.status == Assignment.Status.EXPIRED and _has_work(a)]
     unit = _lock_unit_with_room(campaign, worker, [getattr(a, f"{field}_id") for a in drafted])
     if unit is None:
         raise DomainError(f"Every {field} of this campaign has all the assignments it needs, or you have done "
@@ -227,13 +223,19 @@ def _lease(campaign: Campaign, worker) -> Assignment:
         campaign=campaign, worker=worker, lease_expires_at=_lease_deadline(campaign),
         **({"scene": unit} if field == "scene" else {field: unit, "scene_id": unit.scene_id}),
     )
-    if unfinished:
-        draft = unfinished.draft
-        AssignmentDraft.objects.create(
-            assignment=assignment, descriptions=draft.descriptions, text=draft.text, content=draft.content
-        )
+    # The draft row exists from the start (the unfinished one's work carried over), so every autosave
+    # takes save_draft's one-statement path.
+    carried = unfinished.draft if unfinished else None
+    AssignmentDraft.objects.create(assignment=assignment, **({
+        "descriptions": carried.descriptions, "text": carried.text, "content": carried.content
+    } if carried else {}))
     announce(campaign.pk, "leased")
     return assignment
+
+
+def _has_work(assignment: Assignment) -> bool:
+    draft = getattr(assignment, "draft", None)
+    return draft is not None and bool(draft.text or draft.descriptions or draft.content)
 
 
 def _lock_unit_with_room(campaign: Campaign, worker, drafted_ids: list[int], candidates: int = 8):
@@ -268,7 +270,7 @@ def _lock_unit_with_room(campaign: Campaign, worker, drafted_ids: list[int], can
 
 def assignment_for_worker(assignment_id: int, worker) -> Assignment:
     """A worker reaches only their own assignments: 404 for none, 403 for someone else's."""
-    assignment = Assignment.objects.select_related("campaign", "scene").filter(pk=assignment_id).first()
+    assignment = Assignment.objects.select_related("campaign", "scene", "draft").filter(pk=assignment_id).first()
     if assignment is None:
         raise NotFound("No such assignment.", field="assignment")
     if assignment.worker_id != worker.pk:
@@ -353,7 +355,8 @@ def task_of(assignment: Assignment) -> dict:
 
 
 def draft_of(assignment: Assignment) -> AssignmentDraft:
-    return AssignmentDraft.objects.filter(assignment=assignment).first() or AssignmentDraft(assignment=assignment)
+    # Read with the assignment when it was selected with its draft (assignment_for_worker).
+    return getattr(assignment, "draft", None) or AssignmentDraft(assignment=assignment)
 
 
 def save_draft(assignment_id: int, worker, text: str = "", revision=None, content=None) -> AssignmentDraft:

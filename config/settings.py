@@ -130,13 +130,15 @@ REDIS_URL = env("REDIS_URL", default="")
 # Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+    "default": {"BACKEND": "config.cache.RedisCache", "LOCATION": REDIS_URL,
                 "KEY_PREFIX": REDIS_KEY_PREFIX}
     if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 # Sessions are read on every request: from the cache (Redis with the services stack), written
-# through to the database so a cache flush logs nobody out.
-SESSION_ENGINE = env("SESSION_ENGINE", default="django.contrib.sessions.backends.cached_db")
+# through to the database so a cache flush logs nobody out (config/sessions.py). Signed-in users
+# and their roles are cached too (benchmarks/auth.py).
+AUTHENTICATION_BACKENDS = ["benchmarks.auth.CachedModelBackend"]
+SESSION_ENGINE = env("SESSION_ENGINE", default="config.sessions")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL

@@ -6,13 +6,12 @@ import json
 import re
 import time
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import connection, transaction
 from django.utils import timezone
 
 import scoring
 from benchmarks import protocols
+from benchmarks.broadcast import send_to_group
 from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol, Variant
@@ -157,9 +156,7 @@ def run_progress(run: Run) -> dict:
 
 
 def publish_progress(run: Run) -> None:
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(f"run-{run.pk}", {"type": "run.progress", "progress": run_progress(run)})
+    send_to_group(f"run-{run.pk}", {"type": "run.progress", "progress": run_progress(run)})
 
 
 FLUSH_EVERY_S = 1.0  # a crash loses at most about this much inference work

@@ -17,19 +17,22 @@ SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
 
 
 def crowd_enter_campaign(request, campaign_id):
-    get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
+    campaign = get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
     try:
         user = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
-    return next_assignment(request, campaign_id)
+    return _next_assignment(request, campaign)  # the annotator role was just granted: no check
 
 
 @role_required(roles.ANNOTATOR)
 def next_assignment(request, campaign_id):
+    return _next_assignment(request, get_object_or_404(Campaign, pk=campaign_id))
+
+
+def _next_assignment(request, campaign):
     """Quiz first if the campaign has one; then the open lease, the unfinished draft, or a new scene."""
-    campaign = get_object_or_404(Campaign, pk=campaign_id)
     if annotation_services.needs_quiz(campaign, request.user):
         return redirect("campaign_quiz", campaign_id=campaign.pk)
     try:

@@ -7,7 +7,7 @@ from benchmarks.models import Benchmark
 from humaneval.models import Study
 
 # Crowd workers have no password: they are logged in by their platform link.
-BACKEND = "django.contrib.auth.backends.ModelBackend"
+BACKEND = "benchmarks.auth.CachedModelBackend"
 
 
 def error_page(request, exc: DomainError):
