@@ -41,8 +41,7 @@ def test_hover_click_top_view_instance_colours_red_boxes_and_compass(stack, new_
 
     # A second viewer mounted from the module, to reach its handle: red boxes and the camera.
     screen = page.evaluate("""async () => {
-      const { mountPointCloudViewer } = await import("/static/hypolab/pointcloud-viewer.js");
-      const THREE = await import("three");
+      const { mountPointCloudViewer } = await import("/static/vendor/hypolab/pointcloud-viewer.js");
       const data = JSON.parse(document.getElementById("scene-viewer-data").textContent);
       const bed = data.objects.find((o) => o.label === "bed");
       const element = document.createElement("div");
@@ -51,7 +50,8 @@ def test_hover_click_top_view_instance_colours_red_boxes_and_compass(stack, new_
       document.body.append(element);
       const handle = await mountPointCloudViewer(element, data.points_url, { ...data, redBoxes: [bed.instance_id] });
       await handle.loaded;
-      const p = new THREE.Vector3(...bed.center).project(handle.camera);
+      // A Vector3 of the bundle's own three.js (the page has no "three" module of its own).
+      const p = handle.camera.position.clone().set(...bed.center).project(handle.camera);
       return { x: (p.x + 1) * 320, y: (1 - p.y) * 240, redBoxes: element.dataset.redBoxes };
     }""")
     probe = page.locator("#probe-viewer")
