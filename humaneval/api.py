@@ -1,10 +1,16 @@
+import json
+
 from django.core.cache import cache
+from django.http import JsonResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.errors import NotFound
+from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 from benchmarks.viewer import scene_viewer_data
@@ -58,7 +64,7 @@ def session_state(session, response, feedback=None) -> dict:
         "server_now": timezone.now().isoformat(),
         "session_deadline": session.deadline.isoformat(),
         "completion_code": session.completion_code or None,
-        "n_items": session.plan.count(),
+        "n_items": session.n_items,
         "allow_going_back": session.study.allow_going_back,
         "answered": services.answered_items(session) if session.study.allow_going_back else [],
         "feedback": feedback,
@@ -129,31 +135,84 @@ class AnswerSerializer(serializers.Serializer):
     focus_losses = serializers.IntegerField(required=False, default=0)
 
 
+def current_state(participant, session_id: int) -> dict:
+    session, response = services.current_item(session_id, participant)
+    return session_state(session, response)
+
+
+def answer_state(participant, session_id: int, answer: dict) -> dict:
+    """Store a checked answer (AnswerSerializer). After a familiarisation item the state carries
+    feedback and no next item, so the next clock starts only when the participant moves on."""
+    stored = services.answer_item(
+        session_id, participant, answer["item"], answer["answer"], answer["client_latency_ms"],
+        answer["focus_losses"], show_next=True,
+    )
+    session = stored.session
+    if stored.entry.role == ItemRole.FAMILIARISATION:
+        return session_state(session, None, services.feedback(session, stored))
+    return session_state(session, stored.next_response)
+
+
 class SessionCurrent(APIView):
     """The participant's current item (its clock starts when first shown)."""
 
     def get(self, request, pk):
-        session, response = services.current_item(pk, request.user)
-        return Response(session_state(session, response))
+        return Response(current_state(request.user, pk))
 
 
 class SessionAnswer(APIView):
-    """Store an answer. After a familiarisation item the reply carries feedback and no next item, so
-    the next clock starts only when the participant moves on."""
+    """Store an answer (answer_state)."""
 
     serializer_class = AnswerSerializer
 
     def post(self, request, pk):
         data = AnswerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        stored = services.answer_item(
-            pk, request.user, v["item"], v["answer"], v["client_latency_ms"], v["focus_losses"], show_next=True
-        )
-        session = stored.session
-        if stored.entry.role == ItemRole.FAMILIARISATION:
-            return Response(session_state(session, None, services.feedback(session, stored)), status=201)
-        return Response(session_state(session, stored.next_response), status=201)
+        return Response(answer_state(request.user, pk, data.validated_data), status=201)
+
+
+def _page_endpoint(method: str, token_view):
+    """A session endpoint that the participant's page calls for every item, as a plain view: a
+    signed-in page skips DRF's negotiation, parsers and renderers. CSRF is checked as DRF's session
+    authentication checks it, and errors keep the API's shape. Token clients go on to `token_view`."""
+
+    def wrap(handle):
+        @csrf_exempt  # checked below
+        def view(request, pk):
+            if "HTTP_AUTHORIZATION" in request.META:
+                return token_view(request, pk=pk)
+            if request.method != method:
+                return JsonResponse({"detail": f'Method "{request.method}" not allowed.'}, status=405)
+            if not request.user.is_authenticated:
+                return JsonResponse({"detail": "Authentication credentials were not provided."}, status=403)
+            try:
+                SessionAuthentication().enforce_csrf(request)
+                return handle(request, pk)
+            except PermissionDenied as exc:
+                return JsonResponse({"detail": str(exc.detail)}, status=403)
+            except DomainError as exc:
+                return JsonResponse(exc.as_dict(), status=exc.status_code)
+
+        return view
+
+    return wrap
+
+
+@_page_endpoint("GET", SessionCurrent.as_view())
+def session_current(request, pk):
+    return JsonResponse(current_state(request.user, pk))
+
+
+@_page_endpoint("POST", SessionAnswer.as_view())
+def session_answer(request, pk):
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError as exc:
+        raise DomainError(f"JSON parse error - {exc}", field="detail") from None
+    data = AnswerSerializer(data=body)
+    if not data.is_valid():
+        return JsonResponse(data.errors, status=400)
+    return JsonResponse(answer_state(request.user, pk, data.validated_data), status=201)
 
 
 class SessionAnsweredItem(APIView):

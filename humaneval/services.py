@@ -8,22 +8,23 @@ import secrets
 import statistics
 from collections import Counter
 from datetime import timedelta
+from functools import reduce
 from itertools import combinations
+from operator import or_
 from string import ascii_uppercase as LETTERS
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 import scoring
 from annotation import services as annotation_services
 from benchmarks import protocols
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
-from benchmarks.models import AssetRole, Benchmark, ContextChange, Item
+from benchmarks.models import AssetRole, Benchmark, Item
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from benchmarks.validation import whole_number
-from review import services as review_services
 from scoring.hypo3d import normalize_answer
 from scoring.tables import PAPER_LAYOUT, breakdowns
 
@@ -232,25 +233,27 @@ def study_design(study: Study) -> dict:
 # --- eligibility and sessions --------------------------------------------------------------------
 
 
-# Who has seen an item's answer before the study: its revisers and reviewers, and whoever answered
-# it for consensus (a reviewer's independent answer or an answer-only campaign's crowd answer).
-_ITEM_HELPERS = ("revisions__author", "decisions__reviewer", "independent_answers__answerer", "crowd_answers__worker")
+# Who has seen an item's answer before the study, as paths from the item: its author, revisers and
+# reviewers, whoever answered it for consensus (a reviewer's independent answer or an answer-only
+# campaign's crowd answer), and the author, revisers and reviewers of the change it rests on.
+_ITEM_HELPERS = (
+    "author",
+    "revisions__author",
+    "decisions__reviewer",
+    "independent_answers__answerer",
+    "crowd_answers__worker",
+    "change__author",
+    "change__revisions__author",
+    "change__decisions__reviewer",
+)
 
 
-def contaminated_user_ids(study: Study) -> set[int]:
-    """Everyone who wrote, reviewed or answered for consensus any item of the study, or wrote or
-    reviewed the change it rests on."""
-    items = Item.objects.filter(studies=study)
-    change_ids = list(items.exclude(change=None).values_list("change_id", flat=True))
-    authors = set(items.exclude(author=None).values_list("author_id", flat=True))
-    authors |= set(
-        ContextChange.objects.filter(pk__in=change_ids)
-        .exclude(author=None)
-        .values_list("author_id", flat=True)
-    )
-    for helper in _ITEM_HELPERS:
-        authors |= set(items.filter(**{f"{helper}__isnull": False}).values_list(helper, flat=True))
-    return authors | review_services.reviewers_of(change_ids)
+def is_contaminated(study: Study, user) -> bool:
+    """Whether the user wrote, reviewed or answered for consensus any item of the study, or wrote or
+    reviewed the change it rests on. One query for the one user entering, whatever the study's size;
+    each path is its own EXISTS so that joining them never multiplies rows."""
+    helped = [Exists(Item.objects.filter(pk=OuterRef("pk"), **{path: user})) for path in _ITEM_HELPERS]
+    return Item.objects.filter(studies=study).filter(reduce(or_, helped)).exists()
 
 
 def _participant_rng(study: Study, participant) -> random.Random:
@@ -268,7 +271,9 @@ def places_taken(study: Study) -> Counter:
     )
     running = Q(session__status=EvalSession.Status.ACTIVE, session__deadline__gt=now)
     planned = SessionItem.objects.filter(session__study=study, role=ItemRole.SCORED)
-    return Counter(planned.filter(running | Exists(graded)).values_list("item_id", flat=True))
+    # counted by the database: one row per item, not one per participant's place
+    counts = planned.filter(running | Exists(graded)).values("item_id").annotate(n=Count("pk"))
+    return Counter(dict(counts.values_list("item_id", "n")))
 
 
 def study_variants(study: Study, item: Item, has_image: bool) -> list[Variant]:
@@ -290,7 +295,7 @@ def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int], Variant
     checks among them; each with its order of options and, for scored items, its protocol variant
     (rotated options replace the shuffle)."""
     rng = _participant_rng(study, participant)
-    entries = list(StudyItem.objects.filter(study=study).select_related("item"))
+    entries = list(StudyItem.objects.filter(study=study))
     fills = places_taken(study)
     scored = [
         e for e in entries if e.role == ItemRole.SCORED and fills[e.item_id] < study.participants_per_item
@@ -307,6 +312,9 @@ def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int], Variant
     for entry in (e for e in entries if e.role == ItemRole.ATTENTION):
         chosen.insert(rng.randint(0, len(chosen)), entry)
     plan = [e for e in entries if e.role == ItemRole.FAMILIARISATION] + chosen
+    items = Item.objects.in_bulk([e.item_id for e in plan])  # the plan's items only, not the whole study's
+    for entry in plan:
+        entry.item = items[entry.item_id]
     with_images = (
         set(study.benchmark.scenes.filter(assets__role=AssetRole.IMAGE).values_list("pk", flat=True))
         if study.flip_images else set()
@@ -331,7 +339,7 @@ def start_session(study: Study, participant) -> EvalSession:
     """Start, or resume, the participant's one session of this study."""
     # Read before the lock (who wrote or reviewed the items does not depend on other starters), so
     # starters queue on the study row only for the places.
-    contaminated = participant.pk in contaminated_user_ids(study)
+    contaminated = is_contaminated(study, participant)
     # One starter at a time per study, so two newcomers never both take the last free places.
     study = Study.objects.select_for_update().get(pk=study.pk)
     existing = EvalSession.objects.filter(study=study, participant=participant).first()
@@ -380,11 +388,13 @@ def start_invited_session(study_id: int, user) -> EvalSession:
 
 
 def session_for(session_id: int, participant, for_update: bool = False) -> EvalSession:
-    """The participant's own session (404 for none, 403 for someone else's), row-locked on request
-    (another participant's is locked only as long as it takes to refuse it)."""
+    """The participant's own session (404 for none, 403 for someone else's). for_update: row-locked
+    (another participant's only as long as it takes to refuse it), for the session API, with the
+    length of its plan as `n_items` (the page's progress) read in the same query."""
     sessions = EvalSession.objects.select_related("study", "study__benchmark")
     if for_update:
-        sessions = sessions.select_for_update(of=("self",))
+        plan_length = SessionItem.objects.filter(session=OuterRef("pk")).values("session").annotate(n=Count("pk"))
+        sessions = sessions.select_for_update(of=("self",)).annotate(n_items=Subquery(plan_length.values("n")))
     session = sessions.filter(pk=session_id).first()
     if session is None:
         raise NotFound("No such session.", field="session")
@@ -401,9 +411,7 @@ def _finish(session: EvalSession) -> None:
 
 
 def plan_entry(session: EvalSession, item_id) -> SessionItem:
-    return SessionItem.objects.select_related("item", "item__scene", "item__change").get(
-        session=session, item_id=item_id
-    )
+    return _plan_with_items(session).get(item_id=item_id)
 
 
 def entry_of(session: EvalSession, response: Response) -> SessionItem:
@@ -421,33 +429,46 @@ def current_item(session_id: int, participant) -> tuple[EvalSession, Response | 
     return session, _current_response(session)
 
 
-def _current_response(session: EvalSession, none_open: bool = False) -> Response | None:
-    """current_item's work on a session whose row the caller has locked. none_open: the caller has
-    just answered the session's open item (there is never more than one), so none is left to look for."""
+def _current_response(session: EvalSession) -> Response | None:
+    """current_item's work on a session whose row the caller has locked."""
     if session.status == EvalSession.Status.FINISHED:
         return None
     now = timezone.now()
-    open_response = None if none_open else (
-        session.responses.filter(answered_at=None, timed_out=False).select_related("item").first()
-    )
+    open_response = session.responses.filter(answered_at=None, timed_out=False).select_related("item").first()
     if open_response and open_response.deadline <= now:
         open_response.timed_out = True
         open_response.save(update_fields=["timed_out"])
         open_response = None
     if open_response:
         return open_response
-    if session.deadline <= now:
-        _finish(session)
-        return None
-    done = session.responses.values_list("item_id", flat=True)
-    next_entry = session.plan.exclude(item_id__in=done).select_related("item", "item__scene", "item__change").first()
-    if next_entry is None:
+    shown = session.responses.values("item_id")
+    return _show_next(session, _plan_with_items(session).exclude(item_id__in=shown).first())
+
+
+def _plan_with_items(session: EvalSession):
+    return session.plan.select_related("item", "item__scene", "item__change")
+
+
+def _show_next(session: EvalSession, next_entry: SessionItem | None) -> Response | None:
+    """Start the clock of the plan's next entry on a session whose row the caller has locked; the
+    session finishes when no entry is left or its time is up."""
+    now = timezone.now()
+    if next_entry is None or session.deadline <= now:
         _finish(session)
         return None
     deadline = min(now + timedelta(seconds=session.study.seconds_per_item), session.deadline)
     response = Response.objects.create(session=session, item=next_entry.item, shown_at=now, deadline=deadline)
     response.entry = next_entry  # the page shows it next: no second look-up
     return response
+
+
+def _answered_and_next(session: EvalSession, item_id: int) -> tuple[SessionItem, SessionItem | None]:
+    """The plan entry of the item being answered and the first entry not shown yet (the next item
+    once this one is answered), in one read. Items are shown in plan order, so every shown entry
+    comes before every unshown one: the answered entry is the first of these."""
+    shown = session.responses.exclude(item_id=item_id).values("item_id")
+    entry, *following = _plan_with_items(session).exclude(item_id__in=shown)[:2]
+    return entry, (following[0] if following else None)
 
 
 def offers_not_sure(study: Study, item: Item) -> bool:
@@ -507,8 +528,9 @@ def answer_item(
         )
         if response is None:
             raise DomainError("This item is not the one on your screen.", field="item")
-        entry = plan_entry(session, item_id)
-        response.session, response.entry = session, entry  # the caller goes on with them: no second look-up
+        entry, next_entry = _answered_and_next(session, response.item_id)
+        # the caller goes on with them: no second look-up
+        response.session, response.entry, response.item = session, entry, entry.item
         now = timezone.now()
         revising = response.answered_at is not None
         late = not revising and (response.timed_out or response.deadline <= now)
@@ -525,7 +547,8 @@ def answer_item(
             response.focus_losses = focus_losses
             response.save(update_fields=["answer_text", "answered_at", "client_latency_ms", "focus_losses"])
         if show_next and not late and entry.role != ItemRole.FAMILIARISATION:
-            response.next_response = _current_response(session, none_open=not revising)
+            # Going back leaves the item on screen open; else none is open now (there is never more than one).
+            response.next_response = _current_response(session) if revising else _show_next(session, next_entry)
     if late:
         raise DomainError(
             f"Time for this item ran out at {response.deadline:%H:%M:%S} UTC; the answer was not recorded.",
@@ -595,7 +618,7 @@ def as_scorer_output(family: str, answer_text: str) -> str:
     return answer_text
 
 
-def scorer_rows(entry: SessionItem, response: Response, row_id: str) -> tuple[dict, dict]:
+def scorer_rows(family: str, entry: SessionItem, response: Response, row_id: str) -> tuple[dict, dict]:
     """The gold line and the prediction line of one response, in the scorer's formats; a timed-out
     response predicts nothing (scored wrong)."""
     # A variant's row carries the scorer's suffix (`-k`, `-flip`) and, on the mirror, its swapped answer.
@@ -604,7 +627,7 @@ def scorer_rows(entry: SessionItem, response: Response, row_id: str) -> tuple[di
     if native is not None:
         gold["not_sure"] = LETTERS[native]
     output = (
-        as_scorer_output(entry.item.benchmark.family, response.answer_text) if response.answered_at else ""
+        as_scorer_output(family, response.answer_text) if response.answered_at else ""
     )
     prediction = {"id": gold["id"], "output": output}
     if entry.choice_order:
@@ -618,7 +641,7 @@ def _row_id(response: Response) -> str:
 
 
 def is_correct(family: str, entry: SessionItem, response: Response) -> bool:
-    gold, prediction = scorer_rows(entry, response, _row_id(response))
+    gold, prediction = scorer_rows(family, entry, response, _row_id(response))
     result = scoring.score(family, [gold], [prediction], sbert=False)
     return result["overall"].get(PRIMARY_METRIC[family]) == 100.0
 
@@ -731,7 +754,7 @@ def study_results(study: Study) -> dict:
     kept = [(e, r) for e, r in rows if e.role == ItemRole.SCORED and r.session_id not in excluded]
     gold, predictions = [], []
     for entry, response in kept:
-        g, p = scorer_rows(entry, response, _row_id(response))
+        g, p = scorer_rows(family, entry, response, _row_id(response))
         gold.append(g)
         predictions.append(p)
     # SBERT is left to an explicit request: it loads a sentence-embedding model (as for model runs).

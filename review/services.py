@@ -154,13 +154,6 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
     return item
 
 
-def reviewers_of(change_ids) -> set[int]:
-    """User ids who revised or decided on any of these changes (for the contamination rule)."""
-    decided = ReviewDecision.objects.filter(change_id__in=change_ids, reviewer__isnull=False)
-    revised = ChangeRevision.objects.filter(change_id__in=change_ids, author__isnull=False)
-    return set(decided.values_list("reviewer_id", flat=True)) | set(revised.values_list("author_id", flat=True))
-
-
 # --- Work routed back to its author ------------------------------------------------------------
 
 

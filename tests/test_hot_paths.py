@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -18,7 +19,7 @@ from annotation.models import Assignment, AssignmentDraft, Campaign
 from benchmarks.errors import DomainError
 from benchmarks.models import Scene
 from humaneval import services as humaneval_services
-from humaneval.models import EvalSession
+from humaneval.models import EvalSession, Response
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -196,13 +197,83 @@ def session(client):
     return EvalSession.objects.get()
 
 
+# The signed-in user and their roles come from the cache. A reload: the transaction, the session
+# locked with its plan's length read in the same query, the open response, and its plan entry.
+QUERIES_OF_A_RELOAD = 5
+# An answer: the transaction, the locked session, the response, the answered and the next plan entry
+# in one read, the update and the next response's insert.
+QUERIES_OF_AN_ANSWER = 7
+
+
 def test_an_answer_stores_and_serves_the_next_item_in_few_queries(client, session, django_assert_max_num_queries):
     state = client.get(f"/api/v1/sessions/{session.pk}/current/").json()  # warms the scene's cache
-    with django_assert_max_num_queries(9):
-        client.get(f"/api/v1/sessions/{session.pk}/current/")
-    with django_assert_max_num_queries(10):  # the session read once, locked, for the answer and the next item
+    with django_assert_max_num_queries(QUERIES_OF_A_RELOAD):
+        assert client.get(f"/api/v1/sessions/{session.pk}/current/").json()["n_items"] == 3
+    with django_assert_max_num_queries(QUERIES_OF_AN_ANSWER):
         response = client.post(f"/api/v1/sessions/{session.pk}/answer/", {"item": state["item"]["id"], "answer": "x"},
                                content_type="application/json")
     nxt = response.json()["item"]
-    assert response.status_code == 201 and nxt["id"] != state["item"]["id"]
+    assert response.status_code == 201 and nxt["id"] != state["item"]["id"] and response.json()["n_items"] == 3
     assert nxt["scene"] == state["item"]["scene"] and "answers" not in nxt
+    assert Response.objects.get(session=session, item_id=state["item"]["id"]).answer_text == "x"
+
+
+def test_the_plain_session_views_answer_as_the_api_does(client, session):
+    url = f"/api/v1/sessions/{session.pk}/"
+    item = client.get(url + "current/").json()["item"]["id"]
+    bad = client.post(url + "answer/", {"item": "x", "answer": "y"}, content_type="application/json")
+    assert bad.status_code == 400 and "item" in bad.json()
+    unparsable = client.post(url + "answer/", "{", content_type="application/json")
+    assert unparsable.status_code == 400 and "JSON parse error" in str(unparsable.json())
+    assert client.post(url + "answer/", {"item": item + 1000, "answer": "y"},
+                       content_type="application/json").status_code == 400
+    assert client.post(url + "answer/", {"item": item, "answer": "y"}, content_type="application/json").status_code == 201
+    again = client.post(url + "answer/", {"item": item, "answer": "z"}, content_type="application/json")
+    assert again.status_code == 409 and "item" in again.json()
+    assert client.put(url + "answer/", {}, content_type="application/json").status_code == 405
+    assert client.post(url + "current/").status_code == 405
+    assert client.get(f"/api/v1/sessions/{session.pk + 1000}/current/").status_code == 404
+    intruder = Client()
+    intruder.get(f"/crowd/studies/{session.study_id}/", {"PROLIFIC_PID": "OTHER", "STUDY_ID": "S", "SESSION_ID": "X"})
+    refused = intruder.get(url + "current/")
+    assert refused.status_code == 403 and "session" in refused.json()
+    assert intruder.post(url + "answer/", {"item": item, "answer": "w"},
+                         content_type="application/json").status_code == 403
+    assert Client().get(url + "current/").status_code == 403
+    assert Response.objects.get(session=session, item_id=item).answer_text == "y"
+
+
+def test_the_plain_answer_view_checks_csrf_and_still_takes_tokens(session):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(session.participant)
+    url = f"/api/v1/sessions/{session.pk}/"
+    item = browser.get(url + "current/").json()["item"]["id"]
+    refused = browser.post(url + "answer/", {"item": item, "answer": "forged"}, content_type="application/json")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    token = Token.objects.create(user=session.participant)
+    script = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert script.get(url + "current/").json()["item"]["id"] == item
+    stored = script.post(url + "answer/", {"item": item, "answer": "from a script"}, content_type="application/json")
+    assert stored.status_code == 201 and stored.json()["item"]["id"] != item
+    assert Response.objects.get(session=session, item_id=item).answer_text == "from a script"
+
+
+def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(django_assert_num_queries):
+    first = ItemFactory(answers=["A"])
+    items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark, answers=["A"]) for _ in range(5)]
+    study = humaneval_services.create_study(
+        first.benchmark, "Crowd", [i.pk for i in items], UserFactory(), 30, 600, participants_per_item=50,
+        items_per_session=2)
+    queries = []
+    for _ in range(6):
+        participant = UserFactory()
+        with CaptureQueriesContext(connection) as captured:
+            humaneval_services.start_session(study, participant)
+        queries.append(len(captured))
+    # the transaction, contamination (one EXISTS query), the study locked, an existing session, the
+    # study's entries, the places taken (counted by the database), the plan's items, the session and
+    # its plan: none grows with the participants
+    assert queries == [10] * 6
+    outsider = UserFactory()
+    with django_assert_num_queries(1):
+        assert not humaneval_services.is_contaminated(study, outsider)

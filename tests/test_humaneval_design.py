@@ -586,7 +586,7 @@ def test_circular_and_flip_variants_are_spread_over_participants_and_scored_with
         # right on every variant but the mirrored rotated one, answered as if the image were not mirrored
         text = "right" if mirrored and entry.variant != "flip-1" else "left"
         services.answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
-        gold, prediction = services.scorer_rows(entry, response, services._row_id(response))
+        gold, prediction = services.scorer_rows(item.benchmark.family, entry, response, services._row_id(response))
         assert gold["id"] == prediction["id"] == f"s{session.pk}/Q1" + (f"-{entry.variant}" if entry.variant else "")
     assert set(shown) == {"", "1", "flip", "flip-1"}
     assert shown["1"] == ["right", "left"] and shown["flip"] == ["left", "right"]
