@@ -1,8 +1,13 @@
 """The point-cloud viewer in a real browser: a 1,000,000-point scene loads level by level (timed
-with the viewer's performance marks, as bench/viewer_load.py does), and on the demo scene hover,
-click, the top view, colour by instance, red boxes and the compass work."""
+with the viewer's performance marks, as bench/viewer_load.py does), and on the demo scene the
+still frame shows the points, and hover, click, the top view, colour by instance, red boxes and
+the compass work."""
 
+import io
+
+import numpy as np
 import pytest
+from PIL import Image
 
 from bench.viewer_load import SETUP, measure_viewer
 from bench.viewer_load import login as login_with_password
@@ -11,6 +16,17 @@ from .test_review_history import MAKE_CHANGES, stack_shell
 from .test_thin_path import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
+
+BACKGROUND = (0x1D, 0x1F, 0x24)
+
+
+def pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+
+
+def drawn_fraction(png: bytes) -> float:
+    """The share of a screenshot's pixels that are not the viewer's background."""
+    return float((np.abs(pixels(png) - BACKGROUND).sum(axis=-1) > 6).mean())
 
 
 def test_a_million_points_load_level_by_level_within_six_bytes_per_point(stack, new_page):
@@ -56,6 +72,9 @@ def test_hover_click_top_view_instance_colours_red_boxes_and_compass(stack, new_
     }""")
     probe = page.locator("#probe-viewer")
     assert screen["redBoxes"] == "1"
+    # The still frame is splatted on the CPU and shown by WebGL as a texture: the room fills it.
+    rgb_shot = probe.screenshot()
+    assert drawn_fraction(rgb_shot) > 0.3
 
     page.mouse.move(screen["x"], screen["y"])
     page.wait_for_function("() => document.getElementById('probe-viewer').dataset.hoverLabel === 'bed'")
@@ -65,6 +84,8 @@ def test_hover_click_top_view_instance_colours_red_boxes_and_compass(stack, new_
 
     probe.get_by_role("button", name="Colour by instance").click()
     assert probe.get_attribute("data-colour") == "instance"
+    # The splat is made again in the instances' colours.
+    assert (pixels(probe.screenshot()) != pixels(rgb_shot)).any(axis=-1).mean() > 0.2
     frames = int(probe.get_attribute("data-frames"))
     probe.get_by_role("button", name="Top view").click()
     assert probe.get_attribute("data-camera") == "top"

@@ -1,18 +1,26 @@
 /**
  * Point-cloud viewer for HLPC files (layout in benchmarks/pointcloud.py). Version 2 files hold
  * disjoint levels: the file is read as a stream, level 0 (a uniform sample) is drawn as soon as
- * its bytes are in, and each further level becomes one more THREE.Points with its own buffers.
- * While the camera moves only level 0 is drawn; the rest comes back once it has been still for
- * SETTLE_MS. A level that arrives while the view is still is drawn over the frame on screen, so
- * one level is decompressed while the previous one is drawn. Should a moving frame still take
- * over MOTION_BUDGET_MS of GPU time (a slow or busy machine), every 2nd, 4th, ... point of level 0
- * is drawn instead: along the Morton order that stays a uniform thinning. It renders only when
- * something changes, never in a busy loop.
+ * its bytes are in, and each further level is added to the frame on screen as it arrives, so one
+ * level is decompressed while the previous one is drawn.
  *
- * Positions stay uint16 on the GPU (the object's scale and position dequantise them) and colours
- * stay sRGB bytes: the renderer outputs "linear", so the bytes reach the screen unchanged. Both
- * are padded to four components: software GL (ANGLE on SwiftShader) converts 3 x 16-bit and
- * 3 x 8-bit vertex formats on the CPU, which made the first frame twice as slow.
+ * A still frame (the camera has not moved for SETTLE_MS) is splatted on the CPU: every point is
+ * projected, depth-tested against a z-buffer and written into a pixel buffer, which WebGL shows as
+ * the scene's background texture under the boxes. Software GL (SwiftShader) takes about 1 us per
+ * point; the splat takes tens of ns, and a level that arrives is splatted into the same buffers
+ * (the z-buffer makes the order irrelevant). A frame whose camera, size and colours have not
+ * changed (hover, click) reuses the splat.
+ *
+ * While the camera moves WebGL draws level 0 over its own background instead (a GPU beats the
+ * CPU there). Should a moving frame still take over MOTION_BUDGET_MS of GPU time (a slow or busy
+ * machine), every 2nd, 4th, ... point of level 0 is drawn instead: along the Morton order that
+ * stays a uniform thinning. It renders only when something changes, never in a busy loop.
+ *
+ * Positions stay uint16 (the object's scale and position, or the splat's matrix, dequantise
+ * them) and colours stay sRGB bytes: the renderer outputs "linear", so the bytes reach the
+ * screen unchanged. On the GPU both are padded to four components: software GL (ANGLE on
+ * SwiftShader) converts 3 x 16-bit and 3 x 8-bit vertex formats on the CPU, which made the first
+ * frame twice as slow.
  *
  * Also: orbit / pan / zoom, a top-down orthographic toggle, colour by RGB or by instance, hover
  * and click on objects (a ray against their boxes, not the points) with the label shown and the
@@ -22,7 +30,8 @@
  * failure, the status text says why), data-point-count (points in the file), data-points-drawn,
  * data-complete "true" when all levels are drawn, data-hover-label, data-selected-label,
  * data-camera ("perspective" | "top"), data-colour ("rgb" | "instance"), data-frames (frames
- * rendered). Performance marks: "hl-viewer:first-frame" and "hl-viewer:full-frame".
+ * rendered), data-motion-stride (the thinning of moving frames). Performance marks:
+ * "hl-viewer:first-frame" and "hl-viewer:full-frame", each once the GPU has finished that frame.
  */
 import * as THREE from "three";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
@@ -36,6 +45,8 @@ const SETTLE_MS = 180;
 // GPU time one frame may take while the camera moves; over it, fewer points of level 0 are drawn.
 const MOTION_BUDGET_MS = 70;
 const MAX_MOTION_STRIDE = 16;
+// GL points of a few pixels near the camera become squares in the splat; this bounds the square.
+const MAX_SPLAT_PX = 32;
 // Colours are passed through as display bytes (see above), so these are display values too.
 const BACKGROUND = [0x1d, 0x1f, 0x24];
 const HOVER_COLOUR = [255, 196, 0];
@@ -46,6 +57,11 @@ const Z_AXIS = new THREE.Vector3(0, 0, 1);
 
 function displayColour([r, g, b]) {
   return new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.LinearSRGBColorSpace);
+}
+
+/** An opaque colour as one pixel of a Uint32Array over RGBA bytes (whatever the byte order). */
+function pixel([r, g, b]) {
+  return new Uint32Array(Uint8Array.of(r, g, b, 255).buffer)[0];
 }
 
 /** Reads exact byte counts from a stream, waiting for more chunks as needed. */
@@ -177,17 +193,58 @@ export async function streamHLPC(response, onCloud, onLevel) {
   return cloud;
 }
 
-/** A distinct display colour per instance id (golden-angle hues); 0, the structure, is grey. */
-function instanceColour(id, out, offset) {
-  out[offset + 3] = 255;
-  if (id === 0) {
-    out.set(STRUCTURE_GREY, offset);
-    return;
-  }
+/** A distinct colour per instance id (golden-angle hues) as a pixel; 0, the structure, is grey. */
+function instancePixel(id) {
+  if (id === 0) return pixel(STRUCTURE_GREY);
   const colour = new THREE.Color().setHSL(((id * 0.618034) % 1 + 1) % 1, 0.75, 0.55, THREE.LinearSRGBColorSpace);
-  out[offset] = Math.round(colour.r * 255);
-  out[offset + 1] = Math.round(colour.g * 255);
-  out[offset + 2] = Math.round(colour.b * 255);
+  return pixel([colour.r, colour.g, colour.b].map((c) => Math.round(c * 255)));
+}
+
+/**
+ * Splat `count` points into `target` ({width, height, depth, pixels}, rows bottom-up as GL's):
+ * quantised positions (x, y, z, 0) go to clip space by `m` (column-major, as THREE.Matrix4.elements)
+ * and the nearest point per pixel wins. A point covers a square of `pointScale / w` pixels (at
+ * least one), as GL draws a point of sizeAttenuation; an orthographic camera passes 0: one pixel.
+ */
+function splatLevel(quantised, colours, count, m, pointScale, target) {
+  const { width, height, depth, pixels } = target;
+  const [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = m;
+  const halfWidth = width / 2;
+  const halfHeight = height / 2;
+  for (let i = 0, o = 0; i < count; i++, o += 4) {
+    const x = quantised[o], y = quantised[o + 1], z = quantised[o + 2];
+    const w = m3 * x + m7 * y + m11 * z + m15;
+    const clipZ = m2 * x + m6 * y + m10 * z + m14;
+    if (!(w > 0) || clipZ < -w || clipZ > w) continue; // behind the camera, or past near / far
+    const inverseW = 1 / w;
+    const sx = ((m0 * x + m4 * y + m8 * z + m12) * inverseW + 1) * halfWidth;
+    const sy = ((m1 * x + m5 * y + m9 * z + m13) * inverseW + 1) * halfHeight;
+    if (!(sx >= 0 && sx < width && sy >= 0 && sy < height)) continue;
+    const d = clipZ * inverseW;
+    const size = pointScale * inverseW;
+    if (size <= 1) {
+      const p = (sy | 0) * width + (sx | 0);
+      if (d < depth[p]) {
+        depth[p] = d;
+        pixels[p] = colours[i];
+      }
+      continue;
+    }
+    // The pixels whose centres the point's square covers, as GL rasterises it.
+    const half = Math.min(size, MAX_SPLAT_PX) / 2;
+    const left = Math.max(Math.ceil(sx - half - 0.5), 0);
+    const right = Math.min(Math.ceil(sx + half - 0.5), width);
+    const top = Math.max(Math.ceil(sy - half - 0.5), 0);
+    const bottom = Math.min(Math.ceil(sy + half - 0.5), height);
+    for (let row = top; row < bottom; row++) {
+      for (let p = row * width + left, end = row * width + right; p < end; p++) {
+        if (d < depth[p]) {
+          depth[p] = d;
+          pixels[p] = colours[i];
+        }
+      }
+    }
+  }
 }
 
 /** Line box of unit size, placed on an object {center, size, yaw} by position/scale/rotation. */
@@ -343,9 +400,10 @@ export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
 
   const loaded = (async () => {
     if (!pointsUrl) throw new Error("this scene has no point cloud");
-    // The GL context and the points' shader get ready (in the GPU process) while the file loads.
+    const fetched = fetch(pointsUrl);
+    // The GL context and the shaders of the first frame get ready while the file comes in.
     gpu = prepareGpu();
-    const response = await fetch(pointsUrl);
+    const response = await fetched;
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     return streamHLPC(
       response,
@@ -358,12 +416,23 @@ export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
       (level, index) => {
         if (stale()) throw new Error("replaced");
         viewer.addLevel(level, index);
+        // Level 1 is decoded once level 0 is on screen: on two cores, decoding it meanwhile held
+        // the first frame back by 100 ms.
+        if (index === 0) return firstDrawn;
       },
     );
   })().catch(fail);
   const handle = await firstDrawn;
   if (handle) handle.loaded = loaded;
   return handle;
+}
+
+/** A texture over a splat's pixels, shown texel for texel with the bytes unchanged. */
+function splatTexture(pixels, width, height) {
+  const texture = new THREE.DataTexture(new Uint8Array(pixels.buffer), width, height);
+  texture.colorSpace = THREE.NoColorSpace;
+  texture.needsUpdate = true;
+  return texture;
 }
 
 function cloudGeometry(quantised, rgb) {
@@ -374,21 +443,38 @@ function cloudGeometry(quantised, rgb) {
 }
 
 /**
- * The renderer and the points' material, warmed up by drawing a one-point stand-in with the same
- * attribute layout: the shader and the GL pipeline get built in the GPU process while the file
- * loads (three.js caches the program by material and layout, so the cloud reuses it).
+ * The renderer and the points' material. What the first frame draws, a box over a background
+ * texture, is drawn once by stand-ins: the shaders and the GL pipelines get built in the GPU
+ * process while the file loads (three.js caches programs by material and layout, so the boxes
+ * and the splat reuse them).
  */
 function prepareGpu() {
-  // The drawing buffer is kept between frames so that each level can be drawn over the last.
-  const renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true });
+  const renderer = new THREE.WebGLRenderer({ antialias: false });
   renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
   renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
   // Sized once level 0 gives the real extent of the points.
   const material = new THREE.PointsMaterial({ size: 0.01, vertexColors: true, sizeAttenuation: true });
-  const standIn = new THREE.Points(cloudGeometry(new Uint16Array(4), new Uint8Array(4)), material);
-  renderer.render(new THREE.Scene().add(standIn), new THREE.PerspectiveCamera());
-  standIn.geometry.dispose();
+  const box = objectBox({ center: [0, 0, -2], size: [1, 1, 1] }, RED);
+  const standIn = new THREE.Scene().add(box);
+  standIn.background = splatTexture(new Uint32Array(1), 1, 1);
+  renderer.render(standIn, new THREE.PerspectiveCamera());
+  box.material.dispose();
+  standIn.background.dispose();
   return { renderer, material };
+}
+
+/**
+ * Draw a one-point stand-in with the points' attribute layout, off screen, so that the first
+ * moving frame finds their shader and GL pipeline built; still frames do not need them.
+ */
+function preparePoints(renderer, material) {
+  const standIn = new THREE.Points(cloudGeometry(new Uint16Array(4), new Uint8Array(4)), material);
+  const target = new THREE.WebGLRenderTarget(1, 1);
+  renderer.setRenderTarget(target);
+  renderer.render(new THREE.Scene().add(standIn), new THREE.PerspectiveCamera());
+  renderer.setRenderTarget(null);
+  target.dispose();
+  standIn.geometry.dispose();
 }
 
 /** Resolves once the GPU has finished every command issued so far, without blocking the page. */
@@ -412,10 +498,11 @@ function whenDrawn(gl) {
 function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneData, onFirstFrame) {
   const { renderer, material } = gpu;
   const gl = renderer.getContext();
-  const levels = []; // one THREE.Points per level, in order
+  const levels = []; // the decoded levels, in order: {start, count, quantised, rgb}
+  let levelZero = null; // level 0 on the GPU, drawn while the camera moves
   let extentBox = null; // the points' real bbox, known once level 0 is in
   const scene = new THREE.Scene();
-  scene.background = displayColour(BACKGROUND);
+  const background = displayColour(BACKGROUND);
 
   const perspective = new THREE.PerspectiveCamera(50, 1, 0.01, 100);
   perspective.up.set(0, 0, 1); // before the controls are made: they orbit around camera.up
@@ -489,32 +576,58 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     }
   };
 
+  // The still frame's points: pixels (and their texture) and z-buffer of the drawing buffer's
+  // size, the clip matrix and colours they were splatted with, and how many levels they hold.
+  let splat = null;
+  const bufferSize = new THREE.Vector2();
+  const clipMatrix = new THREE.Matrix4();
+  const dequantise = new THREE.Matrix4();
+  const backgroundPixel = pixel(BACKGROUND);
+  /** Splat the levels the still frame lacks (all of them when the view changed). */
+  const splatStill = () => {
+    const { x: width, y: height } = renderer.getDrawingBufferSize(bufferSize);
+    camera.updateMatrixWorld();
+    clipMatrix.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse).multiply(dequantise);
+    if (splat?.width !== width || splat.height !== height) {
+      splat?.texture.dispose();
+      const pixels = new Uint32Array(width * height);
+      const depth = new Float32Array(width * height);
+      const texture = splatTexture(pixels, width, height);
+      splat = { width, height, pixels, depth, texture, matrix: new THREE.Matrix4(), byInstance, levels: 0 };
+    } else if (!splat.matrix.equals(clipMatrix) || splat.byInstance !== byInstance) {
+      splat.levels = 0;
+    }
+    if (splat.levels === levels.length) return;
+    if (!splat.levels) {
+      splat.pixels.fill(backgroundPixel);
+      splat.depth.fill(Infinity);
+      splat.matrix.copy(clipMatrix);
+      splat.byInstance = byInstance;
+    }
+    // gl_PointSize of three.js points: size * (drawing-buffer height / 2) / w, in perspective only.
+    const pointScale = camera.isPerspectiveCamera ? (material.size * height) / 2 : 0;
+    for (const level of levels.slice(splat.levels)) {
+      splatLevel(level.quantised, shownColours(level), level.count, clipMatrix.elements, pointScale, splat);
+    }
+    splat.levels = levels.length;
+    splat.texture.needsUpdate = true;
+  };
+
   const render = () => {
     cancelAnimationFrame(frame);
     frame = 0;
     const thinned = moving && motionStride > 1;
-    for (const [index, points] of levels.entries()) points.visible = !moving || (index === 0 && !thinned);
-    if (motionPoints) motionPoints.visible = thinned;
+    levelZero.visible = moving && !thinned;
+    motionPoints.visible = thinned;
+    if (!moving) splatStill();
+    scene.background = moving ? background : splat.texture;
     renderer.render(scene, camera);
-    stillLevels = moving ? 0 : levels.length;
-    updateCompass();
     if (moving) {
       const issued = performance.now();
       whenDrawn(gl).then(() => adaptMotionStride(performance.now() - issued));
     }
-    afterFrame();
-  };
-  /**
-   * Draw a level that just arrived over the last frame, which holds every level before it from
-   * the same camera: no clear and no redraw of what is already there.
-   */
-  const drawOnTop = (points) => {
-    for (const each of levels) each.visible = each === points;
-    motionPoints.visible = false;
-    renderer.autoClear = false;
-    renderer.render(scene, camera);
-    renderer.autoClear = true;
-    stillLevels = levels.length;
+    stillLevels = moving ? 0 : levels.length;
+    updateCompass();
     afterFrame();
   };
   const afterFrame = () => {
@@ -528,6 +641,7 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
           performance.mark("hl-viewer:first-frame");
           status.hidden = true;
           element.dataset.loaded = "true";
+          preparePoints(renderer, material);
         }
         onFirstFrame();
       });
@@ -576,7 +690,6 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     requestRender();
   };
 
-  /** Switch a level's colour attribute, making its instance colours the first time they are asked for. */
   // Level 0 again, through an index of every motionStride-th point, sharing its GPU buffers.
   let motionPoints = null;
   let motionStride = 1;
@@ -589,27 +702,41 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     motionStride = stride;
     element.dataset.motionStride = String(stride);
     if (!strideIndex.has(stride)) {
-      const count = levels[0].userData.count;
+      const count = levels[0].count;
       const index = Uint32Array.from({ length: Math.ceil(count / stride) }, (_, i) => i * stride);
       strideIndex.set(stride, new THREE.BufferAttribute(index, 1));
     }
     if (stride > 1) motionPoints.geometry.setIndex(strideIndex.get(stride));
   };
 
-  const colourLevel = (points) => {
-    const { rgb, start, count } = points.userData;
-    let colours = points.userData.instanceColours;
-    if (byInstance && !colours) {
-      colours = new THREE.BufferAttribute(new Uint8Array(4 * count), 4, true);
-      for (let i = 0; i < count; i++) instanceColour(cloud.instance[start + i], colours.array, 4 * i);
-      points.userData.instanceColours = colours;
+  /** A level's colours as shown, one pixel per point; instance colours are made when first asked for. */
+  const palette = new Map();
+  const shownColours = (level) => {
+    if (!byInstance) return new Uint32Array(level.rgb.buffer, level.rgb.byteOffset, level.count);
+    if (!level.instancePixels) {
+      level.instancePixels = new Uint32Array(level.count);
+      for (let i = 0; i < level.count; i++) {
+        const id = cloud.instance[level.start + i];
+        if (!palette.has(id)) palette.set(id, instancePixel(id));
+        level.instancePixels[i] = palette.get(id);
+      }
     }
-    points.geometry.setAttribute("color", byInstance ? colours : rgb);
-    if (points === levels[0]) motionPoints.geometry.setAttribute("color", byInstance ? colours : rgb);
+    return level.instancePixels;
+  };
+  // Level 0's colour attributes on the GPU, by colour mode.
+  const levelZeroColours = new Map();
+  const colourLevelZero = () => {
+    const mode = byInstance ? "instance" : "rgb";
+    if (!levelZeroColours.has(mode)) {
+      const bytes = new Uint8Array(shownColours(levels[0]).buffer);
+      levelZeroColours.set(mode, new THREE.BufferAttribute(bytes, 4, true));
+    }
+    const colours = levelZeroColours.get(mode);
+    for (const points of [levelZero, motionPoints]) points.geometry.setAttribute("color", colours);
   };
   const setColourMode = (mode) => {
     byInstance = mode === "instance";
-    for (const points of levels) colourLevel(points);
+    colourLevelZero();
     element.dataset.colour = byInstance ? "instance" : "rgb";
     colourButton.textContent = byInstance ? "Colour by RGB" : "Colour by instance";
     colourButton.setAttribute("aria-pressed", String(byInstance));
@@ -668,7 +795,7 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     if (object !== hovered) {
       hovered = object;
       outline(hovered || selected);
-      interact();
+      requestRender(); // a still frame reuses its splat: only the boxes are drawn again
     }
   };
   const onClick = (event) => {
@@ -676,7 +803,7 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     element.dataset.selectedLabel = selected ? selected.label : "";
     element.dataset.selectedInstance = selected ? String(selected.instance_id) : "";
     outline(selected);
-    interact();
+    requestRender();
     element.dispatchEvent(new CustomEvent("hl-object-selected", { detail: selected }));
   };
   const onLeave = () => {
@@ -685,7 +812,7 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     if (hovered) {
       hovered = null;
       outline(selected);
-      interact();
+      requestRender();
     }
   };
   renderer.domElement.addEventListener("pointermove", onPointerMove);
@@ -751,10 +878,11 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
       clearTimeout(settleTimer);
       orbit.dispose();
       topControls.dispose();
-      for (const points of [...levels, motionPoints]) points?.geometry.dispose();
+      for (const points of [levelZero, motionPoints]) points?.geometry.dispose();
       material.dispose();
       for (const lines of [...redBoxes, hoverBox]) lines.material.dispose();
       renderer.dispose();
+      splat?.texture.dispose();
       renderer.domElement.remove();
       overlay.remove();
       if (mounted.get(element) === handle) mounted.delete(element);
@@ -762,27 +890,30 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
   };
 
   const addLevel = (level, index) => {
-    // Positions are quantised; the object's transform turns them back into metres.
-    const points = new THREE.Points(cloudGeometry(level.quantised, level.rgb), material);
-    points.scale.set(...cloud.step);
-    points.position.set(...cloud.origin);
-    points.frustumCulled = false;
-    points.userData = { start: level.start, count: level.count, rgb: points.geometry.getAttribute("color") };
-    levels.push(points);
-    scene.add(points);
+    levels.push(level);
     if (index === 0) {
+      // Positions are quantised; the object's transform turns them back into metres.
+      levelZero = new THREE.Points(cloudGeometry(level.quantised, level.rgb), material);
+      levelZero.scale.set(...cloud.step);
+      levelZero.position.set(...cloud.origin);
+      levelZero.frustumCulled = false;
+      levelZero.updateMatrix();
+      dequantise.copy(levelZero.matrix);
       motionPoints = new THREE.Points(new THREE.BufferGeometry(), material);
-      motionPoints.geometry.setAttribute("position", points.geometry.getAttribute("position"));
-      motionPoints.scale.copy(points.scale);
-      motionPoints.position.copy(points.position);
+      motionPoints.geometry.setAttribute("position", levelZero.geometry.getAttribute("position"));
+      motionPoints.scale.copy(levelZero.scale);
+      motionPoints.position.copy(levelZero.position);
       motionPoints.frustumCulled = false;
-      scene.add(motionPoints);
+      scene.add(levelZero, motionPoints);
+      levelZeroColours.set("rgb", levelZero.geometry.getAttribute("color"));
     }
-    colourLevel(points);
     drawn = level.start + level.count;
     element.dataset.pointsDrawn = String(drawn);
     if (index === 0) {
       frameOnPoints(level);
+      // The controls announce the framing as a change; it is no interaction: the frame is still.
+      moving = false;
+      clearTimeout(settleTimer);
       resize();
       observer.observe(element);
       showBoxes(sceneData.redBoxes);
@@ -790,8 +921,8 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
       element.dataset.camera = "perspective";
       element.dataset.pointCount = String(cloud.count);
     }
-    if (index > 0 && !frame && stillLevels === index) drawOnTop(points);
-    else render();
+    // While the camera moves only level 0 is drawn; the frame once it settles has the new level.
+    if (index === 0 || !moving) render();
   };
 
   return { handle, addLevel, dispose: handle.dispose };
