@@ -5,7 +5,8 @@ The server is gunicorn (WSGI, one process per core, threads) with persistent dat
 (CONN_MAX_AGE): measured on the autosave hot path it costs half the CPU per request of an ASGI
 server (uvicorn), whose per-request threads also cannot keep connections. The keep-alive timeout
 outlasts the 5 s between autosaves, as a browser's connection would. LOAD_SERVER=daphne runs the
-same bench on daphne (ASGI, one process, a connection per request) for comparison."""
+same bench on daphne (ASGI, one process, a connection per request) for comparison; LOAD_WORKERS and
+LOAD_THREADS change gunicorn's processes (default: one per core) and threads per process (4)."""
 
 import asyncio
 import json
@@ -53,17 +54,18 @@ def free_port() -> int:
 
 def server_command(port: int, workers: int) -> tuple[list[str], dict]:
     """The server's command line and the settings it runs with."""
+    threads = os.environ.get("LOAD_THREADS", "4")
     if os.environ.get("LOAD_SERVER") == "daphne":
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], {}
     return [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", str(workers), "-k", "gthread",
-            "--threads", "4", "--keep-alive", "75", "--backlog", "4096", "--log-level", "warning",
+            "--threads", threads, "--keep-alive", "75", "--backlog", "4096", "--log-level", "warning",
             "config.wsgi:application"], {"CONN_MAX_AGE": "300"}
 
 
 class Server:
     """The app on a free loopback port, started and stopped around the bench."""
 
-    def __init__(self, workers: int = os.cpu_count() or 2):
+    def __init__(self, workers: int = int(os.environ.get("LOAD_WORKERS", os.cpu_count() or 2))):
         self.port = free_port()
         command, settings = server_command(self.port, workers)
         self.log = SERVER_LOG.open("w")  # 409s on double submits are logged too: keep them off the report
