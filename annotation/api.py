@@ -5,10 +5,7 @@ import json
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
-from django.views.decorators.csrf import csrf_exempt
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,6 +13,7 @@ from rest_framework.views import APIView
 from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from benchmarks.permissions import IsAdmin
+from benchmarks.plain_views import page_endpoint
 from benchmarks.viewer import cached_scene_viewer_data
 from modeleval.models import ModelSpec
 
@@ -74,30 +72,14 @@ class AssignmentDraftView(APIView):
         return Response(DraftSerializer(draft).data)
 
 
-@csrf_exempt  # checked below as DRF's session authentication does, answering in the API's error shape
+@page_endpoint("PUT", AssignmentDraftView.as_view())
 def autosave(request, pk):
     """Autosave: the description being written; renews the lease. Every few seconds per worker, so
-    a plain view: a signed-in page skips DRF's negotiation, parsers and renderers. Token clients go
-    on to the DRF view."""
-    if "HTTP_AUTHORIZATION" in request.META:
-        return _token_autosave(request, pk=pk)
-    if request.method != "PUT":
-        return JsonResponse({"detail": f'Method "{request.method}" not allowed.'}, status=405)
-    if not request.user.is_authenticated:
-        return JsonResponse({"detail": "Authentication credentials were not provided."}, status=403)
-    try:
-        SessionAuthentication().enforce_csrf(request)
-        body = _draft_body(request.body)
-        draft = services.save_draft(pk, request.user, body["text"], body["revision"], body["content"])
-    except PermissionDenied as exc:
-        return JsonResponse({"detail": str(exc.detail)}, status=403)
-    except DomainError as exc:
-        return JsonResponse(exc.as_dict(), status=exc.status_code)
+    a plain view (benchmarks.plain_views); token clients go on to the DRF view."""
+    body = _draft_body(request.body)
+    draft = services.save_draft(pk, request.user, body["text"], body["revision"], body["content"])
     return JsonResponse({"descriptions": draft.descriptions, "text": draft.text, "content": draft.content,
                          "revision": draft.revision})
-
-
-_token_autosave = AssignmentDraftView.as_view()
 
 
 def _draft_body(raw: bytes) -> dict:

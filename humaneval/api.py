@@ -3,16 +3,14 @@ import json
 from django.core.cache import cache
 from django.http import JsonResponse
 from django.utils import timezone
-from django.views.decorators.csrf import csrf_exempt
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
+from benchmarks.plain_views import page_endpoint
 from benchmarks.viewer import scene_viewer_data
 
 from . import services
@@ -171,39 +169,12 @@ class SessionAnswer(APIView):
         return Response(answer_state(request.user, pk, data.validated_data), status=201)
 
 
-def _page_endpoint(method: str, token_view):
-    """A session endpoint that the participant's page calls for every item, as a plain view: a
-    signed-in page skips DRF's negotiation, parsers and renderers. CSRF is checked as DRF's session
-    authentication checks it, and errors keep the API's shape. Token clients go on to `token_view`."""
-
-    def wrap(handle):
-        @csrf_exempt  # checked below
-        def view(request, pk):
-            if "HTTP_AUTHORIZATION" in request.META:
-                return token_view(request, pk=pk)
-            if request.method != method:
-                return JsonResponse({"detail": f'Method "{request.method}" not allowed.'}, status=405)
-            if not request.user.is_authenticated:
-                return JsonResponse({"detail": "Authentication credentials were not provided."}, status=403)
-            try:
-                SessionAuthentication().enforce_csrf(request)
-                return handle(request, pk)
-            except PermissionDenied as exc:
-                return JsonResponse({"detail": str(exc.detail)}, status=403)
-            except DomainError as exc:
-                return JsonResponse(exc.as_dict(), status=exc.status_code)
-
-        return view
-
-    return wrap
-
-
-@_page_endpoint("GET", SessionCurrent.as_view())
+@page_endpoint("GET", SessionCurrent.as_view())
 def session_current(request, pk):
     return JsonResponse(current_state(request.user, pk))
 
 
-@_page_endpoint("POST", SessionAnswer.as_view())
+@page_endpoint("POST", SessionAnswer.as_view())
 def session_answer(request, pk):
     try:
         body = json.loads(request.body or b"{}")
