@@ -83,15 +83,17 @@ def parse_crowd_params(params) -> dict:
 
 
 @transaction.atomic
-def enter_from_crowd_link(params, role: str):
-    """One account per platform worker id; a returning worker gets the same account."""
+def enter_from_crowd_link(params, role: str) -> tuple:
+    """One account per platform worker id; a returning worker gets the same account. Returns the
+    account and whether this link just created it."""
     ids = parse_crowd_params(params)
     worker = (
         CrowdWorker.objects.select_related("user")
         .filter(platform=ids["platform"], worker_id=ids["worker_id"])
         .first()
     )
-    if worker is None:
+    created = worker is None
+    if created:
         # No password given: create_user stores an unusable one.
         user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
         worker = CrowdWorker.objects.create(user=user, **ids)
@@ -100,7 +102,7 @@ def enter_from_crowd_link(params, role: str):
         worker.study_id = ids["study_id"] or worker.study_id
         worker.save(update_fields=["session_id", "study_id"])
     roles.grant_role(worker.user, role)
-    return worker.user
+    return worker.user, created
 
 
 def is_blocked(campaign: Campaign, user) -> bool:

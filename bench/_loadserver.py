@@ -1,9 +1,10 @@
 """Shared by the load benches: a fresh PostgreSQL database, the app served by a production server
 on loopback, and a lean keep-alive HTTP client for the simulated crowd.
 
-The server is gunicorn (WSGI, one process per core, threads) with persistent database connections
-(CONN_MAX_AGE): measured on the autosave hot path it costs half the CPU per request of an ASGI
-server (uvicorn), whose per-request threads also cannot keep connections. The keep-alive timeout
+The server is gunicorn (WSGI, one process per core, threads, the app loaded once before the
+workers fork) with persistent database connections (CONN_MAX_AGE): measured on the autosave hot
+path it costs half the CPU per request of an ASGI server (uvicorn), whose per-request threads also
+cannot keep connections. The load starts once the server has answered a page. The keep-alive timeout
 outlasts the 5 s between autosaves, as a browser's connection would. LOAD_SERVER=daphne runs the
 same bench on daphne (ASGI, one process, a connection per request) for comparison; LOAD_WORKERS and
 LOAD_THREADS change gunicorn's processes (default: one per core) and threads per process (4)."""
@@ -58,7 +59,7 @@ def server_command(port: int, workers: int) -> tuple[list[str], dict]:
     if os.environ.get("LOAD_SERVER") == "daphne":
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], {}
     return [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", str(workers), "-k", "gthread",
-            "--threads", threads, "--keep-alive", "75", "--backlog", "4096", "--log-level", "warning",
+            "--threads", threads, "--keep-alive", "75", "--backlog", "4096", "--log-level", "warning", "--preload",
             "config.wsgi:application"], {"CONN_MAX_AGE": "300"}
 
 
@@ -78,12 +79,14 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError("The server exited on start.")
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                time.sleep(1)  # let every worker process finish importing the app
-                return self
+                with socket.create_connection(("127.0.0.1", self.port), timeout=5) as probe:
+                    probe.sendall(b"GET /accounts/login/ HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                    if probe.recv(16).split(b" ")[1:2] == [b"200"]:
+                        return self
             except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("The server did not start within 60 s.")
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("The server did not answer within 60 s.")
 
     def __exit__(self, *exc):
         self.process.terminate()

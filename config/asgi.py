@@ -3,9 +3,11 @@
 import os
 
 from django.core.asgi import get_asgi_application
+from django.urls import reverse
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
+reverse("home")  # imports every view now, as config/wsgi.py does
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -8,22 +8,23 @@ import secrets
 import statistics
 from collections import Counter
 from datetime import timedelta
-from functools import reduce
+from functools import cache, reduce
 from itertools import combinations
 from operator import or_
 from string import ascii_uppercase as LETTERS
 
-from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db import connection, transaction
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 import scoring
 from annotation import services as annotation_services
 from benchmarks import protocols
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
-from benchmarks.models import AssetRole, Benchmark, Item
+from benchmarks.models import AssetRole, Benchmark, ContextChange, Item, Scene
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
+from benchmarks.sqlreads import columns, instances, lock_clause
 from benchmarks.validation import whole_number
 from scoring.hypo3d import normalize_answer
 from scoring.tables import PAPER_LAYOUT, breakdowns
@@ -335,11 +336,12 @@ def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int], Variant
 
 
 @transaction.atomic
-def start_session(study: Study, participant) -> EvalSession:
-    """Start, or resume, the participant's one session of this study."""
+def start_session(study: Study, participant, new_account: bool = False) -> EvalSession:
+    """Start, or resume, the participant's one session of this study. new_account: the participant's
+    account was created by the link they came in on, so they have written and reviewed nothing."""
     # Read before the lock (who wrote or reviewed the items does not depend on other starters), so
     # starters queue on the study row only for the places.
-    contaminated = is_contaminated(study, participant)
+    contaminated = not new_account and is_contaminated(study, participant)
     # One starter at a time per study, so two newcomers never both take the last free places.
     study = Study.objects.select_for_update().get(pk=study.pk)
     existing = EvalSession.objects.filter(study=study, participant=participant).first()
@@ -375,8 +377,8 @@ def enter_study_from_crowd_link(study_id: int, params) -> tuple:
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         raise NotFound("No such study.", field="study")
-    user = annotation_services.enter_from_crowd_link(params, role="evaluator")
-    return user, start_session(study, user)
+    user, created = annotation_services.enter_from_crowd_link(params, role="evaluator")
+    return user, start_session(study, user, new_account=created)
 
 
 def start_invited_session(study_id: int, user) -> EvalSession:
@@ -387,17 +389,38 @@ def start_invited_session(study_id: int, user) -> EvalSession:
     return start_session(study, user)
 
 
+def _db_id(value) -> int | None:
+    """`value` as a primary key the database can compare with, or None (nothing has that id)."""
+    return int(value) if str(value).isdigit() and 0 < int(value) < 2**63 else None
+
+
+def _fetch_one(sql: str, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+@cache
+def _session_sql(locked: bool) -> str:
+    # The session's study and benchmark, and the length of its plan (the page's progress).
+    return (
+        f"SELECT {columns(EvalSession, 's')}, {columns(Study, 'st')}, {columns(Benchmark, 'b')}, "
+        f"(SELECT COUNT(*) FROM {SessionItem._meta.db_table} p WHERE p.session_id = s.id) "
+        f"FROM {EvalSession._meta.db_table} s JOIN {Study._meta.db_table} st ON st.id = s.study_id "
+        f"JOIN {Benchmark._meta.db_table} b ON b.id = st.benchmark_id WHERE s.id = %s"
+        + (lock_clause("s") if locked else "")
+    )
+
+
 def session_for(session_id: int, participant, for_update: bool = False) -> EvalSession:
-    """The participant's own session (404 for none, 403 for someone else's). for_update: row-locked
-    (another participant's only as long as it takes to refuse it), for the session API, with the
-    length of its plan as `n_items` (the page's progress) read in the same query."""
-    sessions = EvalSession.objects.select_related("study", "study__benchmark")
-    if for_update:
-        plan_length = SessionItem.objects.filter(session=OuterRef("pk")).values("session").annotate(n=Count("pk"))
-        sessions = sessions.select_for_update(of=("self",)).annotate(n_items=Subquery(plan_length.values("n")))
-    session = sessions.filter(pk=session_id).first()
-    if session is None:
+    """The participant's own session with its study, benchmark and the length of its plan as `n_items`
+    (404 for none, 403 for someone else's), in one hand-written read (benchmarks.sqlreads).
+    for_update: row-locked (another participant's only as long as it takes to refuse it)."""
+    row = _fetch_one(_session_sql(for_update), [session_id]) if _db_id(session_id) else None
+    if row is None:
         raise NotFound("No such session.", field="session")
+    session, study, benchmark = instances(row, EvalSession, Study, Benchmark)
+    study.benchmark, session.study, session.n_items = benchmark, study, row[-1]
     if session.participant_id != participant.pk:
         raise Forbidden("This session belongs to another participant.", field="session")
     return session
@@ -411,7 +434,10 @@ def _finish(session: EvalSession) -> None:
 
 
 def plan_entry(session: EvalSession, item_id) -> SessionItem:
-    return _plan_with_items(session).get(item_id=item_id)
+    found = _plan_entries(session, "p.item_id = %s", [item_id], 1) if _db_id(item_id) else []
+    if not found:
+        raise SessionItem.DoesNotExist(f"Item {item_id} is not in session {session.pk}'s plan.")
+    return found[0]
 
 
 def entry_of(session: EvalSession, response: Response) -> SessionItem:
@@ -429,24 +455,78 @@ def current_item(session_id: int, participant) -> tuple[EvalSession, Response | 
     return session, _current_response(session)
 
 
+_ENTRY_MODELS = (SessionItem, Item, Scene, ContextChange)
+
+
+@cache
+def _entry_columns() -> str:
+    # A plan entry `p` with its item, the item's scene and change, as the page shows them.
+    return f"{columns(SessionItem, 'p')}, {columns(Item, 'i')}, {columns(Scene, 'sc')}, {columns(ContextChange, 'ch')}"
+
+
+@cache
+def _entry_joins() -> str:
+    return (
+        f"{SessionItem._meta.db_table} p JOIN {Item._meta.db_table} i ON i.id = p.item_id "
+        f"LEFT JOIN {Scene._meta.db_table} sc ON sc.id = i.scene_id "
+        f"LEFT JOIN {ContextChange._meta.db_table} ch ON ch.id = i.change_id"
+    )
+
+
+def _as_entry(row, start: int = 0) -> SessionItem:
+    entry, item, scene, change = instances(row[start:], *_ENTRY_MODELS)
+    item.scene, item.change = scene, change
+    entry.item = item
+    return entry
+
+
+def _plan_entries(session: EvalSession, condition: str, params, limit: int) -> list[SessionItem]:
+    """The session's plan entries meeting the SQL `condition` (on plan entry `p`), in plan order."""
+    sql = (f"SELECT {_entry_columns()} FROM {_entry_joins()} "
+           f"WHERE p.session_id = %s AND {condition} ORDER BY p.position LIMIT {int(limit)}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [session.pk, *params])
+        return [_as_entry(row) for row in cursor.fetchall()]
+
+
+_SHOWN = f"SELECT r.item_id FROM {Response._meta.db_table} r WHERE r.session_id = %s"
+_NOT_SHOWN = f"p.item_id NOT IN ({_SHOWN})"
+
+
 def _current_response(session: EvalSession) -> Response | None:
     """current_item's work on a session whose row the caller has locked."""
     if session.status == EvalSession.Status.FINISHED:
         return None
     now = timezone.now()
-    open_response = session.responses.filter(answered_at=None, timed_out=False).select_related("item").first()
+    open_response = _open_response(session)
     if open_response and open_response.deadline <= now:
         open_response.timed_out = True
         open_response.save(update_fields=["timed_out"])
         open_response = None
     if open_response:
         return open_response
-    shown = session.responses.values("item_id")
-    return _show_next(session, _plan_with_items(session).exclude(item_id__in=shown).first())
+    following = _plan_entries(session, _NOT_SHOWN, [session.pk], 1)
+    return _show_next(session, following[0] if following else None)
 
 
-def _plan_with_items(session: EvalSession):
-    return session.plan.select_related("item", "item__scene", "item__change")
+@cache
+def _open_response_sql() -> str:
+    # Shown, neither answered nor timed out (there is never more than one), with its plan entry.
+    return (
+        f"SELECT {columns(Response, 'r')}, {_entry_columns()} FROM {_entry_joins()} "
+        f"JOIN {Response._meta.db_table} r ON r.session_id = p.session_id AND r.item_id = p.item_id "
+        "WHERE p.session_id = %s AND r.answered_at IS NULL AND r.timed_out = %s ORDER BY r.shown_at LIMIT 1"
+    )
+
+
+def _open_response(session: EvalSession) -> Response | None:
+    row = _fetch_one(_open_response_sql(), [session.pk, False])
+    if row is None:
+        return None
+    response = instances(row, Response)[0]
+    response.entry = _as_entry(row, len(Response._meta.concrete_fields))
+    response.item = response.entry.item
+    return response
 
 
 def _show_next(session: EvalSession, next_entry: SessionItem | None) -> Response | None:
@@ -466,8 +546,8 @@ def _answered_and_next(session: EvalSession, item_id: int) -> tuple[SessionItem,
     """The plan entry of the item being answered and the first entry not shown yet (the next item
     once this one is answered), in one read. Items are shown in plan order, so every shown entry
     comes before every unshown one: the answered entry is the first of these."""
-    shown = session.responses.exclude(item_id=item_id).values("item_id")
-    entry, *following = _plan_with_items(session).exclude(item_id__in=shown)[:2]
+    condition = f"p.item_id NOT IN ({_SHOWN} AND r.item_id <> %s)"
+    entry, *following = _plan_entries(session, condition, [session.pk, item_id], 2)
     return entry, (following[0] if following else None)
 
 
@@ -508,6 +588,12 @@ def clean_answer(study: Study, entry: SessionItem, answer_text) -> str:
     return ", ".join(sorted(letters))
 
 
+@cache
+def _answered_response_sql() -> str:
+    return (f"SELECT {columns(Response, 'r')} FROM {Response._meta.db_table} r "
+            f"WHERE r.session_id = %s AND r.item_id = %s{lock_clause('r')}")
+
+
 def answer_item(
     session_id: int, participant, item_id, answer_text: str, client_latency_ms=None, focus_losses=0,
     show_next: bool = False,
@@ -521,13 +607,10 @@ def answer_item(
         session = session_for(session_id, participant, for_update=True)
         client_latency_ms = whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
         focus_losses = whole_number(focus_losses, "focus_losses", 0, 100_000)
-        response = (
-            Response.objects.select_for_update().filter(session=session, item_id=item_id).first()
-            if str(item_id).isdigit()
-            else None
-        )
-        if response is None:
+        row = _fetch_one(_answered_response_sql(), [session.pk, item_id]) if _db_id(item_id) else None
+        if row is None:
             raise DomainError("This item is not the one on your screen.", field="item")
+        response = instances(row, Response)[0]
         entry, next_entry = _answered_and_next(session, response.item_id)
         # the caller goes on with them: no second look-up
         response.session, response.entry, response.item = session, entry, entry.item

@@ -19,7 +19,7 @@ SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
 def crowd_enter_campaign(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
     try:
-        user = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
+        user, _ = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
