@@ -14,7 +14,7 @@ from operator import or_
 from string import ascii_uppercase as LETTERS
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 import scoring
@@ -265,16 +265,23 @@ def _participant_rng(study: Study, participant) -> random.Random:
 def places_taken(study: Study) -> Counter:
     """Item id -> participants holding or having used a place on it: scored items planned in a session
     that is still running, or answered (or timed out) in one that is over. An abandoned session's
-    unanswered items go back to the pool."""
-    now = timezone.now()
-    graded = Response.objects.filter(session=OuterRef("session"), item=OuterRef("item")).filter(
-        Q(answered_at__isnull=False) | Q(timed_out=True)
+    unanswered items go back to the pool. Counted by the database (one row per item), in SQL written
+    once: every starter reads it under the study's lock."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_places_sql(), [study.pk, ItemRole.SCORED, EvalSession.Status.ACTIVE, now, True])
+        return Counter(dict(cursor.fetchall()))
+
+
+@cache
+def _places_sql() -> str:
+    return (
+        f"SELECT p.item_id, COUNT(*) FROM {SessionItem._meta.db_table} p "
+        f"JOIN {EvalSession._meta.db_table} s ON s.id = p.session_id "
+        "WHERE s.study_id = %s AND p.role = %s AND ((s.status = %s AND s.deadline > %s) OR EXISTS ("
+        f"SELECT 1 FROM {Response._meta.db_table} r WHERE r.session_id = p.session_id AND r.item_id = p.item_id "
+        "AND (r.answered_at IS NOT NULL OR r.timed_out = %s))) GROUP BY p.item_id"
     )
-    running = Q(session__status=EvalSession.Status.ACTIVE, session__deadline__gt=now)
-    planned = SessionItem.objects.filter(session__study=study, role=ItemRole.SCORED)
-    # counted by the database: one row per item, not one per participant's place
-    counts = planned.filter(running | Exists(graded)).values("item_id").annotate(n=Count("pk"))
-    return Counter(dict(counts.values_list("item_id", "n")))
 
 
 def study_variants(study: Study, item: Item, has_image: bool) -> list[Variant]:
@@ -291,47 +298,45 @@ def _variant_for(study: Study, item: Item, fill: int, has_image: bool) -> Varian
     return options[(start + fill) % len(options)]
 
 
-def _plan(study: Study, participant) -> list[tuple[StudyItem, list[int], Variant]]:
+def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant]]:
     """Familiarisation first, then the least-filled scored items in a random order with the attention
-    checks among them; each with its order of options and, for scored items, its protocol variant
-    (rotated options replace the shuffle)."""
+    checks among them; each item with its role, its order of options and, for scored items, its
+    protocol variant (rotated options replace the shuffle)."""
     rng = _participant_rng(study, participant)
-    entries = list(StudyItem.objects.filter(study=study))
+    # (item id, role, position) rows in study order: no model instance for each of a large study's items
+    entries = list(StudyItem.objects.filter(study=study).values_list("item_id", "role", "position"))
     fills = places_taken(study)
-    scored = [
-        e for e in entries if e.role == ItemRole.SCORED and fills[e.item_id] < study.participants_per_item
-    ]
+    scored = [e for e in entries if e[1] == ItemRole.SCORED and fills[e[0]] < study.participants_per_item]
     if not scored:
         raise Forbidden("This study already has all the participants it needs.", field="study")
-    tie_breaks = {e.item_id: rng.random() for e in scored}
-    scored.sort(key=lambda e: (fills[e.item_id], tie_breaks[e.item_id]))
+    tie_breaks = {item_id: rng.random() for item_id, _, _ in scored}
+    scored.sort(key=lambda e: (fills[e[0]], tie_breaks[e[0]]))
     chosen = scored[: study.items_per_session or len(scored)]
     if study.shuffle_items:
         rng.shuffle(chosen)
     else:
-        chosen.sort(key=lambda e: e.position)
-    for entry in (e for e in entries if e.role == ItemRole.ATTENTION):
+        chosen.sort(key=lambda e: e[2])
+    for entry in (e for e in entries if e[1] == ItemRole.ATTENTION):
         chosen.insert(rng.randint(0, len(chosen)), entry)
-    plan = [e for e in entries if e.role == ItemRole.FAMILIARISATION] + chosen
-    items = Item.objects.in_bulk([e.item_id for e in plan])  # the plan's items only, not the whole study's
-    for entry in plan:
-        entry.item = items[entry.item_id]
+    plan = [e for e in entries if e[1] == ItemRole.FAMILIARISATION] + chosen
+    items = Item.objects.in_bulk([item_id for item_id, _, _ in plan])  # the plan's items only
     with_images = (
         set(study.benchmark.scenes.filter(assets__role=AssetRole.IMAGE).values_list("pk", flat=True))
         if study.flip_images else set()
     )
     planned = []
-    for entry in plan:
+    for item_id, role, _ in plan:
+        item = items[item_id]
         variant = (
-            _variant_for(study, entry.item, fills[entry.item_id], entry.item.scene_id in with_images)
-            if entry.role == ItemRole.SCORED else protocols.VANILLA
+            _variant_for(study, item, fills[item_id], item.scene_id in with_images)
+            if role == ItemRole.SCORED else protocols.VANILLA
         )
-        order = list(range(len(entry.item.choices)))
-        if study.circular_variants and entry.role == ItemRole.SCORED:
+        order = list(range(len(item.choices)))
+        if study.circular_variants and role == ItemRole.SCORED:
             order = variant.order(len(order))
         elif study.shuffle_choices:
             rng.shuffle(order)
-        planned.append((entry, order, variant))
+        planned.append((item, role, order, variant))
     return planned
 
 
@@ -344,7 +349,7 @@ def start_session(study: Study, participant, new_account: bool = False) -> EvalS
     contaminated = not new_account and is_contaminated(study, participant)
     # One starter at a time per study, so two newcomers never both take the last free places.
     study = Study.objects.select_for_update().get(pk=study.pk)
-    existing = EvalSession.objects.filter(study=study, participant=participant).first()
+    existing = None if new_account else EvalSession.objects.filter(study=study, participant=participant).first()
     if existing:
         if existing.status == EvalSession.Status.FINISHED:
             raise Forbidden("You have already taken this study.", field="study")
@@ -366,9 +371,9 @@ def start_session(study: Study, participant, new_account: bool = False) -> EvalS
         deadline=now + timedelta(seconds=study.seconds_per_session),
     )
     SessionItem.objects.bulk_create(
-        SessionItem(session=session, item=entry.item, position=position, role=entry.role, choice_order=order,
+        SessionItem(session=session, item=item, position=position, role=role, choice_order=order,
                     variant=variant.name)
-        for position, (entry, order, variant) in enumerate(plan)
+        for position, (item, role, order, variant) in enumerate(plan)
     )
     return session
 

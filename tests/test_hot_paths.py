@@ -274,6 +274,10 @@ def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(dja
     # study's entries, the places taken (counted by the database), the plan's items, the session and
     # its plan: none grows with the participants
     assert queries == [10] * 6
+    # an account the crowd link just made has no earlier session and wrote nothing: two fewer
+    newcomer = UserFactory()
+    with django_assert_num_queries(8):
+        humaneval_services.start_session(study, newcomer, new_account=True)
     outsider = UserFactory()
     with django_assert_num_queries(1):
         assert not humaneval_services.is_contaminated(study, outsider)

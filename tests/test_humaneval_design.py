@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation import services as annotation_services
 from benchmarks import roles
 from benchmarks.errors import DomainError, Forbidden
 from humaneval import services
@@ -167,6 +168,22 @@ def test_an_annotator_of_a_sampled_item_is_refused_and_of_an_unsampled_one_is_no
     with pytest.raises(Forbidden, match="helped write or review"):
         services.start_session(study, inside)
     assert services.start_session(study, outside).participant == outside
+
+
+def test_a_crowd_annotator_entering_through_the_study_link_is_refused_a_newcomer_is_not(client):
+    # Only an account the link itself creates skips the contamination check.
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    author, created = annotation_services.enter_from_crowd_link({"PROLIFIC_PID": "AUTHOR"}, roles.ANNOTATOR)
+    assert created and not annotation_services.enter_from_crowd_link({"PROLIFIC_PID": "AUTHOR"}, roles.ANNOTATOR)[1]
+    change = study.items.first().change
+    change.author = author
+    change.save()
+    refused = enter(client, study, "AUTHOR")
+    assert refused.status_code == 403 and b"helped write or review" in refused.content
+    assert not EvalSession.objects.exists()
+    assert enter(client, study, "NEWCOMER").status_code == 302
+    assert EvalSession.objects.get().participant.username == "prolific-NEWCOMER"
 
 
 def test_a_study_with_enough_participants_per_item_refuses_the_next_one(client):
