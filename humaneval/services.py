@@ -396,7 +396,8 @@ def start_invited_session(study_id: int, user) -> EvalSession:
 
 def _db_id(value) -> int | None:
     """`value` as a primary key the database can compare with, or None (nothing has that id)."""
-    return int(value) if str(value).isdigit() and 0 < int(value) < 2**63 else None
+    text = str(value)
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 2**63 else None
 
 
 def _fetch_one(sql: str, params):

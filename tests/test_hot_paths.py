@@ -233,6 +233,9 @@ def test_the_plain_session_views_answer_as_the_api_does(client, session):
     assert client.put(url + "answer/", {}, content_type="application/json").status_code == 405
     assert client.post(url + "current/").status_code == 405
     assert client.get(f"/api/v1/sessions/{session.pk + 1000}/current/").status_code == 404
+    # ids past what the database stores are nobody's, not a server error
+    assert client.get(f"/api/v1/sessions/{10**20}/current/").status_code == 404
+    assert client.post(url + "answer/", {"item": 10**20, "answer": "y"}, content_type="application/json").status_code == 400
     intruder = Client()
     intruder.get(f"/crowd/studies/{session.study_id}/", {"PROLIFIC_PID": "OTHER", "STUDY_ID": "S", "SESSION_ID": "X"})
     refused = intruder.get(url + "current/")
