@@ -199,7 +199,14 @@ class Item(StatusTransitions, models.Model):
     change = models.ForeignKey(
         ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="items"
     )
-    external_id = models.CharField(max_length=100, blank=True, help_text="Id in the source dataset, if any.")
+    external_id = models.CharField(
+        max_length=100, blank=True,
+        help_text="The benchmark's own id (qid, question_id, id, question_index): the scoring key when set.",
+    )
+    source_index = models.CharField(
+        max_length=40, blank=True,
+        help_text="The row's `index` in the file it came from (VLMEvalKit TSVs); result files key by it.",
+    )
     question = models.TextField()
     answer_format = models.CharField(max_length=10, choices=AnswerFormat.choices, default=AnswerFormat.OPEN)
     choices = models.JSONField(default=list, blank=True, help_text="Option texts in canonical order (A, B, ...).")
@@ -227,6 +234,13 @@ class Item(StatusTransitions, models.Model):
 
     class Meta:
         ordering = ["id"]
+        constraints = [
+            # Re-importing a file updates items in place: a benchmark id names one item.
+            models.UniqueConstraint(
+                fields=["benchmark", "external_id"], condition=~models.Q(external_id=""),
+                name="item_external_id_unique_per_benchmark",
+            )
+        ]
 
     def __str__(self):
         return self.question[:60]
@@ -234,6 +248,12 @@ class Item(StatusTransitions, models.Model):
     @property
     def release_id(self) -> str:
         return self.origin_id or str(self.pk)
+
+    @property
+    def scoring_id(self) -> str:
+        """The id every scorer row of this item carries: the benchmark's own id, so its suffixes
+        (3DSRBench `-1`, `-flip`) reach the scorer; the release id for items authored here."""
+        return self.external_id or self.release_id
 
 
 class Release(StatusTransitions, models.Model):

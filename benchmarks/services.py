@@ -45,16 +45,26 @@ def scene_asset(scene: Scene, role: str) -> Asset | None:
     return scene.assets.filter(role=role).order_by("-id").first()
 
 
+def not_sure_letter(item: Item) -> str | None:
+    """The letter of the item's "Not sure" option: CausalSpatial's `not_sure` field as imported, or
+    an option that reads "Not sure"; None when the item has none."""
+    letter = (item.tags or {}).get("not_sure")
+    if isinstance(letter, str) and len(letter) == 1 and letter.isalpha():
+        return letter.upper()
+    lowered = [str(c).strip().rstrip(".").lower() for c in item.choices or []]
+    return chr(ord("A") + lowered.index("not sure")) if "not sure" in lowered else None
+
+
 def gold_row(item: Item, row_id=None) -> dict:
-    """An item as a gold line of the scorer (see docs/METRICS.md)."""
+    """An item as a gold line of the scorer (see docs/METRICS.md), keyed by the benchmark's own id."""
     answers = item.answers
     return {
-        "id": str(row_id if row_id is not None else item.pk),
+        "id": str(row_id if row_id is not None else item.scoring_id),
         "answer_format": item.answer_format,
         "question": item.question,
         "choices": item.choices,
         "answer": answers[0] if item.answer_format == "single" and answers else answers,
-        "not_sure": None,
+        "not_sure": not_sure_letter(item),
         "tags": item.tags,
     }
 

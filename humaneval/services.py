@@ -876,8 +876,11 @@ def score_model_outputs(study: Study, outputs: dict[int, str]) -> dict:
     layout as the human row, so the two sit side by side."""
     family = study.benchmark.family
     items = Item.objects.filter(studyitem__study=study, studyitem__role=ItemRole.SCORED).order_by("pk")
-    gold = [gold_row(item) for item in items if item.pk in outputs]
-    predictions = [{"id": row["id"], "output": outputs[int(row["id"])]} for row in gold]
+    gold, predictions = [], []
+    for item in items:
+        if item.pk in outputs:
+            gold.append(gold_row(item))
+            predictions.append({"id": gold[-1]["id"], "output": outputs[item.pk]})
     by, _ = PAPER_LAYOUT[family]
     return scoring.score(family, gold, predictions, by=[by], sbert=False)
 

@@ -269,7 +269,8 @@ def score_run(run_id: int) -> dict | None:
             for variant in item_variants(protocol, item.choices, item.tags)
         ]
         rows = [
-            protocols.variant_prediction(str(item_id), output, items[item_id].choices, Variant.parse(variant), repeat)
+            protocols.variant_prediction(items[item_id].scoring_id, output, items[item_id].choices,
+                                         Variant.parse(variant), repeat)
             for item_id, variant, output, repeat in run.predictions.filter(error="").values_list(
                 "item_id", "variant", "output", "repeat"
             )
@@ -278,7 +279,7 @@ def score_run(run_id: int) -> dict | None:
         # model, so it is not loaded on every run.
         family = run.benchmark.family
         run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True)
-        _store_extractions(run, run.scores.pop("rows"))
+        _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
         run.finished_at = timezone.now()
@@ -287,7 +288,7 @@ def score_run(run_id: int) -> dict | None:
     return run.scores
 
 
-def _store_extractions(run: Run, read: list[dict]) -> None:
+def _store_extractions(run: Run, items: dict[int, Item], read: list[dict]) -> None:
     """Each scored prediction's extracted answer and how it was read; scoring again writes the same
     values. One UPDATE per row sent as a batch (psycopg pipelines executemany): `bulk_update` builds
     a CASE expression per row in Python and took 30 s for 10,000 predictions."""
@@ -296,7 +297,7 @@ def _store_extractions(run: Run, read: list[dict]) -> None:
     for pk, item_id, variant, repeat in run.predictions.filter(error="").values_list(
         "pk", "item_id", "variant", "repeat"
     ):
-        row = by_row.get((protocols.row_id(str(item_id), Variant.parse(variant)), repeat))
+        row = by_row.get((protocols.row_id(items[item_id].scoring_id, Variant.parse(variant)), repeat))
         if row is not None:
             params.append((row["answer"], row["method"], pk))
     quote = connection.ops.quote_name
@@ -336,7 +337,7 @@ def prediction_rows(run: Run, predictions):
         variant = Variant.parse(prediction.variant)
         single = scoring.score(
             run.benchmark.family, [protocols.variant_gold(gold_row(item), variant)],
-            [protocols.variant_prediction(str(item.pk), prediction.output, item.choices, variant)]
+            [protocols.variant_prediction(item.scoring_id, prediction.output, item.choices, variant)]
             if not prediction.error else [], sbert=False,
         )
         yield {
