@@ -2,9 +2,11 @@
 
 `--no-sbert` skips Hypo3D's SBERT where the optional extra is installed.
 
-Prints one JSON object (ASCII, so any terminal or pipe takes it) and exits 0. Bad lines
-are reported in its `errors`; bad arguments or an unreadable file exit 2 with one line
-on stderr.
+Prints one JSON object (ASCII, so any terminal or pipe takes it). Bad lines are reported
+in its `errors`; when any record was left out (unreadable, invalid, a duplicate, or a
+prediction for an unknown id: `n_dropped`) it exits 1 after printing, unless
+`--allow-partial`. Otherwise it exits 0. Bad arguments or an unreadable file exit 2 with
+one line on stderr.
 """
 
 import argparse
@@ -31,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-sbert",
         action="store_true",
         help="hypo3d: skip SBERT even when the optional extra is installed (it loads a model)",
+    )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0 even when records were left out (unknown ids, invalid or duplicate lines)",
     )
     parser.add_argument(
         "--by",
@@ -81,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     preds = Source(read_jsonl(pred_lines, "prediction", run.errors), "prediction line {}")
     result = score_records(family, gold, preds, args.profile, args.by, run)
     print(json.dumps(result))
+    if result["n_dropped"] and not args.allow_partial:
+        print(
+            f"python -m scoring: error: {result['n_dropped']} record(s) left out (see 'errors'); "
+            "pass --allow-partial to accept a partial score",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -223,8 +223,11 @@ def _score_records(
     family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run, rows: bool
 ) -> dict:
     settings = family.profiles[profile]
+    reported = len(run.errors)
     items = load_gold(family, gold, run.errors)
     preds = load_predictions(predictions, {item.id for item in items}, run.errors)
+    # every error so far left a record out: unreadable, invalid, duplicate or an unknown id
+    dropped = len(run.errors) - reported
     repeats = sorted({repeat for _, repeat in preds}) or [0]
     runs: list[list[Outcome]] = []
     methods = dict.fromkeys(EXTRACTION_METHODS, 0)
@@ -258,6 +261,7 @@ def _score_records(
         "profile": profile,
         "n_items": len(items),
         "n_predictions": len(preds),
+        "n_dropped": dropped,
         "overall": overall,
         "by": groups,
         "extraction": methods,

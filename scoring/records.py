@@ -71,7 +71,10 @@ def _gold_answer(answer_format: str, answer):
     if answer_format == "single":
         if isinstance(answer, str) and answer:
             return answer
-        raise RecordError("'answer' of a single-choice item must be a letter")
+        # M3-Verse publishes every answer as a list of letters, single-choice ones too
+        if isinstance(answer, list) and len(answer) == 1 and isinstance(answer[0], str) and answer[0]:
+            return answer[0]
+        raise RecordError("'answer' of a single-choice item must be a letter (or a list of one letter)")
     if isinstance(answer, list) and answer and all(isinstance(a, str) and a in _LETTER_SET for a in answer):
         return tuple(answer)
     raise RecordError("'answer' of a multi-choice item must be a non-empty list of letters")

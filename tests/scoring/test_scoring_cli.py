@@ -97,7 +97,9 @@ def test_each_family_prints_one_result_object(tmp_path, capsys, family):
         write_lines(tmp_path / "pred.jsonl", preds),
     )
     assert (code, err) == (0, "")
-    assert list(result) == ["family", "profile", "n_items", "n_predictions", "overall", "by", "extraction", "errors"]
+    assert list(result) == [
+        "family", "profile", "n_items", "n_predictions", "n_dropped", "overall", "by", "extraction", "errors"
+    ]
     assert result["overall"] == overall
     assert result["errors"] == []
 
@@ -148,6 +150,7 @@ def test_bad_lines_are_reported_by_line_number_and_the_rest_is_scored(tmp_path, 
         capsys,
         "--family",
         "hypo3d",
+        "--allow-partial",
         "--gold",
         write_lines(tmp_path / "g.jsonl", gold),
         "--pred",
@@ -155,6 +158,7 @@ def test_bad_lines_are_reported_by_line_number_and_the_rest_is_scored(tmp_path, 
     )
     assert code == 0
     assert result["n_items"] == 2
+    assert result["n_dropped"] == 6
     assert result["overall"] == {"EM": 50.0, "PM": 50.0}
     assert result["errors"] == [
         "gold line 3: invalid JSON (Expecting property name enclosed in double quotes)",
@@ -181,7 +185,7 @@ def test_non_ascii_text_is_read_as_utf8_and_printed_as_ascii_json(tmp_path, caps
         "--pred",
         write_lines(tmp_path / "p.jsonl", preds),
     )
-    assert code == 0
+    assert code == 1  # the unknown id is left out
     assert result["overall"] == {"EM": 0.0, "PM": 50.0}
     assert result["errors"] == ["prediction line 2: unknown id 'ß'"]
 
@@ -226,8 +230,48 @@ def test_any_bytes_give_a_result_and_never_a_traceback(family, gold, preds):
         pred_path = write_lines(Path(folder) / "p.jsonl", known_preds + preds)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            assert main(["--family", family, "--gold", gold_path, "--pred", pred_path, "--no-sbert"]) == 0
-    assert json.loads(printed.getvalue())["family"] == family
+            code = main(["--family", family, "--gold", gold_path, "--pred", pred_path, "--no-sbert"])
+    result = json.loads(printed.getvalue())
+    assert code == (1 if result["n_dropped"] else 0)
+    assert result["family"] == family
+
+
+def test_left_out_records_exit_1_after_printing_unless_allow_partial(tmp_path, capsys):
+    gold = write_lines(tmp_path / "g.jsonl", [{"id": "Q1", "answer_format": "open", "answer": "left"}])
+    preds = write_lines(tmp_path / "p.jsonl", [{"id": "Q1", "output": "left"}, {"id": "42", "output": "x"}])
+    code, result, err = run_cli(capsys, "--family", "hypo3d", "--gold", gold, "--pred", preds)
+    assert code == 1
+    assert result["n_dropped"] == 1 and result["overall"]["EM"] == 100.0
+    assert "1 record(s) left out" in err and "--allow-partial" in err
+    code, result, err = run_cli(capsys, "--family", "hypo3d", "--gold", gold, "--pred", preds, "--allow-partial")
+    assert (code, err) == (0, "")
+
+
+def test_missing_predictions_are_scored_wrong_without_failing(tmp_path, capsys):
+    gold = write_lines(tmp_path / "g.jsonl", [{"id": "Q1", "answer_format": "open", "answer": "left"},
+                                              {"id": "Q2", "answer_format": "open", "answer": "right"}])
+    preds = write_lines(tmp_path / "p.jsonl", [{"id": "Q1", "output": "left"}])
+    code, result, _ = run_cli(capsys, "--family", "hypo3d", "--gold", gold, "--pred", preds)
+    assert code == 0
+    assert result["overall"]["EM"] == 50.0 and result["n_dropped"] == 0
+
+
+def test_m3verse_single_choice_answer_given_as_a_one_letter_list(tmp_path, capsys):
+    """The published M3-Verse shape: every answer is a list of letters, single-choice ones too."""
+    choices = ["Apple", "Mug", "No correct option is listed.", "Laptop"]
+    gold = [
+        {"id": f"scene_800-{n}", "answer_format": "single", "choices": choices, "answer": ["B"],
+         "tags": {"hallucination": False}}
+        for n in range(3)
+    ] + [{"id": "scene_800-9", "answer_format": "multi", "choices": choices, "answer": ["A", "D"],
+          "tags": {"hallucination": False}}]
+    preds = [{"id": "scene_800-0", "output": "B"}, {"id": "scene_800-1", "output": "A"},
+             {"id": "scene_800-2", "output": "B"}, {"id": "scene_800-9", "output": "A"}]
+    code, result, _ = run_cli(capsys, "--family", "m3verse", "--gold", write_lines(tmp_path / "g.jsonl", gold),
+                              "--pred", write_lines(tmp_path / "p.jsonl", preds))
+    assert code == 0
+    assert result["n_items"] == 4 and result["n_dropped"] == 0
+    assert result["overall"]["score"] == 62.5
 
 
 def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
@@ -243,6 +287,7 @@ def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
             write_lines(tmp_path / "g.jsonl", gold),
             "--pred",
             write_lines(tmp_path / "p.jsonl", preds + [b"oops"]),
+            "--allow-partial",
         ],
         cwd=REPO,
         capture_output=True,

@@ -25,6 +25,7 @@ def test_families_and_result_shape():
         "profile": "official",
         "n_items": 1,
         "n_predictions": 1,
+        "n_dropped": 0,
         "overall": {"accuracy": 100.0, "format_errors": 1},
         "by": {},
         "extraction": {"rule": 0, "judge": 0, "failed": 1},
