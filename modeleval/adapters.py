@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import random
+import re
 import time
 import urllib.error
 import urllib.request
@@ -14,46 +15,101 @@ from functools import lru_cache
 
 from benchmarks.models import Benchmark, Item, SceneObject
 from benchmarks.protocols import Variant
+from scoring.spatial457 import random_answer_pool
 
 from .prompts import InferenceRequest
 
+CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
+SPATIAL457_GUESS = "{{'Reasoning': 'random guess', 'Answer': '{value}'}}"
+# An imported rotated copy of a question (3DSRBench `X-1`..`X-3`, `X-flip-1`): the question is `X`.
+_ROTATION_SUFFIX = re.compile(r"-\d$")
+
+
+def question_key(item: Item, variant: str = "") -> str:
+    """One question's key across its rotations: the scoring id without a one-digit rotation suffix, the
+    mirrored image apart (`X-flip`), whether the rotations were imported as items or are run variants."""
+    flipped = "-flip" if Variant.parse(variant).flip else ""
+    return _ROTATION_SUFFIX.sub("", item.scoring_id) + flipped
+
 
 class RandomBaseline:
-    """Seeded random answer: a letter for choice items, else a draw from the answer vocabulary.
+    """Seeded random answer, in the form the family's extraction reads: a letter for choice items
+    (CausalSpatial's `{'Reasoning': ..., 'Answer': '(B)'}`, since its parser cannot read a bare letter),
+    Spatial457's JSON answer drawn from the pool of the gold answer's kind (as its reference's random
+    answer is), else a draw from the answer vocabulary (Hypo3D).
 
-    The draw depends only on (seed, item id, repeat, protocol variant), so a retried or redelivered
-    batch gives the same output and a rerun reproduces it exactly; every variant is its own draw."""
+    The draw depends only on (seed, item's scoring id, repeat, protocol variant), so a retried or
+    redelivered batch gives the same output and a rerun, or the same items imported again, reproduce it
+    exactly; every variant is its own draw."""
 
-    def __init__(self, seed: int, vocabulary: list[str], latency_ms: int = 0):
+    def __init__(self, seed: int, vocabulary: list[str], latency_ms: int = 0, family: str = ""):
         self.seed = seed
         self.vocabulary = vocabulary
         self.latency_ms = latency_ms  # simulated inference time, for load tests and progress demos
+        self.family = family
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
         variant = f":{request.variant}" if request.variant else ""
-        rng = random.Random(f"{self.seed}:{item.pk}:{repeat}{variant}")
+        rng = random.Random(f"{self.seed}:{item.scoring_id}:{repeat}{variant}")
         if request.choices:
-            return chr(ord("A") + rng.randrange(len(request.choices)))
+            return self.choice(chr(ord("A") + rng.randrange(len(request.choices))))
+        if self.family == "spatial457":
+            pool = random_answer_pool(str(item.answers[0])) if item.answers else ()
+            return SPATIAL457_GUESS.format(value=rng.choice(pool) if pool else "")
         if not self.vocabulary:
             return ""
         return rng.choice(self.vocabulary)
 
+    def choice(self, letter: str) -> str:
+        """A chosen option's letter as this family's answers are written."""
+        return CAUSALSPATIAL_GUESS.format(letter=letter) if self.family == "causalspatial" else letter
+
 
 class RandomPlusPlus(RandomBaseline):
     """3DSRBench's Random++: one seeded guess per question that picks the same option text under
-    every rotation of its options, so a circular group is right with chance 1/n, not (1/n)^n. The
-    mirrored image is another question (a fresh guess), as the paper's FlipEval counts it."""
+    every order of its options, so a circular group is right with chance 1/n, not (1/n)^n. The guess
+    is drawn from the sorted option texts, seeded by the question key, so rotations imported as
+    separate items (`X`, `X-1`, ...) and rotations run as variants get the same text. The mirrored
+    image is another question (a fresh guess), as the paper's FlipEval counts it."""
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
         if not request.choices:
             return super().answer(request, item, repeat)
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
-        flipped = ":flip" if Variant.parse(request.variant).flip else ""
-        option = random.Random(f"{self.seed}:{item.pk}:{repeat}{flipped}").randrange(len(item.choices))
-        return chr(ord("A") + request.choices.index(item.choices[option]))
+        rng = random.Random(f"{self.seed}:{question_key(item, request.variant)}:{repeat}")
+        text = rng.choice(sorted(request.choices))
+        return self.choice(chr(ord("A") + request.choices.index(text)))
+
+
+class RecordedOutputs:
+    """A model run elsewhere: each answer is the output recorded for the item (its variant and repeat),
+    read from a file by `modeleval.services.register_recorded_outputs`. No prompt is sent and no
+    stimulus is read; an item the file has no output for fails with a clear error, which the run
+    records on that prediction (scored as wrong, like a missing prediction)."""
+
+    reads_prompts = False
+
+    def __init__(self, outputs: dict[tuple[str, str, int], str], source: str = ""):
+        self.outputs = outputs
+        self.source = source
+
+    @classmethod
+    def of_model(cls, model) -> "RecordedOutputs":
+        from .models import RecordedOutput
+
+        rows = RecordedOutput.objects.filter(model=model).values_list("item_key", "variant", "repeat", "output")
+        return cls({(key, variant, repeat): output for key, variant, repeat, output in rows},
+                   (model.config or {}).get("file", model.name))
+
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        key = (item.scoring_id, request.variant, repeat)
+        if key not in self.outputs:
+            what = f"item {item.scoring_id!r}" + (f" variant {request.variant!r}" if request.variant else "")
+            raise LookupError(f"{self.source} has no output for {what}" + (f" repeat {repeat}" if repeat else ""))
+        return self.outputs[key]
 
 
 class EndpointError(RuntimeError):
@@ -185,9 +241,12 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
     model = ModelSpec.objects.get(pk=model_id)
     config = model.config or {}
     if model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS):
-        vocabulary = answer_vocabulary(Benchmark.objects.get(pk=benchmark_id))
+        benchmark = Benchmark.objects.get(pk=benchmark_id)
         guesser = RandomPlusPlus if model.adapter == ModelSpec.Adapter.RANDOM_PLUS_PLUS else RandomBaseline
-        return guesser(model.seed, vocabulary, latency_ms=int(config.get("latency_ms", 0)))
+        return guesser(model.seed, answer_vocabulary(benchmark), latency_ms=int(config.get("latency_ms", 0)),
+                       family=benchmark.family)
+    if model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS:
+        return RecordedOutputs.of_model(model)
     if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE:
         return OpenAICompatible(
             endpoint=config["endpoint"], model=config.get("model", model.name),

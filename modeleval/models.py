@@ -13,6 +13,7 @@ class ModelSpec(models.Model):
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint (vLLM, hosted API)"
         HF_LOCAL = "hf_local", "Local Hugging Face transformers checkpoint"
         RANDOM_PLUS_PLUS = "random_plus_plus", "Random++: one seeded guess per question, same under every choice order"
+        RECORDED_OUTPUTS = "recorded_outputs", "Recorded outputs: a file of model outputs produced elsewhere"
 
     class Modality(models.TextChoices):
         CAPTION = "caption", "Scene caption (text only)"
@@ -37,12 +38,29 @@ class ModelSpec(models.Model):
     config = models.JSONField(
         default=dict, blank=True,
         help_text="Adapter settings: endpoint, model, api_key_env, timeout_s, max_retries, latency_ms, "
-        "checkpoint, n_frames, frame_size.",
+        "checkpoint, n_frames, frame_size; recorded outputs: benchmark, file, digest, outputs.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
         return self.name
+
+
+class RecordedOutput(models.Model):
+    """One output of a recorded-outputs model, read from a file of outputs produced elsewhere (a
+    VLMEvalKit result, an lmms-eval log, a family's own output file) and keyed to its item."""
+
+    model = models.ForeignKey(ModelSpec, on_delete=models.CASCADE, related_name="recorded_outputs")
+    item_key = models.CharField(max_length=100, help_text="The item's scoring id (its benchmark id, else release id).")
+    variant = models.CharField(max_length=30, default="", blank=True, help_text="Protocol variant, e.g. 'flip'.")
+    repeat = models.PositiveIntegerField(default=0)
+    output = models.TextField(blank=True, help_text="The output as recorded.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "item_key", "variant", "repeat"],
+                                    name="one_recorded_output_per_item_variant_repeat")
+        ]
 
 
 class PromptTemplate(models.Model):

@@ -2,9 +2,12 @@
 record one prediction per (run, item, variant, repeat), push progress, then score. A run can
 be cancelled and resumed; resuming infers only what is missing."""
 
+import dataclasses
+import hashlib
 import json
 import re
 import time
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -17,11 +20,12 @@ from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from benchmarks.validation import whole_number
+from scoring import predfiles
 from scoring.tables import breakdowns
 
 from .adapters import load_adapter
-from .models import ModelSpec, Prediction, Run
-from .prompts import build_request, latest_template
+from .models import ModelSpec, Prediction, RecordedOutput, Run
+from .prompts import InferenceRequest, build_request, latest_template
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
 MAX_REPEATS = 10
@@ -205,12 +209,19 @@ def _flush(predictions: list[Prediction]) -> int:
     return len(predictions)
 
 
+def _request(adapter, run: Run, item: Item, variant: Variant) -> InferenceRequest:
+    """The prompt and stimulus; an adapter that reads no prompt (recorded outputs) gets the options only."""
+    if getattr(adapter, "reads_prompts", True):
+        return build_request(run.model, run.prompt_template, item, variant)
+    return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
+
+
 def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
     prediction = Prediction(run=run, item=item, variant=variant.name, repeat=repeat)
     started = time.monotonic()
     try:
-        request = build_request(run.model, run.prompt_template, item, variant)
-        prediction.prompt_sha256 = request.prompt_sha256
+        request = _request(adapter, run, item, variant)
+        prediction.prompt_sha256 = request.prompt_sha256 if request.prompt else ""
         prediction.output = adapter.answer(request, item, repeat)
     except Exception as exc:  # one bad item must not stop the run; record why, never a silent fallback
         prediction.error = f"{type(exc).__name__}: {exc}"
@@ -255,26 +266,36 @@ def _finish_inference_when_complete(run_id: int) -> None:
         transaction.on_commit(lambda: tasks.score_run.delay(run_id))
 
 
+def scoring_lines(run: Run, items: dict[int, Item], predictions=None) -> tuple[list[dict], list[dict]]:
+    """A run's gold and prediction lines on `items` (pk -> Item): one gold line per item variant of
+    the run's protocol, ids suffixed as the 3DSRBench scorer groups them, and one line per stored
+    prediction without an inference error (every variant and repeat). `predictions` narrows the
+    predictions read (default: all of the run's); those of other items are left out."""
+    protocol = Protocol.from_data(run.protocol)
+    gold = [
+        protocols.variant_gold(gold_row(item), variant)
+        for item in items.values()
+        for variant in item_variants(protocol, item.choices, item.tags)
+    ]
+    predictions = run.predictions.all() if predictions is None else predictions
+    rows = [
+        protocols.variant_prediction(items[item_id].scoring_id, output, items[item_id].choices,
+                                     Variant.parse(variant), repeat)
+        for item_id, variant, output, repeat in predictions.filter(error="").values_list(
+            "item_id", "variant", "output", "repeat"
+        )
+        if item_id in items
+    ]
+    return gold, rows
+
+
 def score_run(run_id: int) -> dict | None:
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("benchmark").filter(pk=run_id).first()
         if run is None or run.status != Run.Status.SCORING:
             return None
         items = {i.pk: i for i in run.items.all()}
-        protocol = Protocol.from_data(run.protocol)
-        # One gold line per item variant, ids suffixed as the 3DSRBench scorer groups them.
-        gold = [
-            protocols.variant_gold(gold_row(item), variant)
-            for item in items.values()
-            for variant in item_variants(protocol, item.choices, item.tags)
-        ]
-        rows = [
-            protocols.variant_prediction(items[item_id].scoring_id, output, items[item_id].choices,
-                                         Variant.parse(variant), repeat)
-            for item_id, variant, output, repeat in run.predictions.filter(error="").values_list(
-                "item_id", "variant", "output", "repeat"
-            )
-        ]
+        gold, rows = scoring_lines(run, items)
         # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
         # model, so it is not loaded on every run.
         family = run.benchmark.family
@@ -286,6 +307,13 @@ def score_run(run_id: int) -> dict | None:
         run.save(update_fields=["scores", "status", "finished_at"])
     publish_progress(run)
     return run.scores
+
+
+def rescore_run(run: Run, by=(), profile: str | None = None, sbert: bool | None = None) -> dict:
+    """A run's gold and predictions scored again as `python -m scoring` would score them (`sbert=None`:
+    SBERT exactly when the CLI computes it), with the caller's breakdowns and profile."""
+    gold, rows = scoring_lines(run, {i.pk: i for i in run.items.all()})
+    return scoring.score(run.benchmark.family, gold, rows, profile, list(by), sbert=sbert)
 
 
 def _store_extractions(run: Run, items: dict[int, Item], read: list[dict]) -> None:
@@ -357,10 +385,252 @@ def prediction_rows(run: Run, predictions):
         }
 
 
-def score_prediction_file(family: str, items, lines) -> dict:
-    """Score a researcher's predictions (JSONL lines in the scorer's prediction format) against items."""
-    gold = [gold_row(item) for item in items]
-    return scoring.score(family, gold, list(lines), sbert=False)
+# --- Prediction files: outputs produced elsewhere, keyed to the platform's items ----------------------
+#
+# scoring.predfiles reads each tool's published shape into records with key candidates (the benchmark's
+# own ids, then a VLMEvalKit `index`). A key names an item by its external id, else by its source index
+# (an `index` is tried against source indexes first), else by its release id when it has no external id;
+# an id with a protocol suffix (`X-1`, `X-flip`) that names no item is that variant of item X. Records are
+# replayed to the scorer in file order, so its result -- errors and `n_dropped` included -- is what
+# `python -m scoring` prints for the same gold and the same lines keyed by scoring id.
+
+_VARIANT_SUFFIX = re.compile(r"^(?P<base>.+?)-(?P<variant>flip(?:-[1-9]\d*)?|[1-9]\d*)$")
+_EVERY_VARIANT = Protocol(circular=True, flip=True)
+
+
+class AmbiguousKey(ValueError):
+    pass
+
+
+class ItemKeys:
+    """A benchmark's (or a release's) items by the keys prediction files carry."""
+
+    def __init__(self, items):
+        self.items = list(items)
+        self.by_external, self.by_index, self.by_release = {}, {}, {}
+        for item in self.items:
+            if item.external_id:
+                self.by_external.setdefault(item.external_id, []).append(item)
+            else:
+                self.by_release.setdefault(item.release_id, []).append(item)
+            if item.source_index:
+                self.by_index.setdefault(item.source_index, []).append(item)
+
+    def find(self, field: str, value: str, tables=None) -> Item | None:
+        if tables is None:
+            index_first = field == predfiles.INDEX_FIELD
+            tables = (self.by_index, self.by_external, self.by_release) if index_first else (
+                self.by_external, self.by_index, self.by_release)
+        for table in tables:
+            found = table.get(value, [])
+            if len(found) > 1:
+                raise AmbiguousKey(f"{field} {value!r} names {len(found)} items "
+                                   f"({', '.join(f'#{item.pk}' for item in found[:5])})")
+            if found:
+                return found[0]
+        return None
+
+    def resolve(self, keys) -> tuple[Item, Variant] | None:
+        """The item (and protocol variant) the first key candidate that names one names."""
+        for field, value in keys:
+            item = self.find(field, value)
+            if item is not None:
+                return item, protocols.VANILLA
+        for field, value in keys:
+            match = _VARIANT_SUFFIX.match(value) if field != predfiles.INDEX_FIELD else None
+            item = match and self.find(field, match["base"], (self.by_external, self.by_release))
+            if item:
+                variant = Variant.parse(match["variant"])
+                if variant in item_variants(_EVERY_VARIANT, item.choices, item.tags):
+                    return item, variant
+        return None
+
+
+@dataclass
+class ResolvedLine:
+    """One prediction line keyed by scoring id (`id` suffixed for a variant), with where it came from;
+    `item` is None for a key that names no item (the line keeps its own id, so the scorer reports it)."""
+
+    where: str
+    line: object
+    item: Item | None = None
+    variant: Variant = protocols.VANILLA
+
+
+def read_prediction_files(files: list[tuple[str, bytes]]) -> list:
+    """Every record of the files in order, with the read errors where they occurred: a list of
+    PredictionRecord and error strings. With several files, file k is repeat k (CausalSpatial's runs).
+    Raises PredictionFileError naming the file that cannot be read at all."""
+    events: list = []
+    for number, (name, data) in enumerate(files):
+        errors: list[str] = []
+        label = "prediction" if len(files) == 1 else name
+        try:
+            for record in predfiles.iter_records(data, name, errors, label):
+                events += errors
+                errors.clear()
+                if len(files) > 1:
+                    record = _as_repeat(record, number, events)
+                if record is not None:
+                    events.append(record)
+        except predfiles.PredictionFileError as error:
+            raise predfiles.PredictionFileError(f"{name}: {error}") from None
+        events += errors
+    return events
+
+
+def _as_repeat(record, repeat: int, errors: list):
+    if not isinstance(record.line, dict):
+        return record
+    if record.line.get("repeat", 0) != 0:
+        errors.append(f"{record.where}: a file among several is one repeat, so its lines name no repeat; "
+                      "left out")
+        return None
+    record.line = {**record.line, "repeat": repeat}
+    return record
+
+
+def resolve_predictions(items, events: list) -> list:
+    """Records keyed to the items (`ResolvedLine`s), errors kept in place; an ambiguous key is an error
+    naming it and its record is left out. See `ItemKeys` for how a key names an item."""
+    keys = ItemKeys(items)
+    resolved = []
+    for event in events:
+        if isinstance(event, str):
+            resolved.append(event)
+            continue
+        try:
+            found = keys.resolve(event.keys)
+        except AmbiguousKey as error:
+            resolved.append(f"{event.where}: {error}; left out")
+            continue
+        if found is None:
+            line = event.line if not event.keys else {**event.line, "id": event.keys[0][1]}
+            resolved.append(ResolvedLine(event.where, line))
+            continue
+        item, variant = found
+        line = {**event.line, "id": protocols.row_id(item.scoring_id, variant)}
+        if variant.rotation and "choices" not in line:
+            line["choices"] = protocols.shown_choices(item.choices, variant)  # the order a run shows
+        resolved.append(ResolvedLine(event.where, line, item, variant))
+    return resolved
+
+
+def file_protocol(resolved: list) -> Protocol:
+    """The protocol a file's variant ids ask for (vanilla when every id names an item)."""
+    variants = [entry.variant for entry in resolved if isinstance(entry, ResolvedLine) and entry.item]
+    return Protocol(circular=any(v.rotation for v in variants), flip=any(v.flip for v in variants))
+
+
+def gold_lines(items, protocol: Protocol | None = None) -> list[dict]:
+    """The items' gold lines as `python -m scoring --gold` reads them, one per item variant."""
+    protocol = protocol or Protocol()
+    return [
+        protocols.variant_gold(gold_row(item), variant)
+        for item in items
+        for variant in item_variants(protocol, item.choices, item.tags)
+    ]
+
+
+def score_predictions(family: str, items, files: list[tuple[str, bytes]], profile: str | None = None,
+                      by=(), sbert: bool | None = None) -> dict:
+    """Files of predictions scored against the items: the object `python -m scoring` prints for the
+    items' gold lines and the file's lines keyed by scoring id (`n_dropped` counts the records left out:
+    unreadable, invalid, duplicate, unknown or ambiguous ids). Items without a prediction are scored as
+    wrong. Raises PredictionFileError for an unreadable file and ValueError for an unknown profile."""
+    from scoring.engine import Source, get_family, score_records
+    from scoring.family import Run as ScoringRun
+
+    items = list(items)
+    resolved = resolve_predictions(items, read_prediction_files(files))
+    gold = gold_lines(items, file_protocol(resolved))
+    run = ScoringRun(sbert=sbert)
+
+    def prediction_lines():
+        # errors join the scorer's list where they occurred, as the command line reads a file
+        for entry in resolved:
+            if isinstance(entry, str):
+                run.errors.append(entry)
+            else:
+                yield entry.where, entry.line
+
+    return score_records(get_family(family), Source(enumerate(gold, start=1), "gold line {}"),
+                         Source(prediction_lines(), "{}"), profile, by, run)
+
+
+def approved_items(benchmark: Benchmark):
+    return Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
+
+
+@dataclass
+class RecordedFile:
+    """Outputs read for a recorded-outputs model: {(scoring id, variant, repeat): output}, the records
+    left out (unknown ids, invalid, duplicates: each an error string) and the run they ask for."""
+
+    outputs: dict = dataclasses.field(default_factory=dict)
+    problems: list[str] = dataclasses.field(default_factory=list)
+    protocol: Protocol = dataclasses.field(default_factory=Protocol)
+    repeats: int = 1
+
+
+def read_recorded_outputs(benchmark: Benchmark, files: list[tuple[str, bytes]]) -> RecordedFile:
+    """The outputs of the files for the benchmark's approved items, read as the scorer reads lines."""
+    from scoring.records import RecordError, parse_prediction
+
+    resolved = resolve_predictions(approved_items(benchmark), read_prediction_files(files))
+    recorded = RecordedFile(protocol=file_protocol(resolved))
+    for entry in resolved:
+        if isinstance(entry, str):
+            recorded.problems.append(entry)
+            continue
+        try:
+            prediction = parse_prediction(entry.line)
+        except RecordError as error:
+            recorded.problems.append(f"{entry.where}: {error}")
+            continue
+        if entry.item is None:
+            recorded.problems.append(f"{entry.where}: unknown id {prediction.id!r}")
+            continue
+        shown = protocols.shown_choices(entry.item.choices, entry.variant)
+        if prediction.choices is not None and list(prediction.choices) != shown:
+            recorded.problems.append(f"{entry.where}: options shown in an order of its own ('choices'), "
+                                     "which a run cannot replay; left out")
+            continue
+        key = (entry.item.scoring_id, entry.variant.name, prediction.repeat)
+        if key in recorded.outputs:
+            recorded.problems.append(f"{entry.where}: duplicate prediction for id {prediction.id!r} repeat "
+                                     f"{prediction.repeat}; the first is kept")
+            continue
+        recorded.outputs[key] = prediction.output
+    recorded.repeats = max((repeat for *_, repeat in recorded.outputs), default=0) + 1
+    return recorded
+
+
+@transaction.atomic
+def register_recorded_outputs(benchmark: Benchmark, name: str, recorded: RecordedFile, source: str) -> ModelSpec:
+    """The recorded-outputs model `name` holding these outputs: created, or updated in place when a
+    recorded-outputs model of that name exists (its earlier runs keep their predictions)."""
+    if not recorded.outputs:
+        raise DomainError(f"{source} has no output for any approved item of this benchmark.", field="outputs")
+    model = ModelSpec.objects.select_for_update().filter(name=name).first()
+    if model is not None and model.adapter != ModelSpec.Adapter.RECORDED_OUTPUTS:
+        raise Conflict(f"A model named {name!r} exists and is not a recorded-outputs model; choose another name.",
+                       field="name")
+    model = model or ModelSpec(name=name, adapter=ModelSpec.Adapter.RECORDED_OUTPUTS)
+    model.family = benchmark.family
+    # flipped variants are images; _check_protocol refuses them for a caption model
+    model.modality = ModelSpec.Modality.IMAGE if recorded.protocol.flip else ModelSpec.Modality.CAPTION
+    ordered = sorted(recorded.outputs.items())
+    digest = hashlib.sha256(json.dumps(ordered, ensure_ascii=False).encode()).hexdigest()
+    model.config = {"benchmark": benchmark.slug, "file": source, "outputs": len(ordered), "digest": digest}
+    model.save()
+    model.recorded_outputs.all().delete()
+    RecordedOutput.objects.bulk_create(
+        [RecordedOutput(model=model, item_key=key, variant=variant, repeat=repeat, output=output)
+         for (key, variant, repeat), output in ordered],
+        batch_size=1000,
+    )
+    return model
 
 
 def complete(model: ModelSpec, prompt: str) -> str:

@@ -43,7 +43,11 @@ def test_score_predictions_scores_a_file_against_a_release(items, tmp_path, caps
         + "{not json\n"
         + json.dumps({"id": "999999", "output": "desk"}) + "\n"
     )
-    call_command("score_predictions", "--release", f"{release.benchmark.slug}@1.0.0", "--pred", str(pred))
+    target = ["--release", f"{release.benchmark.slug}@1.0.0", "--pred", str(pred)]
+    with pytest.raises(CommandError, match="2 record"):  # a bad line and an unknown id: not a full score
+        call_command("score_predictions", *target)
+    assert json.loads(capsys.readouterr().out)["n_dropped"] == 2  # printed before the exit
+    call_command("score_predictions", *target, "--allow-partial")
     result = json.loads(capsys.readouterr().out)
     assert result["overall"]["EM"] == 50.0  # one right, one missing
     assert any("line 2" in e for e in result["errors"]) and any("999999" in e for e in result["errors"])

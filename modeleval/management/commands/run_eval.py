@@ -1,4 +1,5 @@
-"""Run a registered model on a benchmark's approved items and print the scores (JSON)."""
+"""Run a model on a benchmark's approved items and print the scores (JSON): a registered model, or a
+file of outputs produced elsewhere, registered as a recorded-outputs model and run the same way."""
 
 import json
 import time
@@ -9,14 +10,34 @@ from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark
 from modeleval import services
 from modeleval.models import ModelSpec, Run
+from scoring.predfiles import PredictionFileError
+
+from .score_predictions import read_files
+
+SHOWN_PROBLEMS = 20
 
 
 class Command(BaseCommand):
-    help = "Launch a model run and wait for its scores: run_eval --benchmark SLUG --model NAME_OR_ID"
+    help = (
+        "Launch a model run and wait for its scores: run_eval --benchmark SLUG --model NAME_OR_ID, or "
+        "run_eval --benchmark SLUG --outputs FILE [--outputs FILE]... [--name NAME] [--by TAG]... "
+        "[--allow-partial] (a file of outputs in any shape score_predictions reads; it prints what "
+        "`python -m scoring` prints for the run's gold and predictions)"
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="Benchmark slug.")
-        parser.add_argument("--model", required=True, help="Registered model name or id.")
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--model", help="Registered model name or id.")
+        source.add_argument("--outputs", action="append",
+                            help="A file of outputs produced elsewhere (repeatable: one repeat per file).")
+        parser.add_argument("--name", help="Recorded-outputs model name (default: the file's name).")
+        parser.add_argument("--by", action="append", default=[], metavar="TAG",
+                            help="--outputs: also report per value of this tag (repeatable).")
+        parser.add_argument("--profile", help="--outputs: scoring profile (default: the official evaluation).")
+        parser.add_argument("--allow-partial", action="store_true",
+                            help="--outputs: run even when records were left out (unknown ids, invalid or "
+                            "duplicate lines).")
         parser.add_argument("--repeats", type=int, default=1)
         parser.add_argument("--condition", default="main", help="Prompt template condition.")
         parser.add_argument("--circular", action="store_true", help="Every rotation of the options (CircularEval).")
@@ -29,14 +50,52 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(slug=options["benchmark"]).first()
         if benchmark is None:
             raise CommandError(f"No benchmark with slug {options['benchmark']!r}.")
+        if options["outputs"]:
+            return self.run_recorded(benchmark, options)
         key = options["model"]
         model = ModelSpec.objects.filter(pk=int(key)).first() if key.isdigit() else None
         model = model or ModelSpec.objects.filter(name=key).first()
         if model is None:
             raise CommandError(f"No registered model {key!r}.")
+        run = self.launch(model, benchmark, options, options["repeats"],
+                          {"circular": options["circular"], "flip": options["flip"]})
+        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **(run.scores or {})}))
+
+    def run_recorded(self, benchmark: Benchmark, options):
+        files = read_files(options["outputs"])
         try:
-            run = services.launch_run(model.pk, benchmark, None, options["batch_size"], options["repeats"],
-                                      options["condition"], {"circular": options["circular"], "flip": options["flip"]})
+            recorded = services.read_recorded_outputs(benchmark, files)
+        except PredictionFileError as exc:
+            raise CommandError(str(exc)) from None
+        if recorded.problems and not options["allow_partial"]:
+            shown = "\n".join(recorded.problems[:SHOWN_PROBLEMS])
+            more = len(recorded.problems) - SHOWN_PROBLEMS
+            raise CommandError(
+                f"{len(recorded.problems)} record(s) left out; pass --allow-partial to run the rest:\n{shown}"
+                + (f"\n... and {more} more" if more > 0 else "")
+            )
+        name = options["name"] or files[0][0]
+        try:
+            model = services.register_recorded_outputs(benchmark, name, recorded, ", ".join(n for n, _ in files))
+            protocol = recorded.protocol.as_data()
+            run = self.launch(model, benchmark, options, recorded.repeats, protocol)
+            result = services.rescore_run(run, options["by"], options["profile"])
+        except DomainError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from None
+        except ValueError as exc:  # an unknown profile
+            raise CommandError(str(exc)) from None
+        if run.status != Run.Status.FINISHED:
+            raise CommandError(f"run {run.pk} ended {run.status}")
+        # the records the file had but the run could not take, as `python -m scoring` reports them
+        result["n_dropped"] += len(recorded.problems)
+        result["errors"] = recorded.problems + result["errors"]
+        self.stderr.write(f"model {model.name!r}, run {run.pk}")
+        self.stdout.write(json.dumps(result))
+
+    def launch(self, model: ModelSpec, benchmark: Benchmark, options, repeats: int, protocol: dict) -> Run:
+        try:
+            run = services.launch_run(model.pk, benchmark, None, options["batch_size"], repeats,
+                                      options["condition"], protocol)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         deadline = time.monotonic() + options["timeout"]
@@ -45,8 +104,7 @@ class Command(BaseCommand):
             progress = services.run_progress(run)
             self.stderr.write(f"run {run.pk}: {progress['done']}/{progress['total']} {run.status}")
             if run.status in (Run.Status.FINISHED, Run.Status.FAILED, Run.Status.CANCELLED):
-                break
+                return run
             if time.monotonic() > deadline:
                 raise CommandError(f"run {run.pk} did not finish within {options['timeout']:g} s")
             time.sleep(2)
-        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **(run.scores or {})}))
