@@ -14,11 +14,12 @@ from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from benchmarks.permissions import IsAdmin
 from benchmarks.plain_views import page_endpoint
+from benchmarks.validation import text_problem
 from benchmarks.viewer import cached_scene_viewer_data
 from modeleval.models import ModelSpec
 
 from . import drafting, services
-from .models import Assignment, Campaign, PromptTemplate
+from .models import Assignment, Campaign, PromptTemplate, WebhookEvent
 
 
 class DraftSerializer(serializers.Serializer):
@@ -236,8 +237,25 @@ class ProlificWebhook(APIView):
             raise DomainError("The body is not JSON.", field="body") from None
         if not isinstance(event, dict):
             raise DomainError("The body must be a JSON object.", field="body")
+        _check_event_id(event)
         handled = services.handle_prolific_event(event)
         return Response({"handled": handled})
+
+
+def _check_event_id(event: dict) -> None:
+    """The event id as handle_prolific_event reads it must fit its column (400, not a database error)."""
+    event_id = event.get("event_id") or event.get("id")
+    if event_id is None:
+        return  # handle_prolific_event refuses it by name
+    if not isinstance(event_id, str | int) or isinstance(event_id, bool):
+        raise DomainError("Must be a string.", field="event_id")
+    event_id = str(event_id)
+    limit = WebhookEvent._meta.get_field("event_id").max_length
+    if len(event_id) > limit:
+        raise DomainError(f"Must be at most {limit} characters.", field="event_id")
+    reason = text_problem(event_id)
+    if reason:
+        raise DomainError(f"The event id {reason}.", field="event_id")
 
 
 class DraftRequestSerializer(serializers.Serializer):

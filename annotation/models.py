@@ -6,6 +6,7 @@ from django.db import models
 
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Item, Scene
 from benchmarks.status import StatusTransitions
+from benchmarks.validation import validate_http_url
 
 # Hypo3D's fine question types (Tables 5-6) and the coarse categories its results are reported by.
 HYPO3D_QUESTION_TYPES = {
@@ -94,8 +95,9 @@ class Campaign(models.Model):
     )
     quiz_max_attempts = models.PositiveIntegerField(default=2, help_text="Attempts a worker gets at the quiz.")
     completion_url = models.CharField(
-        max_length=500, blank=True,
-        help_text="Where a worker returns with their code, with {code} in it; empty for the platform's default.",
+        max_length=500, blank=True, validators=[validate_http_url],
+        help_text="Where a worker returns with their code (an http(s) URL), with {code} in it; empty for the "
+                  "platform's default.",
     )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -3,11 +3,20 @@ session is written once. Django's create() reads the cache and the database to c
 random key is unused and inserts the row at once, and the response then updates the row with the
 signed-in user: every crowd arrival paid for four round trips and two writes. Here a new key is
 inserted when the session is first saved; a taken key (odds of 62^-32) is replaced and the insert
-tried again."""
+tried again.
+
+Redis down: the cache (config/cache.py) then answers misses and drops writes, so sessions are read
+from and written to the database. Django's cached_db already survives a cache that raises when it
+saves; here loading and deleting survive it too (Django's load() raised from the cache write after
+its database read, and every signed-in request answered 500)."""
+
+import logging
 
 from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
 from django.utils.crypto import get_random_string
+
+log = logging.getLogger("django.contrib.sessions")
 
 
 class SessionStore(CachedDBStore):
@@ -31,3 +40,31 @@ class SessionStore(CachedDBStore):
                 continue
             self._key_stored = True
             return
+
+    def load(self):
+        try:
+            data = self._cache.get(self.cache_key)
+        except Exception:  # an invalid key (Django's reason) or a cache that is down
+            data = None
+        if data is not None:
+            return data
+        stored = self._get_session_from_db()
+        if not stored:
+            return {}
+        data = self.decode(stored.session_data)
+        try:
+            self._cache.set(self.cache_key, data, self.get_expiry_age(expiry=stored.expire_date))
+        except Exception:
+            log.warning("Session not cached (%s): served from the database", self._cache, exc_info=True)
+        return data
+
+    def delete(self, session_key=None):
+        if session_key is None:
+            if self.session_key is None:
+                return
+            session_key = self.session_key
+        super(CachedDBStore, self).delete(session_key)  # the database row
+        try:
+            self._cache.delete(self.cache_key_prefix + session_key)
+        except Exception:
+            log.exception("Session deleted from the database but not from the cache (%s)", self._cache)

@@ -5,6 +5,7 @@ channel layer, Celery tasks run in-process. Set DATABASE_URL / REDIS_URL / S3_* 
 the production stack (see README "Configuration").
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
+    "axes",  # failed-login lockout (config/throttle.py)
     "benchmarks",
     "annotation",
     "review",
@@ -42,12 +44,15 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # NUL characters, lone surrogates, deep JSON and oversize bodies: 400/413 before any view
+    "config.middleware.InputGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into config.throttle's 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -137,7 +142,7 @@ CACHES = {
 # Sessions are read on every request: from the cache (Redis with the services stack), written
 # through to the database so a cache flush logs nobody out (config/sessions.py). Signed-in users
 # and their roles are cached too (benchmarks/auth.py).
-AUTHENTICATION_BACKENDS = ["benchmarks.auth.CachedModelBackend"]
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "benchmarks.auth.CachedModelBackend"]
 SESSION_ENGINE = env("SESSION_ENGINE", default="config.sessions")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -184,6 +189,24 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build spatial-reasoning benchmarks with a human baseline.",
     "VERSION": "1",
 }
+
+# Throttling (config/throttle.py). Logins: AXES_FAILURE_LIMIT failures for an account, or from an
+# address, lock both for LOGIN_LOCKOUT_MINUTES after the last one (429, the right password
+# included); attempts are counted in the database, so a Redis outage does not lift the limit.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "config.throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "config.throttle.client_ip"
+AXES_HANDLER = "config.throttle.LoginAttempts"
+AXES_DISABLE_ACCESS_LOG = True  # no row per successful sign-in (crowd links sign many in)
+AXES_SENSITIVE_PARAMETERS = ["password", "csrfmiddlewaretoken"]
+# Crowd links opened per minute from one address (0: no limit), and addresses never counted:
+# loopback, since behind a proxy that does not pass the client's address everyone shares it.
+CROWD_ENTRY_PER_MINUTE = env.int("CROWD_ENTRY_PER_MINUTE", default=30)
+THROTTLE_EXEMPT_ADDRESSES = env.list("THROTTLE_EXEMPT_ADDRESSES", default=["127.0.0.1", "::1"])
+# Behind n reverse proxies that append to X-Forwarded-For, the client's address is n from its right.
+TRUSTED_PROXY_HOPS = env.int("TRUSTED_PROXY_HOPS", default=0)
 
 # Crowd platforms: where a worker goes back to with their completion code.
 PROLIFIC_COMPLETION_URL = env(

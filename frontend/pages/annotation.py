@@ -8,6 +8,7 @@ from annotation.models import Assignment, Campaign
 from benchmarks import roles
 from benchmarks.errors import DomainError
 from benchmarks.viewer import cached_scene_viewer_data
+from config.throttle import crowd_entry_limited
 
 from ..access import role_required
 from .common import BACKEND, error_page
@@ -16,6 +17,7 @@ from .common import BACKEND, error_page
 SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
 
 
+@crowd_entry_limited
 def crowd_enter_campaign(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
     try:

@@ -11,6 +11,7 @@ from annotation import services as annotation_services
 from benchmarks import roles
 from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, Item
+from config.throttle import crowd_entry_limited
 from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval.models import Run
@@ -20,6 +21,7 @@ from ..access import role_required
 from .common import BACKEND, error_page
 
 
+@crowd_entry_limited
 def crowd_enter_study(request, study_id):
     try:
         user, session = humaneval_services.enter_study_from_crowd_link(study_id, request.GET)

@@ -1,0 +1,98 @@
+"""One guard in front of every view: input PostgreSQL or Python cannot take is refused with 400 (or
+413) and the API's error shape, `{"<field>": ["<reason>"]}`, instead of failing deep in a view.
+
+Refused: a NUL character or a lone surrogate in a query parameter, a form field (names too) or any
+string of a JSON body (keys too); JSON nested deeper than MAX_JSON_DEPTH (Python's parser gives up
+with RecursionError near 1,000 levels, and the walk of a deep value by DRF or the scorer too); a
+JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's own limit, which DRF's JSON parser skips: it
+reads the stream), and a form over it (Django's RequestDataTooBig, as 413 rather than a bare 400).
+Binary bodies (the local upload stand-in's PUT, octet-stream), bodies with no type or a text type
+over the limit, and multipart files are not read here; multipart fields are. The plain views (benchmarks/plain_views.py) parse their body
+as JSON whatever its content type: they check a body this guard did not read as JSON
+(`request.json_checked`)."""
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import JsonResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
+
+from benchmarks.validation import field_name, json_body_problem, text_problem
+
+FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
+
+
+def _refuse(field: str, reason: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({field: [reason]}, status=status)
+
+
+def _too_big() -> JsonResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return _refuse("body", f"is larger than the {limit} bytes a request may carry", status=413)
+
+
+def _query_problem(query: QueryDict) -> tuple[str, str] | None:
+    for key, values in query.lists():
+        reason = text_problem(key)
+        if reason:
+            return field_name((key,)), reason
+        for value in values:
+            reason = text_problem(value) if isinstance(value, str) else None
+            if reason:
+                return field_name((key,)), reason
+    return None
+
+
+def _fits(request) -> bool:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0  # as Django's request reads it
+    return limit is None or length <= limit
+
+
+def _body_problem(request) -> tuple[str, str] | None:
+    content_type = request.content_type or ""
+    if content_type == MULTIPART:
+        if request.method != "POST":
+            return None
+        if _fits(request):
+            request.body  # noqa: B018 (small: read into memory, so a view may still read request.body)
+        return _query_problem(request.POST)
+    if content_type == FORM:
+        # Django parses only a POST's form; DRF parses the others' (PUT, PATCH) itself.
+        return _query_problem(request.POST if request.method == "POST" else QueryDict(request.body))
+    if "json" in content_type or ((not content_type or content_type.startswith("text/")) and _fits(request)):
+        # JSON is read whatever its size (DRF would parse any size); a body with no type or a text
+        # type only if it fits: a large one is a raw upload (benchmarks' local upload stand-in) or
+        # is refused by its view (DRF has no parser for it; the plain views check it themselves).
+        request.json_checked = True
+        return json_body_problem(request.body)
+    return None
+
+
+class InputGuardMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        refusal = self.refusal(request)
+        return refusal if refusal is not None else self.get_response(request)
+
+    @staticmethod
+    def refusal(request) -> JsonResponse | None:
+        """The 400/413 answer for this request, or None to let it through."""
+        reason = text_problem(request.path)
+        if reason:
+            return _refuse("path", reason)
+        try:
+            problem = _query_problem(request.GET)
+            if not problem and (request.method not in ("GET", "HEAD", "OPTIONS")
+                                or request.META.get("CONTENT_LENGTH")):
+                problem = _body_problem(request)
+        except RequestDataTooBig:
+            return _too_big()
+        except (MultiPartParserError, SuspiciousOperation) as exc:  # too many fields or files, bad multipart
+            return _refuse("body", str(exc) or "could not be read")
+        return _refuse(*problem) if problem else None
