@@ -21,6 +21,7 @@ is reported in `errors` with where it is and left out.
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -56,8 +57,14 @@ def key_text(value) -> str:
     return str(value).strip()
 
 
+_WHOLE_NUMBER_TEXT = re.compile(r"^(\d+)\.0*$")
+
+
 def key_candidates(row: dict) -> tuple[tuple[str, str], ...]:
-    return tuple((field, text) for field in KEY_FIELDS if (text := key_text(row.get(field))))
+    keys = tuple((field, text) for field in KEY_FIELDS if (text := key_text(row.get(field))))
+    # a table written through a float column (pandas with a gap) says `3.0` for row 3
+    return tuple((field, _WHOLE_NUMBER_TEXT.sub(r"\1", text) if field == INDEX_FIELD else text)
+                 for field, text in keys)
 
 
 def output_text(value) -> str:

@@ -11,10 +11,12 @@ import pytest
 from PIL import Image
 
 from benchmarks import roles
+from benchmarks.models import Item
 from benchmarks.services import store_asset
 from modeleval import services
+from modeleval.adapters import RandomBaseline, RandomPlusPlus, RecordedOutputs
 from modeleval.models import ModelSpec, Prediction, Run
-from modeleval.prompts import latest_template, render_prompt
+from modeleval.prompts import InferenceRequest, latest_template, render_prompt
 from tests.factories import ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +166,30 @@ def test_resuming_a_running_run_is_a_conflict(client, item):
     client.force_login(UserFactory(role=roles.ADMIN))
     assert client.post(f"/api/v1/runs/{run.pk}/resume/").status_code == 409
     assert client.post(f"/api/v1/runs/{run.pk}/cancel/").status_code == 200
+
+
+def test_random_baselines_answer_in_the_form_each_familys_extraction_reads():
+    options = ["Yes", "No", "Not sure"]
+    causal = Item(external_id="Collision_Level_1_0", choices=options, answers=["A"])
+    answer = RandomBaseline(0, [], family="causalspatial").answer(InferenceRequest("p", choices=options), causal)
+    assert answer in {f"{{'Reasoning': 'random guess', 'Answer': '({letter})'}}" for letter in "ABC"}
+    spatial = Item(external_id="L1_single/3", answers=["Red"])
+    answer = RandomBaseline(0, ["sofa"], family="spatial457").answer(InferenceRequest("p"), spatial)
+    colour = answer.removeprefix("{'Reasoning': 'random guess', 'Answer': '").removesuffix("'}")
+    assert colour in ("gray", "blue", "purple", "brown", "green", "cyan", "red", "yellow")
+    assert RandomBaseline(0, [], family="m3verse").answer(InferenceRequest("p", choices=options), causal) in "ABC"
+    assert RandomBaseline(0, ["sofa"], family="hypo3d").answer(InferenceRequest("p"), spatial) == "sofa"
+
+    # Random++: one text for a question, its imported rotations (`-1`) and its run rotations alike
+    plus = RandomPlusPlus(5, [], family="3dsrbench")
+    texts = set()
+    for external_id, shown, variant in (("Q1", options, ""), ("Q1-1", options[1:] + options[:1], ""),
+                                        ("Q1", options[2:] + options[:2], "2")):
+        letter = plus.answer(InferenceRequest("p", choices=shown, variant=variant), Item(external_id=external_id))
+        texts.add(shown["ABC".index(letter)])
+    assert len(texts) == 1
+
+    recorded = RecordedOutputs({("Q1", "", 0): "B"}, "outputs.jsonl")
+    assert recorded.answer(InferenceRequest(""), Item(external_id="Q1")) == "B"
+    with pytest.raises(LookupError, match="outputs.jsonl has no output for item 'Q1' variant 'flip'"):
+        recorded.answer(InferenceRequest("", variant="flip"), Item(external_id="Q1"))

@@ -17,12 +17,16 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from benchmarks.models import Benchmark, Item
+from benchmarks.protocols import Protocol
 from benchmarks.services import gold_row
+from modeleval import services
 from modeleval.models import ModelSpec, Prediction, RecordedOutput, Run
+from scoring import predfiles
 from scoring.tables import breakdowns
+from tests.factories import BenchmarkFactory
 
 # run_eval waits for the run's tasks, which run when its transaction commits
-pytestmark = pytest.mark.django_db(transaction=True)
+recorded = pytest.mark.django_db(transaction=True)
 
 
 def command(name: str, *args) -> str:
@@ -97,6 +101,7 @@ HYPO3D_PREDICTED = {"00042": "The coffee table.", "00043": "3 chairs", "00044": 
                     "00045": "ceiling light"}
 
 
+@recorded
 def test_hypo3d_prediction_file_scores_as_the_cli_scores_it(tmp_path):
     benchmark = imported(tmp_path, "hypo3d-rec", "hypo3d", "hypo3d.json", json.dumps(HYPO3D),
                          "--create-missing-scenes")
@@ -153,6 +158,7 @@ SRBENCH_OUTPUTS = {
 }
 
 
+@recorded
 def test_3dsrbench_vlmevalkit_result_scores_circular_and_flip_as_the_cli(tmp_path):
     rows = srbench_rows()
     tsv = "\t".join(SRBENCH_COLUMNS) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
@@ -185,6 +191,7 @@ def test_3dsrbench_vlmevalkit_result_scores_circular_and_flip_as_the_cli(tmp_pat
     assert run.model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS and run.scores["inference_errors"] == 0
 
 
+@recorded
 def test_the_same_result_as_a_tsv_keys_rows_by_index(tmp_path):
     rows = srbench_rows()
     tsv = "\t".join(SRBENCH_COLUMNS) + "\n" + "".join("\t".join(row) + "\n" for row in rows)
@@ -219,6 +226,7 @@ CAUSAL_RUNS = [
 ]
 
 
+@recorded
 def test_causalspatial_output_lines_of_two_runs_score_as_the_cli(tmp_path):
     benchmark = imported(tmp_path, "causal-rec", "causalspatial", "collision.jsonl",
                          "".join(json.dumps(row) + "\n" for row in CAUSAL))
@@ -254,6 +262,7 @@ SPATIAL457_OUTPUTS = ["{'Reasoning': 'I count two.', 'Answer': 'two'}", "Yes, th
                       "{'Reasoning': 'It looks blue.', 'Answer': 'blue'}"]
 
 
+@recorded
 def test_spatial457_scorer_lines_keyed_by_the_benchmarks_ids_score_as_the_cli(tmp_path):
     benchmark = imported(tmp_path, "spatial-rec", "spatial457", "L2_objects.json", json.dumps(SPATIAL457))
     items = list(Item.objects.filter(benchmark=benchmark).order_by("pk"))
@@ -288,6 +297,7 @@ M3VERSE = [
 M3VERSE_OUTPUTS = {"scene_800-17": "A", "scene_800-18": "B", "scene_801-2": "A, C"}
 
 
+@recorded
 def test_m3verse_lmms_eval_samples_score_as_the_cli(tmp_path):
     benchmark = imported(tmp_path, "m3verse-rec", "m3verse", "m3verse.jsonl",
                          "".join(json.dumps(row) + "\n" for row in M3VERSE))
@@ -311,6 +321,7 @@ def test_m3verse_lmms_eval_samples_score_as_the_cli(tmp_path):
 # --- Unknown ids ----------------------------------------------------------------------------------------
 
 
+@recorded
 def test_unknown_ids_exit_non_zero_unless_partial_is_allowed(tmp_path):
     benchmark = imported(tmp_path, "m3verse-partial", "m3verse", "m3verse.jsonl",
                          "".join(json.dumps(row) + "\n" for row in M3VERSE))
@@ -342,6 +353,7 @@ def test_unknown_ids_exit_non_zero_unless_partial_is_allowed(tmp_path):
         run=run, item__external_id="scene_800-18").error
 
 
+@recorded
 def test_running_the_same_file_again_updates_the_same_model(tmp_path):
     benchmark = imported(tmp_path, "m3verse-again", "m3verse", "m3verse.jsonl",
                          "".join(json.dumps(row) + "\n" for row in M3VERSE))
@@ -356,3 +368,104 @@ def test_running_the_same_file_again_updates_the_same_model(tmp_path):
     ModelSpec.objects.create(name="taken", adapter=ModelSpec.Adapter.RANDOM_BASELINE)
     with pytest.raises(CommandError, match="not a recorded-outputs model"):
         command("run_eval", "--benchmark", benchmark.slug, "--outputs", str(path), "--name", "taken")
+
+
+@recorded
+def test_ids_with_a_protocol_suffix_are_that_variant_of_a_platform_item(tmp_path):
+    """Items authored here (no rotations imported): `X-1` names rotation 1 of item X, so the file is
+    scored, and run, under CircularEval, as the platform's own circular runs are."""
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    Item.objects.bulk_create([
+        Item(benchmark=benchmark, external_id=f"P{n}", question=f"Question {n}?", answer_format="single",
+             choices=["yes", "no", "maybe"], answers=["A"], status=Item.Status.APPROVED,
+             tags={"subtype": "height_higher"})
+        for n in range(3)
+    ])
+    # the output letters refer to the options as a run shows rotation k: "yes" is C on rotation 1
+    outputs = {"P0": "A", "P0-1": "C", "P0-2": "B", "P1": "A", "P1-1": "A", "P1-2": "B", "P2": "B"}
+    path = tmp_path / "circular.jsonl"
+    path.write_text("".join(json.dumps({"id": key, "output": out}) + "\n" for key, out in outputs.items()))
+    items = list(Item.objects.filter(benchmark=benchmark).order_by("pk"))
+    gold_lines = services.gold_lines(items, Protocol(circular=True))
+    cli_lines = []
+    for key, output in outputs.items():
+        base, _, rotation = key.partition("-")
+        line = {"id": key, "output": output}
+        if rotation:
+            choices = ["yes", "no", "maybe"]
+            line["choices"] = choices[int(rotation):] + choices[: int(rotation)]
+        cli_lines.append(line)
+    code, expected = scoring_cli(tmp_path, "3dsrbench", gold_lines, cli_lines)
+    assert code == 0
+    assert command("score_predictions", "--benchmark", benchmark.slug, "--pred", str(path)) == expected
+    assert command("run_eval", "--benchmark", benchmark.slug, "--outputs", str(path)) == expected
+    result = json.loads(expected)
+    assert result["n_items"] == 9 and result["overall"]["circular"] == pytest.approx(100 / 3, abs=0.01)
+    assert Run.objects.get(benchmark=benchmark).protocol == {"circular": True, "flip": False}
+
+
+@recorded
+def test_an_index_naming_two_items_is_an_error_that_names_it(tmp_path):
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    for qid in ("AAAA0001", "BBBB0002"):
+        Item.objects.create(benchmark=benchmark, external_id=qid, source_index="0", question="Q?",
+                            answer_format="single", choices=["yes", "no"], answers=["A"], status="approved")
+    path = tmp_path / "result.csv"
+    path.write_text("index,question,prediction\n0,Q?,A\n")
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 record"):
+        call_command("score_predictions", "--benchmark", benchmark.slug, "--pred", str(path), stdout=out)
+    assert "prediction row 2: index '0' names 2 items" in json.loads(out.getvalue())["errors"][0]
+
+
+# --- the shapes, read without the platform ---------------------------------------------------------
+
+
+def records(data: bytes, name: str) -> tuple[list, list[str]]:
+    errors: list[str] = []
+    return predfiles.read_records(data, name, errors), errors
+
+
+def test_lmms_eval_logs_old_and_new_read_the_filtered_answer_and_the_docs_ids():
+    sample = {"doc_id": 4, "doc": {"question_id": "scene_800-17", "index": 12}, "target": ["A"],
+              "resps": [["A and D"]], "filtered_resps": [["A, D"]]}
+    new, errors = records(json.dumps(sample).encode() + b"\n", "samples.jsonl")
+    old, _ = records(json.dumps({"args": {}, "logs": [sample]}).encode(), "m3verse.json")
+    for found in (new, old):
+        assert found[0].keys == (("question_id", "scene_800-17"), ("index", "12"))
+        assert found[0].line["output"] == "A, D"
+    assert not errors
+    keyless, errors = records(json.dumps({**sample, "doc": {"question": "?"}}).encode(), "samples.jsonl")
+    assert keyless == [] and "its doc has no id" in errors[0]
+
+
+def test_scorer_lines_pass_through_exactly_and_bad_lines_are_reported_as_the_cli_reports_them():
+    lines = b'{"id": 7, "output": 3, "repeat": 1, "judge": 4}\n\n{broken\n"text"\n'
+    found, errors = records(lines, "pred.jsonl")
+    assert found[0].keys == (("id", "7"),) and found[0].line == {"id": 7, "output": 3, "repeat": 1, "judge": 4}
+    assert found[1].keys == () and found[1].line == "text" and found[1].where == "prediction line 4"
+    assert errors == ["prediction line 3: invalid JSON (Expecting property name enclosed in double quotes)"]
+
+
+def test_vlmevalkit_tables_key_rows_by_their_ids_then_index():
+    csv_rows, _ = records(b"index,qid,prediction\n3.0,VIN6MS3J-1,B\n4,,7\n", "result.csv")
+    assert csv_rows[0].keys == (("qid", "VIN6MS3J-1"), ("index", "3"))
+    assert csv_rows[1].keys == (("index", "4"),) and csv_rows[1].line["output"] == "7"
+    with pytest.raises(predfiles.PredictionFileError, match="prediction"):
+        records(b"index\tanswer\n1\tA\n", "result.tsv")
+    with pytest.raises(predfiles.PredictionFileError, match="xlsx"):
+        records(b"not a workbook", "result.xlsx")
+
+
+def test_causalspatial_output_lines_and_hypo3d_files_read_their_model_answer():
+    line = {"question_id": "Collision_Level_1_0", "gt_answer": "(A)", "model_answer": "{'Answer': '(B)'}",
+            "model": "m", "not_sure": "(C)", "type": "collision", "difficulty": "L1"}
+    found, _ = records(json.dumps(line).encode(), "out.jsonl")
+    assert found[0].keys == (("question_id", "Collision_Level_1_0"),)
+    assert found[0].line["output"] == "{'Answer': '(B)'}"
+    hypo3d = {"scene0000_00": [{"context_change": "c", "questions_answers": [
+        {"question_id": "00042", "answer": "sofa", "predicted_answer": "the sofa"},
+        {"question_id": "00043", "answer": "two"}]}]}
+    found, errors = records(json.dumps(hypo3d).encode(), "hypo3d.json")
+    assert [(r.keys, r.line["output"]) for r in found] == [((("question_id", "00042"),), "the sofa")]
+    assert not errors
