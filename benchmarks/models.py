@@ -1,6 +1,8 @@
 """The data every stage works on: benchmarks, scenes and their files, objects, world frames,
 context changes, items and releases."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 
@@ -59,8 +61,11 @@ class AssetRole(models.TextChoices):
 
 
 def asset_upload_to(asset, filename):
+    """`assets/<scenes/<id>|misc>/<role>/<random>/<filename>`: the random folder makes a file's name
+    unguessable (release files were `misc/export/<slug>-<version>.jsonl`) while the file keeps its
+    own name. Reading a file is still checked (benchmarks.media); names stored before keep theirs."""
     scene_part = f"scenes/{asset.scene_id}" if asset.scene_id else "misc"
-    return f"assets/{scene_part}/{asset.role}/{filename}"
+    return f"assets/{scene_part}/{asset.role}/{uuid.uuid4().hex}/{filename}"
 
 
 class Asset(models.Model):

@@ -4,33 +4,28 @@ An upload is announced first (role, name, size, sha256) and answered with a URL 
 the bytes to: a presigned S3 URL when the default storage is a bucket, or a signed same-origin
 Django URL on the embedded default (local folder). Completing it streams the stored object
 through SHA-256 and only then records an Asset; a mismatch deletes the object. Downloads redirect
-to a URL that stops working after `DOWNLOAD_URL_EXPIRY_S`.
+to a URL that stops working after `DOWNLOAD_URL_EXPIRY_S`, given only to those benchmarks.media
+allows (the same rules as the local /media/ view).
 """
 
 import hashlib
-import mimetypes
-import os
 import re
-import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 
 from django.conf import settings
 from django.core import signing
-from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.core.handlers.wsgi import LimitedStream
 from django.db import transaction
-from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.utils._os import safe_join
 from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
-from . import roles
 from .errors import Conflict, DomainError, Forbidden, NotFound
+from .media import GOLD_ROLES, may_read_asset, ranged_file_response  # noqa: F401 (api.py serves with it)
 from .models import Asset, AssetRole, Scene, Upload, asset_upload_to
 from .validation import whole_number
 
@@ -39,9 +34,6 @@ MAX_UPLOAD_BYTES = 5 * 1024**3
 CHUNK_BYTES = 1024 * 1024
 CONTENT_TYPE = "application/octet-stream"
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
-# Assets whose bytes carry gold answers (release files): reviewers and admins only.
-GOLD_ROLES = {AssetRole.EXPORT}
-RANGE_PATTERN = re.compile(r"^bytes=(\d*)-(\d*)$")
 UPLOAD_SALT = "benchmarks.upload"
 DOWNLOAD_SALT = "benchmarks.download"
 
@@ -90,8 +82,8 @@ def start_upload(user, *, role, filename, size, sha256, scene_id=None, meta=None
             raise DomainError("No such scene.", field="scene")
     if meta is not None and not isinstance(meta, dict):
         raise DomainError("Must be a JSON object.", field="meta")
-    # The asset keeps this name, so the bytes are never copied after the check.
-    key = asset_upload_to(Asset(scene=scene, role=role), f"{uuid.uuid4().hex}/{name}")
+    # The asset keeps this name (with its random folder), so the bytes are never copied after the check.
+    key = asset_upload_to(Asset(scene=scene, role=role), name)
     return Upload.objects.create(
         scene=scene, role=role, filename=name, key=key, size=size, sha256=sha256, meta=meta or {},
         created_by=user if user and user.is_authenticated else None,
@@ -187,10 +179,16 @@ def complete_upload(upload_id: int) -> Asset:
 
 
 def check_can_download(user, asset: Asset) -> None:
+    """The rules of benchmarks.media; refused with 403 here (the id is in the route already)."""
     if not user.is_authenticated:
         raise Forbidden("Log in to download files.", field="asset")
-    if asset.role in GOLD_ROLES and not roles.has_role(user, roles.REVIEWER):
+    if may_read_asset(user, asset):
+        return
+    if asset.role in GOLD_ROLES:
         raise Forbidden("This file holds gold answers: reviewers and admins only.", field="asset")
+    if asset.scene_id is None:
+        raise Forbidden("This file is for reviewers and admins only.", field="asset")
+    raise Forbidden("This scene's files are for its reviewers, annotators and evaluators.", field="asset")
 
 
 def download_url(user, asset: Asset) -> str:
@@ -217,52 +215,3 @@ def delete_asset(asset: Asset) -> None:
         asset.delete()
         if not Asset.objects.filter(file=name).exists():
             transaction.on_commit(lambda: default_storage.delete(name))
-
-
-# --- local files with HTTP ranges ------------------------------------------------------------------
-#
-# Browsers seek in a video by asking for byte ranges; a server that ignores Range leaves the video
-# unseekable (currentTime snaps back to 0). S3 answers ranges itself; local files need this.
-
-
-def _read_span(handle, length: int) -> Iterator[bytes]:
-    with handle:
-        while length > 0:
-            chunk = handle.read(min(CHUNK_BYTES, length))
-            if not chunk:
-                return
-            length -= len(chunk)
-            yield chunk
-
-
-def ranged_file_response(request, handle, size: int, filename: str) -> HttpResponse:
-    """The whole file, or the single byte range the request asks for (206)."""
-    content_type = mimetypes.guess_type(filename)[0] or "application/octet-stream"
-    match = RANGE_PATTERN.match(request.headers.get("Range", "").strip())
-    if not match or not (match[1] or match[2]):
-        response = FileResponse(handle, content_type=content_type, filename=filename)
-    else:
-        start, end = (int(match[1]), int(match[2] or size - 1)) if match[1] else (max(0, size - int(match[2])), size - 1)
-        end = min(end, size - 1)
-        if start > end:
-            handle.close()
-            response = HttpResponse(status=416)
-            response["Content-Range"] = f"bytes */{size}"
-            return response
-        handle.seek(start)
-        response = StreamingHttpResponse(_read_span(handle, end - start + 1), status=206, content_type=content_type)
-        response["Content-Range"] = f"bytes {start}-{end}/{size}"
-        response["Content-Length"] = str(end - start + 1)
-    response["Accept-Ranges"] = "bytes"
-    return response
-
-
-def serve_local_media(request, path: str) -> HttpResponse:
-    """MEDIA_URL on the embedded default (local folder), with ranges so videos can seek."""
-    try:
-        full = safe_join(settings.MEDIA_ROOT, path)
-        handle = open(full, "rb")  # the response closes it
-    except (OSError, SuspiciousFileOperation):
-        raise Http404(path) from None
-    size = os.fstat(handle.fileno()).st_size
-    return ranged_file_response(request, handle, size, path.rsplit("/", 1)[-1])

@@ -102,6 +102,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"  # filled by `collectstatic` in the Docker image only
+# Local media: MEDIA_URL is served only through benchmarks.media.serve_media, which checks who asks;
+# never point a web server or a public folder at MEDIA_ROOT.
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
@@ -115,7 +117,14 @@ if S3_BUCKET:
         "access_key": env("S3_ACCESS_KEY_ID", default=None),
         "secret_key": env("S3_SECRET_ACCESS_KEY", default=None),
         "region_name": env("S3_REGION", default="us-east-1"),
+        # The bucket is private: objects are written with no ACL header (so they stay the bucket
+        # owner's, and buckets that disable ACLs accept the PUT) and are read only through presigned
+        # GETs, which pages and the API hand out after benchmarks.media's check (docs/ARCHITECTURE.md).
+        "default_acl": None,
         "querystring_auth": True,
+        # How long a presigned URL on a page works: longer than the pages' caches of them (300 s) and
+        # than a video being watched and sought.
+        "querystring_expire": env.int("MEDIA_URL_EXPIRY_S", default=3600),
         "signature_version": "s3v4",  # presigned URLs carry X-Amz-Expires; every region accepts v4
         "file_overwrite": False,
     }

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from benchmarks.uploads import serve_local_media
+from benchmarks.media import serve_media
 
 # Each app owns its API routes (`<app>/api_urls.py`); this file only mounts them.
 api_v1 = [
@@ -23,6 +23,7 @@ urlpatterns = [
 ]
 
 if not settings.S3_BUCKET:
-    # Local media folder (embedded default), with byte ranges so videos can seek; S3 serves its own
-    # (presigned) URLs.
-    urlpatterns += [re_path(r"^media/(?P<path>.*)$", serve_local_media)]
+    # Local media folder (embedded default): each file only to those allowed to see it (404 to
+    # everyone else; rules in benchmarks/media.py), with byte ranges so videos can seek. S3 serves
+    # its own presigned URLs, handed out after the same check.
+    urlpatterns += [re_path(r"^media/(?P<path>.*)$", serve_media)]

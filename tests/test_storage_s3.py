@@ -1,20 +1,26 @@
-"""Assets on an S3-compatible server (moto in server mode on loopback), as in production."""
+"""Assets on an S3-compatible server (moto in server mode on loopback), as in production: a private
+bucket read only through presigned GETs handed out after benchmarks.media's check."""
 
 import hashlib
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from annotation import services as annotation_services
+from benchmarks import services as benchmark_services
 from benchmarks.models import Asset, Upload
 from benchmarks.services import store_asset
-from tests.factories import SceneFactory, UserFactory
+from humaneval import services as humaneval_services
+from tests.factories import ChangeFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]
 MOTO = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "moto_server"
@@ -52,8 +58,9 @@ def bucket(settings, s3_endpoint):
         "default": {
             "BACKEND": "storages.backends.s3.S3Storage",
             "OPTIONS": {"bucket_name": "hypolab-test", "endpoint_url": s3_endpoint, "access_key": "test",
-                        "secret_key": "test", "region_name": "us-east-1", "querystring_auth": True,
-                        "signature_version": "s3v4", "file_overwrite": False},
+                        "secret_key": "test", "region_name": "us-east-1", "default_acl": None,
+                        "querystring_auth": True, "querystring_expire": 3600, "signature_version": "s3v4",
+                        "file_overwrite": False},
         },
     }
     return s3
@@ -172,7 +179,9 @@ def test_only_admins_announce_uploads(api_client):
 
 def test_download_redirects_to_a_short_lived_signed_url(bucket, s3_endpoint, settings, api_client):
     asset = store_asset(SceneFactory(), "video", "before.mp4", CONTENT)
-    api_client.force_login(UserFactory(role="evaluator"))
+    api_client.force_login(UserFactory(role="evaluator"))  # in no session showing the scene
+    assert api_client.get(f"/api/v1/assets/{asset.pk}/download/").status_code == 403
+    api_client.force_login(UserFactory(role="reviewer"))
     answer = api_client.get(f"/api/v1/assets/{asset.pk}/download/")
     assert answer.status_code == 302 and answer["Location"].startswith(s3_endpoint)
     assert "X-Amz-Expires=300" in answer["Location"]
@@ -249,6 +258,8 @@ def test_local_storage_mismatch_deletes_the_file(settings, admin_client, django_
 def test_local_media_answers_byte_ranges_so_videos_can_seek(settings, client):
     asset = store_asset(None, "video", "clip.mp4", CONTENT)
     url = f"/media/{asset.file.name}"
+    assert client.get(url).status_code == 404  # who may see which file: tests/test_media_access.py
+    client.force_login(UserFactory(role="admin"))
     whole = client.get(url)
     assert whole.status_code == 200 and whole["Accept-Ranges"] == "bytes"
     assert b"".join(whole.streaming_content) == CONTENT
@@ -280,3 +291,112 @@ def test_local_storage_keeps_at_most_one_byte_past_the_announced_size(settings, 
     assert (Path(settings.MEDIA_ROOT) / answer["key"]).stat().st_size == len(CONTENT) + 1
     refused = admin_client.post(f"/api/v1/uploads/{answer['id']}/complete/")
     assert refused.status_code == 400 and "size" in refused.json()
+
+
+# --- a private bucket: only presigned GETs, handed out after the same check as local media ----------
+
+
+def unsigned_status(url: str) -> int:
+    """What anyone gets for the object's URL without its signature."""
+    try:
+        with urllib.request.urlopen(url.split("?", 1)[0], timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def is_presigned(url: str, endpoint: str) -> bool:
+    return url.startswith(endpoint) and "X-Amz-Signature=" in url and "X-Amz-Expires=" in url
+
+
+def test_objects_are_private_and_read_only_through_presigned_urls(bucket, s3_endpoint, admin_client):
+    asset = store_asset(SceneFactory(), "video", "before.mp4", CONTENT)
+    grants = bucket.get_object_acl(Bucket="hypolab-test", Key=asset.file.name)["Grants"]
+    assert all("URI" not in g["Grantee"] for g in grants)  # no AllUsers / AuthenticatedUsers grant
+    assert unsigned_status(asset.file.url) == 403
+    assert urllib.request.urlopen(asset.file.url, timeout=5).read() == CONTENT
+    # moto does check grants for unsigned requests: a public-read object (which we never write) is served.
+    bucket.put_object(Bucket="hypolab-test", Key="control/public.txt", Body=b"open", ACL="public-read")
+    assert unsigned_status(f"{s3_endpoint}/hypolab-test/control/public.txt") == 200
+    # A browser upload's object is private too.
+    answer = announce(admin_client, CONTENT).json()
+    put_bytes(answer["upload"], CONTENT)
+    assert unsigned_status(f"{s3_endpoint}/hypolab-test/{answer['key']}") == 403
+
+
+@pytest.fixture
+def s3_world(bucket, django_capture_on_commit_callbacks, settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    change = ChangeFactory(status="approved")
+    scene, benchmark = change.scene, change.scene.benchmark
+    item = ItemFactory(change=change)
+    files = [store_asset(scene, "viewer_points", "scene.hlpc", CONTENT),
+             store_asset(scene, "topview_plain", "topview.png", CONTENT[:500]),
+             store_asset(scene, "image", "view.png", CONTENT[:800], {"overlays": []}),
+             store_asset(scene, "video", "before.mp4", CONTENT, {"which": "before", "fps": 25}),
+             store_asset(scene, "video", "after.mp4", CONTENT[::-1], {"which": "after", "fps": 25})]
+    admin = UserFactory(role="admin")
+    with django_capture_on_commit_callbacks(execute=True):
+        release = benchmark_services.export_release(benchmark, "1.0.0", admin)
+    annotator = UserFactory(role="annotator")
+    assignment = annotation_services.lease_assignment(
+        annotation_services.create_campaign(benchmark, "Moves", "movement", [scene]), annotator)
+    evaluator = UserFactory(role="evaluator")
+    study = humaneval_services.create_study(benchmark, "Pilot", [item.pk], UserFactory(), 30, 600)
+    session = humaneval_services.start_session(study, evaluator)
+    return {"scene": scene, "files": files, "release": release, "admin": admin, "annotator": annotator,
+            "assignment": assignment, "evaluator": evaluator, "session": session}
+
+
+def test_pages_and_api_hand_out_presigned_urls_only_after_the_check(s3_world, s3_endpoint, client):
+    w = s3_world
+    client.force_login(w["annotator"])
+    page = client.get(f"/annotate/{w['assignment'].pk}/")
+    assert page.status_code == 200
+    points = page.context["viewer"]["points_url"]
+    assert is_presigned(points, s3_endpoint) and unsigned_status(points) == 403
+    assert urllib.request.urlopen(points, timeout=5).read() == CONTENT
+
+    client.force_login(w["evaluator"])
+    item = client.get(f"/api/v1/sessions/{w['session'].pk}/current/").json()["item"]
+    urls = [item["scene"]["points_url"], item["images"][0]["url"], item["videos"]["before"], item["videos"]["after"]]
+    for url in urls:
+        assert is_presigned(url, s3_endpoint) and unsigned_status(url) == 403
+        assert urllib.request.urlopen(url, timeout=5).read()
+
+    client.force_login(w["admin"])
+    files = client.get(f"/api/v1/releases/{w['release'].pk}/").json()["files"]
+    assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "card"}
+    for entry in files.values():
+        assert is_presigned(entry["url"], s3_endpoint) and unsigned_status(entry["url"]) == 403
+
+    # The download API: the same rules as local media (scene files for the lease holder and the
+    # evaluator in session; release files for reviewers and admins; nobody else).
+    export = Asset.objects.filter(role="export").first()
+    for user, scene_ok, export_ok in [(w["annotator"], True, False), (w["evaluator"], True, False),
+                                      (UserFactory(role="annotator"), False, False),
+                                      (UserFactory(role="evaluator"), False, False),
+                                      (UserFactory(role="reviewer"), True, True), (None, False, False)]:
+        api = APIClient()
+        if user is not None:
+            api.force_login(user)
+        for asset, ok in [(w["files"][0], scene_ok), (w["files"][3], scene_ok), (export, export_ok)]:
+            answer = api.get(f"/api/v1/assets/{asset.pk}/download/")
+            assert answer.status_code == (302 if ok else 403), (user, asset.role)
+            if ok:
+                assert is_presigned(answer["Location"], s3_endpoint)
+
+
+def test_check_media_access_on_the_bucket(s3_world, bucket, capsys):
+    call_command("check_media_access")
+    n = Asset.objects.count()
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+        f"files={n} public=0 refused={n} errors=0 storage=s3")
+    # Someone makes one object public by hand: the command says which and fails.
+    leaked = Asset.objects.filter(role="export").first().file.name
+    bucket.put_object_acl(Bucket="hypolab-test", Key=leaked, ACL="public-read")
+    with pytest.raises(CommandError):
+        call_command("check_media_access")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert f"public: {leaked} (HTTP 200)" in out
+    assert out[-1] == f"files={n} public=1 refused={n - 1} errors=0 storage=s3"

@@ -1,0 +1,175 @@
+"""Who may read a stored file, and the view that serves the local media folder only to them.
+
+The rules, the same on every storage:
+
+- release and export files (`AssetRole.EXPORT`; they carry gold answers): reviewers and admins;
+- a scene's files: reviewers and admins; an annotator holding a live lease on the scene (an
+  annotation Assignment in status `leased` whose `lease_expires_at` has not passed; its change or
+  item is on the same scene); an evaluator whose active session's plan shows an item on the scene
+  (humaneval SessionItem -> item.scene);
+- files of no scene that are not exports: reviewers and admins;
+- the object of an upload not yet checked (an `Upload.key` with no Asset): its uploader and admins.
+
+Local storage (the embedded default): `asset.file.url` stays `/media/<name>`, the URL pages already
+embed; `serve_media` looks the name up (Asset, else a pending Upload) and checks the signed-in user
+on every request, byte ranges included. The browser sends the session cookie with same-origin
+`<img>`, `<video>` and `fetch()` requests, so the viewer and the video player need nothing new; a
+URL is worth nothing without the cookie of someone allowed (a shared link, or a lease that has
+ended, stops working at once), and it stays the same across pages, so the browser's cache keeps
+working (`Cache-Control: private`). Anyone not allowed, anonymous or signed in, gets 404, the
+answer a name that does not exist gets: a response never says whether a file exists.
+
+S3: the bucket stays private (objects are written with no ACL, so nobody reads them without a
+signature); the only URLs that work are presigned GETs, which `asset.file.url` gives on pages and
+API views that have already made this check for their user (annotation: the lease holder; a
+session: its participant; review and admin pages: their roles) and `uploads.download_url` after
+`may_read_asset`.
+
+The lease and session rules follow reverse relations from Scene and the user model, so this module
+imports neither `annotation` nor `humaneval` (as `humaneval.services.is_contaminated` does for review).
+"""
+
+import mimetypes
+import os
+import re
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import SuspiciousFileOperation
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.utils import timezone
+from django.utils._os import safe_join
+from django.views.decorators.http import require_safe
+
+from . import roles
+from .models import Asset, AssetRole, Scene, Upload
+
+# Assets whose bytes carry gold answers (release files): reviewers and admins only.
+GOLD_ROLES = {AssetRole.EXPORT}
+# Every stored name comes from models.asset_upload_to: assets/scenes/<id>/... or assets/misc/...
+SCENE_NAME = re.compile(r"^assets/scenes/(\d{1,18})/")
+MISC_PREFIX = "assets/misc/"
+# The status strings of annotation.Assignment and humaneval.EvalSession (not imported, see above).
+LEASED = "leased"
+ACTIVE_SESSION = "active"
+# Names never change their bytes (a new file gets a new random folder): a browser may keep them.
+ASSET_CACHE_CONTROL = "private, max-age=3600"
+CHUNK_BYTES = 1024 * 1024
+RANGE_PATTERN = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+# --- the rules -----------------------------------------------------------------------------------
+
+
+def holds_lease_on(user, scene_id: int) -> bool:
+    """An annotation lease on the scene that has not ended (as the annotation page decides)."""
+    return Scene.objects.filter(
+        pk=scene_id, assignments__worker_id=user.pk, assignments__status=LEASED,
+        assignments__lease_expires_at__gte=timezone.now(),
+    ).exists()
+
+
+def in_session_showing(user, scene_id: int) -> bool:
+    """An active evaluation session whose plan has an item on the scene."""
+    return get_user_model().objects.filter(
+        pk=user.pk, eval_sessions__status=ACTIVE_SESSION, eval_sessions__plan__item__scene_id=scene_id,
+    ).exists()
+
+
+def may_read_scene(user, scene_id: int) -> bool:
+    if not user.is_authenticated:
+        return False
+    if roles.has_role(user, roles.REVIEWER):  # reviewers, admins and staff
+        return True
+    return holds_lease_on(user, scene_id) or in_session_showing(user, scene_id)
+
+
+def may_read_asset(user, asset: Asset) -> bool:
+    if not user.is_authenticated:
+        return False
+    if asset.role in GOLD_ROLES or asset.scene_id is None:
+        return roles.has_role(user, roles.REVIEWER)
+    return may_read_scene(user, asset.scene_id)
+
+
+def assets_named(name: str) -> list[Asset]:
+    """The rows stored under `name` (several rows may share one file), found through the scene index."""
+    match = SCENE_NAME.match(name)
+    if match:
+        rows = Asset.objects.filter(scene_id=int(match[1]), file=name)
+    elif name.startswith(MISC_PREFIX):
+        rows = Asset.objects.filter(scene__isnull=True, file=name)
+    else:
+        return []
+    return list(rows.only("id", "scene_id", "role", "file"))
+
+
+def may_read_name(user, name: str) -> tuple[bool, bool]:
+    """(allowed, is_asset) for the stored file `name`: an Asset's rules, else a pending upload's."""
+    if not user.is_authenticated:
+        return False, False
+    assets = assets_named(name)
+    if assets:
+        return any(may_read_asset(user, asset) for asset in assets), True
+    if not (SCENE_NAME.match(name) or name.startswith(MISC_PREFIX)):
+        return False, False
+    upload = Upload.objects.filter(key=name, status=Upload.Status.PENDING).only("created_by_id").first()
+    if upload is None:
+        return False, False
+    return upload.created_by_id == user.pk or roles.has_role(user, roles.ADMIN), False
+
+
+# --- local files with HTTP ranges ------------------------------------------------------------------
+#
+# Browsers seek in a video by asking for byte ranges; a server that ignores Range leaves the video
+# unseekable (currentTime snaps back to 0). S3 answers ranges itself; local files need this.
+
+
+def _read_span(handle, length: int) -> Iterator[bytes]:
+    with handle:
+        while length > 0:
+            chunk = handle.read(min(CHUNK_BYTES, length))
+            if not chunk:
+                return
+            length -= len(chunk)
+            yield chunk
+
+
+def ranged_file_response(request, handle, size: int, filename: str) -> HttpResponse:
+    """The whole file, or the single byte range the request asks for (206)."""
+    content_type = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    match = RANGE_PATTERN.match(request.headers.get("Range", "").strip())
+    if not match or not (match[1] or match[2]):
+        response = FileResponse(handle, content_type=content_type, filename=filename)
+    else:
+        start, end = (int(match[1]), int(match[2] or size - 1)) if match[1] else (max(0, size - int(match[2])), size - 1)
+        end = min(end, size - 1)
+        if start > end:
+            handle.close()
+            response = HttpResponse(status=416)
+            response["Content-Range"] = f"bytes */{size}"
+            return response
+        handle.seek(start)
+        response = StreamingHttpResponse(_read_span(handle, end - start + 1), status=206, content_type=content_type)
+        response["Content-Range"] = f"bytes {start}-{end}/{size}"
+        response["Content-Length"] = str(end - start + 1)
+    response["Accept-Ranges"] = "bytes"
+    return response
+
+
+@require_safe
+def serve_media(request, path: str) -> HttpResponse:
+    """MEDIA_URL on local storage: the file to those `may_read_name` allows, 404 to everyone else."""
+    allowed, is_asset = may_read_name(request.user, path)
+    if not allowed:
+        raise Http404("No such file.")
+    try:
+        handle = open(safe_join(settings.MEDIA_ROOT, path), "rb")  # the response closes it
+    except (OSError, SuspiciousFileOperation):
+        raise Http404("No such file.") from None
+    size = os.fstat(handle.fileno()).st_size
+    response = ranged_file_response(request, handle, size, path.rsplit("/", 1)[-1])
+    # A pending upload's bytes may still be replaced by a retried PUT.
+    response["Cache-Control"] = ASSET_CACHE_CONTROL if is_asset else "private, no-store"
+    return response
