@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ModelSpec, Prediction, PromptTemplate, Run
+from .models import ModelSpec, Prediction, PromptTemplate, RecordedOutput, Run
 
 
 @admin.register(ModelSpec)
@@ -25,3 +25,10 @@ class RunAdmin(admin.ModelAdmin):
 class PredictionAdmin(admin.ModelAdmin):
     list_display = ["run", "item", "variant", "repeat", "output", "error", "latency_ms"]
     search_fields = ["output", "error"]
+
+
+@admin.register(RecordedOutput)
+class RecordedOutputAdmin(admin.ModelAdmin):
+    list_display = ["model", "item_key", "variant", "repeat", "output"]
+    list_filter = ["model"]
+    search_fields = ["item_key", "output"]

@@ -74,6 +74,10 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
+    recorded_for = (model.config or {}).get("benchmark")
+    if model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS and recorded_for != benchmark.slug:
+        raise DomainError(f"{model.name} holds outputs recorded for {recorded_for}, not {benchmark.slug}.",
+                          field="model")
     batch_size = whole_number(batch_size, "batch_size", 1, 256)
     repeats = whole_number(repeats, "repeats", 1, MAX_REPEATS)
     protocol = Protocol.from_data(protocol)

@@ -16,6 +16,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol
 from benchmarks.services import gold_row
@@ -469,3 +470,16 @@ def test_causalspatial_output_lines_and_hypo3d_files_read_their_model_answer():
     found, errors = records(json.dumps(hypo3d).encode(), "hypo3d.json")
     assert [(r.keys, r.line["output"]) for r in found] == [((("question_id", "00042"),), "the sofa")]
     assert not errors
+
+
+@recorded
+def test_a_recorded_model_runs_only_on_the_benchmark_its_outputs_are_for(tmp_path):
+    benchmark = imported(tmp_path, "m3verse-own", "m3verse", "m3verse.jsonl",
+                         "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(json.dumps({"id": "scene_800-17", "output": "A"}) + "\n")
+    command("run_eval", "--benchmark", benchmark.slug, "--outputs", str(path))
+    other = imported(tmp_path, "m3verse-other", "m3verse", "m3verse.jsonl",
+                     "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    with pytest.raises(DomainError, match="recorded for m3verse-own, not m3verse-other"):
+        services.launch_run(ModelSpec.objects.get(name="outputs.jsonl").pk, other, None)
