@@ -35,18 +35,15 @@ def scene_stimulus(item, mirrored: bool = False) -> dict:
 
 
 def item_view(session, entry, response) -> dict:
-    """One item as the participant's page may see it: options in the order shown, never the gold."""
+    """One item as the participant's page may see it: every piece of context the model's prompt
+    carries (services.item_context, scene_stimulus), options in the order shown, never the gold."""
     item = entry.item
-    change = item.change
     return {
         "id": item.pk,
         "number": entry.position + 1,
         "practice": entry.role == ItemRole.FAMILIARISATION,
-        "question": item.question,
-        "answer_format": item.answer_format,
-        "choices": services.shown_choices(entry),
+        **services.item_context(session.study.benchmark.family, entry),
         "not_sure_option": services.offers_not_sure(session.study, item),
-        "context_change": change.text if change else None,
         "shown_at": response.shown_at.isoformat(),
         "deadline": response.deadline.isoformat(),
         **scene_stimulus(item, services.shows_mirrored_image(entry)),

@@ -1,7 +1,8 @@
 """Issue 7 in a real browser: an evaluator from a crowd link practises with feedback, then takes a
 timed session on a 3D item, an image multiple-choice item and a paired-video item, reloads mid-item
 and resumes with the clock running, lets one item time out, and leaves with a completion code; the
-admin's study results page then shows the human row."""
+admin's study results page then shows the human row. A Hypo3D evaluator sees what models see: the
+world-frame sentence of the prompt and the compass of the world frame on the point cloud."""
 
 import json
 import os
@@ -28,7 +29,7 @@ SECONDS_PER_ITEM = 45
 SETUP = """
 import io, json
 from PIL import Image, ImageDraw
-from benchmarks.models import Asset, Benchmark, Item, Scene
+from benchmarks.models import Benchmark, Item, Scene
 from benchmarks.services import store_asset
 from humaneval import services
 
@@ -36,8 +37,8 @@ paths = json.loads(open(PATHS).read())
 demo_scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()
 bench = Benchmark.objects.create(name="Mixed stimuli", slug="mixed-stimuli", family="m3verse")
 room = Scene.objects.create(benchmark=bench, external_id="room-3d", caption=demo_scene.caption)
-for a in demo_scene.assets.all():
-    Asset.objects.create(scene=room, role=a.role, file=a.file.name, size=a.size, sha256=a.sha256, meta=a.meta)
+for a in demo_scene.assets.all():  # files of its own: a scene's files are served to its evaluators
+    store_asset(room, a.role, a.file.name.rsplit("/", 1)[-1], a.file.open("rb").read(), a.meta)
 picture = Scene.objects.create(benchmark=bench, external_id="picture")
 png = io.BytesIO()
 image = Image.new("RGB", (320, 200), (235, 235, 235))
@@ -63,6 +64,35 @@ item(picture, "Which shape is red?", ["the square", "the circle"], ["A"])  # dra
 study = services.create_study(bench, "Mixed baseline", [i.pk for i in scored], None, SECONDS,
                               1800, familiarisation_count=1, seed=1, shuffle_choices=True)
 print(json.dumps({"study": study.pk, "items": [i.pk for i in scored]}))
+"""
+
+
+# A Hypo3D benchmark on a copy of the demo scene (its files, objects and world frame), one item with a
+# refined context change, and a study on it.
+HYPO3D_SETUP = """
+import json
+from benchmarks.models import Benchmark, ContextChange, Item, Scene, WorldFrame
+from benchmarks.services import store_asset
+from humaneval import services
+
+demo_scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()
+bench = Benchmark.objects.create(name="Hypo3D parity", slug="hypo3d-parity", family="hypo3d")
+room = Scene.objects.create(benchmark=bench, external_id="room-parity", caption=demo_scene.caption)
+for a in demo_scene.assets.all():  # files of its own: a scene's files are served to its evaluators
+    store_asset(room, a.role, a.file.name.rsplit("/", 1)[-1], a.file.open("rb").read(), a.meta)
+for obj in demo_scene.scene_objects.all():
+    obj.pk, obj.scene = None, room
+    obj.save()
+frame = demo_scene.world_frames.select_related("anchor").first()
+WorldFrame.objects.create(scene=room, anchor=room.scene_objects.get(instance_id=frame.anchor.instance_id),
+                          side=frame.side, text=frame.text)
+change = ContextChange.objects.create(scene=room, change_type="movement", status="approved",
+                                      raw_text="chair to window",
+                                      refined_text="The chair has been moved next to the window.")
+item = Item.objects.create(benchmark=bench, scene=room, change=change, question="What is in front of the chair now?",
+                           answer_format="open", answers=["the window"], status="approved")
+study = services.create_study(bench, "Hypo3D baseline", [item.pk], None, 120, 1800, seed=1)
+print(json.dumps({"study": study.pk, "world_frame": frame.text}))
 """
 
 
@@ -179,3 +209,31 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
     shot(admin, "humaneval-3-study-results", stack)
     csv_text = admin.request.get(f"{base}/studies/{setup['study']}/results.csv").text()
     assert len(csv_text.strip().splitlines()) == 1 + 4
+
+
+def test_hypo3d_evaluator_sees_the_world_frame_sentence_and_the_compass(stack, new_page):
+    """Humans see what models see: the orientation sentence of the model's prompt, the refined change,
+    and the compass of the world frame on the point cloud (perspective and top-down)."""
+    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", HYPO3D_SETUP], cwd=ROOT,
+                         env=stack_env(stack), check=True, capture_output=True, text=True).stdout
+    setup = json.loads(out.strip().splitlines()[-1])
+    evaluator = new_page()
+    evaluator.goto(f"{stack['base']}/crowd/studies/{setup['study']}/?PROLIFIC_PID=eval-hypo3d&STUDY_ID=s&SESSION_ID=x")
+    evaluator.wait_for_url(re.compile(r".*/eval/sessions/\d+/$"))
+    evaluator.wait_for_selector("#progress:has-text('Question 1 of 1')")
+
+    world_frame = evaluator.locator("#world-frame")
+    assert world_frame.is_visible()
+    assert setup["world_frame"] in world_frame.text_content()
+    assert "Scene orientation" in world_frame.text_content()
+    change = evaluator.locator("#context-change").text_content()
+    assert "The chair has been moved next to the window." in change and "chair to window" not in change
+    assert "a single word or a short phrase" in evaluator.locator("label[for=answer]").text_content()
+
+    evaluator.wait_for_selector("#pointcloud[data-loaded=true]", timeout=60_000)
+    compass = evaluator.locator("#pointcloud .hl-viewer-compass")
+    compass.wait_for(state="visible")
+    assert compass.locator("span[data-side=front]").is_visible()
+    shot(evaluator, "humaneval-4-hypo3d-world-frame-and-compass", stack)
+    evaluator.locator("#pointcloud .hl-viewer-button", has_text="Top view").click()
+    assert compass.is_visible()
