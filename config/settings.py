@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "review",
     "humaneval",
     "modeleval",
+    "results",
     "frontend",
 ]
 

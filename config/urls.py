@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("benchmarks.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("review.api_urls")),
+    path("", include("results.api_urls")),
     path("", include("humaneval.api_urls")),
     path("", include("modeleval.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -31,6 +31,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", manage.run_detail, name="run_detail"),
     path("runs/<int:run_id>/predictions/", manage.run_predictions, name="run_predictions"),
     path("runs/<int:run_id>/predictions.csv", manage.run_predictions_csv, name="run_predictions_csv"),
+    path("benchmarks/<slug:slug>/results/", manage.results, name="benchmark_results"),
     path("results/<slug:slug>/", manage.results, name="results"),
     path("manage/scenes/<int:scene_id>/", scenes.scene_media, name="scene_media"),
     # releases

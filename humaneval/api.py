@@ -7,14 +7,14 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.errors import DomainError, NotFound
+from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 from benchmarks.plain_views import page_endpoint
 from benchmarks.viewer import scene_viewer_data
 
 from . import services
-from .models import ItemRole, Study
+from .models import ItemRole
 
 # A scene and its files do not change while a study runs, and every participant's item on the same
 # scene shows them again: cache them briefly (well inside the life of a signed storage URL).
@@ -111,16 +111,6 @@ class StudyCreate(APIView):
         return Response(
             {"id": study.pk, "name": study.name, "design": services.study_design(study)}, status=201
         )
-
-
-class StudyResults(APIView):
-    permission_classes = [IsAdmin]
-
-    def get(self, request, pk):
-        study = Study.objects.select_related("benchmark").filter(pk=pk).first()
-        if study is None:
-            raise NotFound("No such study.", field="study")
-        return Response(services.study_results(study))
 
 
 class AnswerSerializer(serializers.Serializer):

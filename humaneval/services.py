@@ -27,21 +27,12 @@ from benchmarks.services import gold_row
 from benchmarks.sqlreads import columns, instances, lock_clause
 from benchmarks.validation import whole_number
 from scoring.hypo3d import normalize_answer
-from scoring.tables import PAPER_LAYOUT, breakdowns
+from scoring.tables import breakdowns, family_record
 
 from .models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 
 NOT_SURE = "Not sure"
 MAX_ANSWER_CHARS = 500
-# The metric that says whether one answer is right (feedback, attention checks, per-row CSV).
-PRIMARY_METRIC = {
-    "hypo3d": "EM",
-    "3dsrbench": "vanilla",
-    "causalspatial": "accuracy",
-    "spatial457": "accuracy",
-    "m3verse": "score",
-}
-# Each family's paper table: the breakdown its paper reports, and the metrics in its columns.
 # --- study design -------------------------------------------------------------------------------
 
 
@@ -732,7 +723,8 @@ def _row_id(response: Response) -> str:
 def is_correct(family: str, entry: SessionItem, response: Response) -> bool:
     gold, prediction = scorer_rows(family, entry, response, _row_id(response))
     result = scoring.score(family, [gold], [prediction], sbert=False)
-    return result["overall"].get(PRIMARY_METRIC[family]) == 100.0
+    # the family's metric that says whether one answer is right (feedback, attention checks, CSV)
+    return result["overall"].get(family_record(family).primary_metric) == 100.0
 
 
 def _gold_letter(text: str) -> str | None:
@@ -869,20 +861,6 @@ def study_results(study: Study) -> dict:
         }
     )
     return result
-
-
-def score_model_outputs(study: Study, outputs: dict[int, str]) -> dict:
-    """A model's outputs (item id -> raw output) graded on this study's scored items, in the same
-    layout as the human row, so the two sit side by side."""
-    family = study.benchmark.family
-    items = Item.objects.filter(studyitem__study=study, studyitem__role=ItemRole.SCORED).order_by("pk")
-    gold, predictions = [], []
-    for item in items:
-        if item.pk in outputs:
-            gold.append(gold_row(item))
-            predictions.append({"id": gold[-1]["id"], "output": outputs[item.pk]})
-    by, _ = PAPER_LAYOUT[family]
-    return scoring.score(family, gold, predictions, by=[by], sbert=False)
 
 
 def _blank_if_none(value):

@@ -8,7 +8,7 @@ import ast
 import re
 import warnings
 
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
 from .records import GoldItem, Prediction, RecordError, letter_map
 
 _ANSWER_VALUE = re.compile(r"[\"']?[Aa]nswer[\"']?\s*:\s*[\"']?([^\"']+)[\"']?")
@@ -116,4 +116,14 @@ FAMILY = Family(
     score_rows=score_rows,
     check=check,
     derive_tags=derive_tags,
+    primary_metric="accuracy",
+    tables=(
+        Table("levels", "Accuracy (Not-Sure rate) by level and task, mean ± std over repeats (CausalSpatial "
+              "Tables 2 and 4)", ("accuracy", "not_sure_rate"),
+              by="task", order=("collision", "compatibility", "occlusion", "trajectory"),
+              within="level", within_order=("L1", "L2"), group_average="last", not_ranked=("not_sure_rate",)),
+    ),
+    radar_axis="task",
+    question_types=("collision", "compatibility", "occlusion", "trajectory"),
+    chance_rows=("random",),
 )

@@ -73,6 +73,42 @@ def own_tags(item: GoldItem) -> dict:
 
 
 @dataclass(frozen=True)
+class Table:
+    """One of a family's paper tables: which result values go in which column (`scoring.tables`
+    builds it from `score()` results).
+
+    Columns: Overall, then one per value of the tag `by` (a result's `by` keys `BY=value`); with
+    `within`, the `by` columns are grouped under each value of that tag (keys `WITHIN+BY=w+v`),
+    with the group as a whole (`WITHIN=w`) as an "Avg." column first or last when `group_average`
+    says so. Values come in the paper's order (`order`, `within_order`), then any others sorted.
+    Each cell shows `metrics`; a name in `differences` is derived: first metric minus second.
+    """
+
+    key: str  # names the table in exports: ?table=<key>
+    title: str
+    metrics: tuple[str, ...]
+    by: str | None = None
+    order: tuple[str, ...] = ()
+    within: str | None = None
+    within_order: tuple[str, ...] = ()
+    group_average: str | None = None  # "first", "last" or None
+    differences: tuple[tuple[str, str, str], ...] = ()  # (name, minuend, subtrahend)
+    # shown only when some result has one of its breakdown keys (3DSRBench's viewpoint splits)
+    optional: bool = False
+    # metrics with no better direction: never marked best (Not-Sure rate, a difference)
+    not_ranked: tuple[str, ...] = ()
+
+    @property
+    def breakdowns(self) -> tuple[str, ...]:
+        """The `by` specs a result must be scored with to fill this table."""
+        if self.by is None:
+            return ()
+        if self.within is None:
+            return (self.by,)
+        return (self.within, f"{self.within}+{self.by}")
+
+
+@dataclass(frozen=True)
 class Family:
     name: str
     # profile name -> family-specific settings; the first one is the default (the official evaluation)
@@ -95,6 +131,16 @@ class Family:
     tally: Callable[[object, list[Outcome], Groups], Tallies] = tally_means
     check: Callable[[GoldItem], str | None] = no_check
     derive_tags: Callable[[GoldItem], dict] = own_tags
+    # The metric that says whether one answer is right (feedback, attention checks, per-row exports).
+    primary_metric: str = ""
+    # The paper's tables, the main one first (its first metric is the headline, drawn on the radar).
+    tables: tuple[Table, ...] = ()
+    # The radar chart has one spoke per value of this tag.
+    radar_axis: str | None = None
+    # The values of `radar_axis` in the paper's order (Hypo3D: Scale, Direction, Semantic).
+    question_types: tuple[str, ...] = ()
+    # The chance rows the paper reports, as `chance_levels` names its guessers.
+    chance_rows: tuple[str, ...] = ()
 
     @property
     def default_profile(self) -> str:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from word2number import w2n
 
 from . import sbert
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
 from .records import GoldItem, Prediction
 
 
@@ -242,4 +242,14 @@ FAMILY = Family(
     extract=extract,
     score_rows=score_rows,
     derive_tags=derive_tags,
+    primary_metric="EM",
+    tables=(
+        Table("table1", "EM and PM by type of context change (Hypo3D Table 1)", ("EM", "PM"),
+              by="change_type", order=("movement", "removal", "attribute", "addition", "replacement")),
+        Table("table9", "EM and PM by change type and question type (Hypo3D Table 9)", ("EM", "PM"),
+              by="question_type", order=("Scale", "Direction", "Semantic"),
+              within="change_type", within_order=("movement", "removal", "attribute", "addition", "replacement")),
+    ),
+    radar_axis="question_type",
+    question_types=("Scale", "Direction", "Semantic"),
 )

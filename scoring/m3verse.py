@@ -8,7 +8,7 @@ import re
 import string
 from collections.abc import Collection
 
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
 
 NONE_OPTION = "No correct option is listed."
@@ -91,4 +91,19 @@ FAMILY = Family(
     score_rows=score_rows,
     check=check,
     derive_tags=derive_tags,
+    primary_metric="score",
+    tables=(
+        Table("states", "Intra-state and inter-state averages by capability (M3-Verse Table 2)", ("score",),
+              by="capabilities",
+              order=("spatial understanding", "temporal understanding", "attribute recognition", "reasoning"),
+              within="state_type", within_order=("intra-state", "intra-states", "inter-state", "inter-states"),
+              group_average="first"),
+        Table("hallucination", "Hallucination and factual items (M3-Verse Table 3)",
+              ("hallucination_score", "factual_score", "factual_minus_hallucination"),
+              differences=(("factual_minus_hallucination", "factual_score", "hallucination_score"),),
+              not_ranked=("factual_minus_hallucination",)),
+    ),
+    radar_axis="capabilities",
+    question_types=("spatial understanding", "temporal understanding", "attribute recognition", "reasoning"),
+    chance_rows=("random",),
 )

@@ -7,7 +7,7 @@ compare the strings as extracted.
 
 import re
 
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
 from .records import GoldItem, Prediction
 
 # First match wins; the third reads one digit only, so `'Answer': 12` gives `1`.
@@ -151,4 +151,14 @@ FAMILY = Family(
     counts=("format_errors",),
     extract=extract,
     score_rows=score_rows,
+    primary_metric="accuracy",
+    tables=(
+        Table("levels", "Accuracy per level (Spatial457)", ("accuracy",), by="level",
+              order=("L1_single", "L2_objects", "L3_2d_spatial", "L4_occ", "L4_pose", "L5_6d_spatial",
+                     "L5_collision")),
+    ),
+    radar_axis="level",
+    question_types=("L1_single", "L2_objects", "L3_2d_spatial", "L4_occ", "L4_pose", "L5_6d_spatial",
+                    "L5_collision"),
+    chance_rows=("random",),
 )

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .family import FAILED, JUDGE, RULE, Extraction, Family, Groups, Outcome, Run, Tallies
+from .family import FAILED, JUDGE, RULE, Extraction, Family, Groups, Outcome, Run, Table, Tallies
 from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
 
 CATEGORY_SUBTYPES = {
@@ -215,4 +215,15 @@ FAMILY = Family(
     tally=tally,
     check=check,
     derive_tags=derive_tags,
+    primary_metric="vanilla",
+    tables=(
+        Table("categories", "CircularEval by category (3DSRBench Table 2)", ("circular", "vanilla"),
+              by="category", order=tuple(CATEGORY_SUBTYPES)),
+        Table("viewpoints", "Common and uncommon viewpoints (3DSRBench Table 4)", ("circular", "vanilla"),
+              by="category", order=tuple(CATEGORY_SUBTYPES), within="viewpoint",
+              within_order=("common", "uncommon"), group_average="first", optional=True),
+    ),
+    radar_axis="category",
+    question_types=tuple(CATEGORY_SUBTYPES),
+    chance_rows=("random", "random++"),
 )

@@ -14,11 +14,11 @@ from benchmarks.models import Benchmark, Item
 from config.throttle import crowd_entry_limited
 from humaneval import services as humaneval_services
 from humaneval.models import Study
-from modeleval.models import Run
-from scoring.tables import paper_table
+from results import services as results_services
 
 from ..access import role_required
 from .common import BACKEND, error_page
+from .manage import results_export
 
 
 @crowd_entry_limited
@@ -118,32 +118,22 @@ def study_design(request, slug):
     return redirect("study_results", study_id=study.pk)
 
 
-def _model_outputs(run: Run) -> dict[int, str]:
-    predictions = run.predictions.filter(repeat=0, variant="", error="")
-    return dict(predictions.values_list("item_id", "output"))
-
-
 @role_required(roles.ADMIN)
 def study_results(request, study_id):
+    """The study's human row beside the finished runs and chance, all on the study's scored items
+    (`results.services.benchmark_results(benchmark, study)`); `?format=json|csv|latex` exports them."""
     study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
-    human = humaneval_services.study_results(study)
-    runs = Run.objects.filter(benchmark=study.benchmark, status=Run.Status.FINISHED).select_related("model")
-    rows = [(f"Human — {study.name}", "human", human)]
-    rows += [
-        (
-            f"{run.model.name} (run {run.pk})",
-            "model",
-            humaneval_services.score_model_outputs(study, _model_outputs(run)),
-        )
-        for run in runs.order_by("pk")
-    ]
+    data = results_services.benchmark_results(study.benchmark, study)
+    exported = results_export(request, data, f"study-{study.pk}")
+    if exported is not None:
+        return exported
     return render(
         request,
         "frontend/study_results.html",
         {
             "study": study,
-            "human": human,
-            "table": paper_table(study.benchmark.family, rows),
+            "human": results_services.human_result(data),
+            "tables": data["tables"],
             "crowd_link": f"/crowd/studies/{study.pk}/",
         },
     )

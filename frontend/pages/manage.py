@@ -4,7 +4,7 @@ import csv
 import json
 
 from django.core.paginator import Paginator
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -16,7 +16,8 @@ from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
-from scoring.tables import paper_table, radar_chart
+from results import services as results_services
+from scoring.tables import csv_rows, latex_table
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
@@ -119,34 +120,39 @@ def run_predictions_csv(request, run_id):
     return response
 
 
-def leaderboard(benchmark: Benchmark) -> tuple[dict, dict]:
-    """The family's paper table and radar chart: one human row per study, one row per finished run."""
-    results = [
-        (f"Human — {study.name}", "human", humaneval_services.study_results(study))
-        for study in Study.objects.filter(benchmark=benchmark).order_by("created_at")
-    ] + [
-        (f"{run.model.name} (run {run.pk})", "model", run.scores)
-        for run in Run.objects.filter(benchmark=benchmark, status="finished").select_related("model").order_by("pk")
-    ]
-    scored = [r for r in results if r[2] and r[2].get("n_items")]
-    return paper_table(benchmark.family, scored), radar_chart(benchmark.family, scored)
+def results_export(request, data: dict, filename: str):
+    """`?format=json` (what the API answers), `csv` (one table: `&table=<key>`, the main one by default)
+    or `latex` (every table, or `&table=<key>`) of `results.services.benchmark_results`; None for the page."""
+    fmt = request.GET.get("format")
+    if fmt == "json":
+        return JsonResponse(data)
+    if fmt not in ("csv", "latex"):
+        return None
+    key = request.GET.get("table")
+    tables = data["tables"] if fmt == "latex" and not key else [results_services.find_table(data, key)]
+    if tables[0] is None:
+        raise Http404("No such table.")
+    if fmt == "latex":
+        response = HttpResponse("\n".join(latex_table(table) for table in tables), content_type="text/x-tex")
+        response["Content-Disposition"] = f'attachment; filename="{filename}-results.tex"'
+        return response
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}-{tables[0]["key"]}.csv"'
+    csv.writer(response).writerows(csv_rows(tables[0]))
+    return response
 
 
 @role_required(roles.ADMIN)
 def results(request, slug):
+    """The benchmark's paper tables (chance, human and model rows) with the radar chart, and exports."""
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    table, radar = leaderboard(benchmark)
-    if request.GET.get("format") == "json":
-        return JsonResponse({"benchmark": benchmark.slug, "family": benchmark.family, **table, "radar": radar})
-    if request.GET.get("format") == "csv":
-        response = HttpResponse(content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}-leaderboard.csv"'
-        writer = csv.writer(response)
-        writer.writerow(["row", "kind", "n"] + [f"{c} {m}" for c in table["columns"] for m in table["metrics"]])
-        for row in table["rows"]:
-            writer.writerow([row["name"], row["kind"], row["n"]] + [v["value"] for cell in row["cells"] for v in cell])
-        return response
+    data = results_services.benchmark_results(benchmark)
+    exported = results_export(request, data, benchmark.slug)
+    if exported is not None:
+        return exported
+    radar = data["radar"]
     legend = [{**s, "colour": series_colour(i)} for i, s in enumerate(radar["series"])]
     return render(request, "frontend/results.html", {
-        "benchmark": benchmark, "table": table, "radar": radar, "radar_svg": radar_svg(radar), "legend": legend,
+        "benchmark": benchmark, "tables": data["tables"], "radar": radar, "radar_svg": radar_svg(radar),
+        "legend": legend,
     })

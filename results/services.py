@@ -1,0 +1,137 @@
+"""One home for results: the rows of a benchmark's paper tables, all graded by the one scorer.
+
+`benchmark_results` is the only place the rows are assembled; the results pages (HTML, JSON, CSV,
+LaTeX), the study page and both results API endpoints call it, so they carry the same numbers.
+
+- a human row per study: `humaneval.services.study_results` (each scored response of a session not
+  excluded is one scorer row);
+- a model row per finished run: the run's stored `scores` (scored by `modeleval.services.score_run`
+  with `by=breakdowns(family)`);
+- chance rows (the Random / Random++ the family's paper reports): `scoring.chance_levels` on the gold
+  lines of the items.
+
+With a study, every row is restricted to that study's scored items: its own human row, each run
+scored again from its stored predictions on those items (every variant and repeat, the lines built
+by `modeleval.services.scoring_lines` as `score_run` builds them), chance on those items.
+"""
+
+import scoring
+from benchmarks.errors import NotFound
+from benchmarks.models import Benchmark, Item
+from benchmarks.services import gold_row
+from humaneval import services as humaneval_services
+from humaneval.models import ItemRole, Study
+from modeleval import services as modeleval_services
+from modeleval.models import Run
+from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
+
+HUMAN, MODEL, CHANCE = "human", "model", "chance"
+CHANCE_NAMES = {"random": "Random", "random++": "Random++"}
+
+
+def result_row(name: str, kind: str, result: dict | None) -> dict:
+    return {"name": name, "kind": kind, "n": (result or {}).get("n_items"), "result": result}
+
+
+def human_row_name(study: Study) -> str:
+    return f"Human — {study.name}"
+
+
+def model_row_name(run: Run) -> str:
+    return f"{run.model.name} (run {run.pk})"
+
+
+def chance_rows(family: str, items, by: list[str]) -> list[dict]:
+    """The family's chance rows on these items' gold lines: expected values of `chance_levels`."""
+    guessers = family_record(family).chance_rows
+    if not guessers:
+        return []
+    levels = scoring.chance_levels(family, [gold_row(item) for item in items], by=by)
+    if not levels["n_items"]:
+        return []
+    return [
+        result_row(CHANCE_NAMES.get(guesser, guesser), CHANCE, {
+            "family": levels["family"],
+            "n_items": levels["n_items"],
+            "overall": levels[guesser]["overall"],
+            "by": levels[guesser]["by"],
+            "errors": levels["errors"],
+        })
+        for guesser in guessers
+        if levels.get(guesser) is not None
+    ]
+
+
+def study_scored_items(study: Study) -> list[Item]:
+    return list(
+        Item.objects.filter(studyitem__study=study, studyitem__role=ItemRole.SCORED).order_by("pk")
+    )
+
+
+def rescore_run(run: Run, items: list[Item], by: list[str]) -> dict:
+    """A run graded again on these items only (those it covers: its own items, or items it has
+    predictions for), from its stored predictions, as `score_run` grades the whole run."""
+    wanted = [item.pk for item in items]
+    covered = set(run.items.filter(pk__in=wanted).values_list("pk", flat=True))
+    covered |= set(run.predictions.filter(item_id__in=wanted).values_list("item_id", flat=True).distinct())
+    chosen = {item.pk: item for item in items if item.pk in covered}
+    gold, lines = modeleval_services.scoring_lines(run, chosen, run.predictions.filter(item_id__in=list(chosen)))
+    return scoring.score(run.benchmark.family, gold, lines, by=by, sbert=False)
+
+
+def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
+    """The rows (chance, human, model) of the benchmark's paper tables, the tables and the radar chart.
+
+    Returns {"benchmark", "family", "study", "tables", "radar", "rows": [{"name", "kind", "n", "result"}]}
+    plus the main table's "by", "metrics" and "columns" (what the leaderboard's JSON always carried).
+    Rows without a scored item are left out, except the study's own human row.
+    """
+    family = benchmark.family
+    by = breakdowns(family)
+    runs = (
+        Run.objects.filter(benchmark=benchmark, status=Run.Status.FINISHED)
+        .select_related("model", "benchmark")
+        .order_by("pk")
+    )
+    if study is None:
+        humans = [
+            result_row(human_row_name(each), HUMAN, humaneval_services.study_results(each))
+            for each in Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by(
+                "created_at", "pk"
+            )
+        ]
+        humans = [row for row in humans if row["n"]]
+        models = [result_row(model_row_name(run), MODEL, run.scores) for run in runs]
+        items = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk"))
+    else:
+        if study.benchmark_id != benchmark.pk:
+            raise NotFound("No such study on this benchmark.", field="study")
+        humans = [result_row(human_row_name(study), HUMAN, humaneval_services.study_results(study))]
+        items = study_scored_items(study)
+        models = [result_row(model_row_name(run), MODEL, rescore_run(run, items, by)) for run in runs]
+    models = [row for row in models if row["n"]]
+    rows = chance_rows(family, items, by) + humans + models
+    tables = paper_tables(family, rows)
+    return {
+        "benchmark": benchmark.slug,
+        "family": family,
+        "study": study.pk if study is not None else None,
+        "tables": tables,
+        "radar": radar_chart(family, [row for row in rows if row["kind"] != CHANCE]),
+        "rows": rows,
+        "by": tables[0]["by"],
+        "metrics": tables[0]["metrics"],
+        "columns": tables[0]["columns"],
+    }
+
+
+def human_result(results: dict) -> dict | None:
+    """The study's human row's result in `benchmark_results(benchmark, study)`."""
+    return next((row["result"] for row in results["rows"] if row["kind"] == HUMAN), None)
+
+
+def find_table(results: dict, key: str | None) -> dict | None:
+    """The table named `key` (the main table when None); None when the family has no such table."""
+    if not key:
+        return results["tables"][0]
+    return next((table for table in results["tables"] if table["key"] == key), None)
