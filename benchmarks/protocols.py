@@ -86,6 +86,16 @@ VANILLA = Variant()
 _VARIANT_NAME = re.compile(r"(?:(?P<flip>flip)(?:-(?P<flip_rotation>[1-9]\d*))?|(?P<rotation>[1-9]\d*))?")
 
 
+# An item imported from a 3DSRBench `-flip` row is asked about the mirrored image (its stored twin).
+IMAGE_VARIANT, FLIPPED = "image_variant", "flipped"
+
+
+def shows_mirrored(tags, variant: "Variant") -> bool:
+    """Whether the item's images are shown mirrored: on a flipped variant, or on an item imported from
+    a `-flip` row (a flipped variant of that item mirrors it back to the original)."""
+    return variant.flip != ((tags or {}).get(IMAGE_VARIANT) == FLIPPED)
+
+
 def flip_rule(tags) -> str | None:
     value = (tags or {}).get("flip")
     return value if value in (FLIP_SWAPS, FLIP_SAME) else None

@@ -948,15 +948,8 @@ ANSWER_COUNT_NOTES = {
 _OPTION_IN_QUESTION = re.compile(r"\(([A-J])\)\s*([^()]+?)(?=\s*\([A-J]\)|$)", re.DOTALL)
 
 
-def imported_flipped(item: Item) -> bool:
-    """An item imported from a 3DSRBench `-flip` row: it is asked about the scene's mirrored image."""
-    return (item.tags or {}).get("image_variant") == "flipped"
-
-
 def shows_mirrored_image(entry: SessionItem) -> bool:
-    """The mirrored twin of the images on a flipped variant, or on an item imported from a `-flip` row
-    (a flipped variant of that item mirrors it back to the original)."""
-    return Variant.parse(entry.variant).flip != imported_flipped(entry.item)
+    return protocols.shows_mirrored(entry.item.tags, Variant.parse(entry.variant))
 
 
 def question_as_shown(item: Item, order: list[int]) -> str:

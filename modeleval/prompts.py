@@ -123,7 +123,7 @@ def render_prompt(template: PromptTemplate, item: Item, modality: str, choices: 
 
 def stimulus_images(model: ModelSpec, item: Item, flip: bool = False) -> list[bytes]:
     """The images the model is shown for this item (none for text-only or vision-blind models);
-    mirrored for a flipped variant (a stored twin when the import made one)."""
+    mirrored for a flipped variant or an imported `-flip` row (the stored twin when the import made one)."""
     if model.withhold_stimulus or model.modality == ModelSpec.Modality.CAPTION or item.scene is None:
         return []
     if model.modality == ModelSpec.Modality.VIDEO_FRAMES:
@@ -163,5 +163,6 @@ def build_request(
         prompt = f"{item.question}\n{lettered(choices)}\n{CHOICE_TAIL}"
     else:
         prompt = item.question
-    return InferenceRequest(prompt=prompt, images=stimulus_images(model, item, variant.flip), choices=choices,
+    mirrored = protocols.shows_mirrored(item.tags, variant)
+    return InferenceRequest(prompt=prompt, images=stimulus_images(model, item, mirrored), choices=choices,
                             variant=variant.name)

@@ -186,9 +186,6 @@ def test_3dsrbench_item_from_a_flip_row_shows_the_scenes_mirrored_twin(client):
     assert served(client, twin.file.url) != served(client, original.file.url)
 
 
-@pytest.mark.xfail(reason="modeleval.prompts.stimulus_images does not read tags['image_variant'] yet: "
-                          "a model is shown the original image of an item imported from a -flip row",
-                   strict=False)
 def test_3dsrbench_item_from_a_flip_row_gives_model_and_evaluator_the_same_twin(client):
     item, _ = flipped_row_item()
     [(human, _)] = evaluator_items(client, item)
