@@ -4,6 +4,7 @@ be cancelled and resumed; resuming infers only what is missing."""
 
 import dataclasses
 import hashlib
+import io
 import json
 import re
 import time
@@ -470,7 +471,11 @@ def read_prediction_files(files: list[tuple[str, bytes]]) -> list:
         errors: list[str] = []
         label = "prediction" if len(files) == 1 else name
         try:
-            for record in predfiles.iter_records(data, name, errors, label):
+            if name.lower().endswith(".xlsx"):
+                found = predfiles.table_records(workbook_rows(data), label, errors)
+            else:
+                found = predfiles.iter_records(data, name, errors, label)
+            for record in found:
                 events += errors
                 errors.clear()
                 if len(files) > 1:
@@ -481,6 +486,21 @@ def read_prediction_files(files: list[tuple[str, bytes]]) -> list:
             raise predfiles.PredictionFileError(f"{name}: {error}") from None
         events += errors
     return events
+
+
+def workbook_rows(data: bytes):
+    """The first sheet of an .xlsx workbook (a VLMEvalKit result file), row by row, header first."""
+    import openpyxl
+
+    try:
+        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as error:  # zipfile, XML and openpyxl errors alike: not a readable workbook
+        raise predfiles.PredictionFileError(f"not a readable .xlsx workbook ({type(error).__name__})") from None
+    try:
+        for row in workbook.worksheets[0].iter_rows(values_only=True):
+            yield list(row)
+    finally:
+        workbook.close()
 
 
 def _as_repeat(record, repeat: int, errors: list):

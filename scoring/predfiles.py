@@ -1,6 +1,7 @@
 """Prediction files in the shapes their tools publish, read into records a caller can key to its items.
 
-Pure Python, importing nothing of the project's (openpyxl only, and only for `.xlsx`). The shapes:
+Pure Python: the standard library only (a `.xlsx` workbook's rows are read by the caller, with openpyxl,
+and given to `table_records`). The shapes:
 
 - the scorer's prediction lines, JSONL `{"id", "output", "repeat"?, "choices"?, "judge"?}`: each line is
   passed on as it is, so the scorer judges it exactly as `python -m scoring` does;
@@ -227,20 +228,6 @@ def _delimited_rows(data: bytes, delimiter: str) -> Iterator[list]:
         csv.field_size_limit(limit)
 
 
-def _workbook_rows(data: bytes) -> Iterator[list]:
-    import openpyxl  # only workbooks need it
-
-    try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as error:  # zipfile, XML and openpyxl errors alike: not a readable workbook
-        raise PredictionFileError(f"not a readable .xlsx workbook ({type(error).__name__})") from None
-    try:
-        for row in workbook.worksheets[0].iter_rows(values_only=True):
-            yield list(row)
-    finally:
-        workbook.close()
-
-
 def iter_records(data: bytes, name: str, errors: list[str], label: str = "prediction") -> Iterator[PredictionRecord]:
     """Every prediction record of one file, its shape told by its name (.xlsx, .tsv, .csv) or content;
     a bad record's error is appended to `errors` before the next record comes.
@@ -250,8 +237,9 @@ def iter_records(data: bytes, name: str, errors: list[str], label: str = "predic
     lowered = name.lower()
     try:
         if lowered.endswith(".xlsx"):
-            yield from table_records(_workbook_rows(data), label, errors)
-        elif lowered.endswith((".tsv", ".csv")):
+            raise PredictionFileError("a workbook's rows are read by the caller (scoring imports no openpyxl); "
+                                      "pass them to table_records")
+        if lowered.endswith((".tsv", ".csv")):
             rows = _delimited_rows(data, "\t" if lowered.endswith(".tsv") else ",")
             yield from table_records(rows, label, errors)
         else:

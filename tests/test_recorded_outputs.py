@@ -455,7 +455,7 @@ def test_vlmevalkit_tables_key_rows_by_their_ids_then_index():
     with pytest.raises(predfiles.PredictionFileError, match="prediction"):
         records(b"index\tanswer\n1\tA\n", "result.tsv")
     with pytest.raises(predfiles.PredictionFileError, match="xlsx"):
-        records(b"not a workbook", "result.xlsx")
+        services.read_prediction_files([("result.xlsx", b"not a workbook")])
 
 
 def test_causalspatial_output_lines_and_hypo3d_files_read_their_model_answer():

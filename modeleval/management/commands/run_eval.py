@@ -35,6 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--by", action="append", default=[], metavar="TAG",
                             help="--outputs: also report per value of this tag (repeatable).")
         parser.add_argument("--profile", help="--outputs: scoring profile (default: the official evaluation).")
+        parser.add_argument("--no-sbert", action="store_true", help="--outputs, hypo3d: skip SBERT, as python -m scoring.")
         parser.add_argument("--allow-partial", action="store_true",
                             help="--outputs: run even when records were left out (unknown ids, invalid or "
                             "duplicate lines).")
@@ -79,7 +80,8 @@ class Command(BaseCommand):
             model = services.register_recorded_outputs(benchmark, name, recorded, ", ".join(n for n, _ in files))
             protocol = recorded.protocol.as_data()
             run = self.launch(model, benchmark, options, recorded.repeats, protocol)
-            result = services.rescore_run(run, options["by"], options["profile"])
+            result = services.rescore_run(run, options["by"], options["profile"],
+                                          sbert=False if options["no_sbert"] else None)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         except ValueError as exc:  # an unknown profile
