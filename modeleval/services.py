@@ -68,6 +68,22 @@ def _check_protocol(protocol: Protocol, model: ModelSpec, items: list[tuple]) ->
                 raise DomainError(f"Item #{pk}: {error.message}", field="protocol") from None
 
 
+def _check_imported_variants(protocol: Protocol, approved) -> None:
+    """Items imported as rotated copies (`X-1`) or mirrored rows (`X-flip`) already are the protocol's
+    variants: running the protocol over them again would give ids that collide (`X` rotated is `X-1`)."""
+    if protocol.circular:
+        rotated = approved.filter(external_id__regex=r"-[0-9]$").values_list("external_id", flat=True).first()
+        if rotated:
+            raise DomainError(f"The items are stored with their rotations (e.g. {rotated}), so CircularEval "
+                              "comes from their ids: launch the run without 'circular'.", field="protocol")
+    if protocol.flip:
+        flipped = approved.filter(**{f"tags__{protocols.IMAGE_VARIANT}": protocols.FLIPPED})
+        flipped = flipped.values_list("external_id", flat=True).first()
+        if flipped is not None:
+            raise DomainError(f"The items include their mirrored rows (e.g. {flipped}), so FlipEval comes from "
+                              "their ids: launch the run without 'flip'.", field="protocol")
+
+
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
                protocol=None) -> Run:
     """A run of the model over the benchmark's approved items: one prediction per item, protocol
@@ -93,6 +109,7 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     if not rows:
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
     _check_protocol(protocol, model, rows)
+    _check_imported_variants(protocol, Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED))
     items = [pk for pk, *_ in rows]
     variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
     with transaction.atomic():
@@ -412,8 +429,13 @@ class ItemKeys:
 
     def __init__(self, items):
         self.items = list(items)
-        self.by_external, self.by_index, self.by_release = {}, {}, {}
+        self.by_external, self.by_index, self.by_release, self.by_question_index = {}, {}, {}, {}
         for item in self.items:
+            # Spatial457's question JSON numbers questions per level file (external id `L2_objects/0`):
+            # a bare question_index names an item only where one level holds it
+            question_index = (item.tags or {}).get("question_index")
+            if question_index is not None:
+                self.by_question_index.setdefault(str(question_index), []).append(item)
             if item.external_id:
                 self.by_external.setdefault(item.external_id, []).append(item)
             else:
@@ -425,7 +447,7 @@ class ItemKeys:
         if tables is None:
             index_first = field == predfiles.INDEX_FIELD
             tables = (self.by_index, self.by_external, self.by_release) if index_first else (
-                self.by_external, self.by_index, self.by_release)
+                self.by_external, self.by_index, self.by_release, self.by_question_index)
         for table in tables:
             found = table.get(value, [])
             if len(found) > 1:
