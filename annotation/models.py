@@ -99,6 +99,16 @@ class Campaign(models.Model):
         help_text="Where a worker returns with their code (an http(s) URL), with {code} in it; empty for the "
                   "platform's default.",
     )
+    return_code = models.CharField(
+        max_length=100, blank=True,
+        help_text="The platform's code for a participant who gives the work back (Prolific: the completion code "
+                  "whose action is 'returned'); empty: a worker who gives a scene back just leaves.",
+    )
+    return_url = models.CharField(
+        max_length=500, blank=True, validators=[validate_http_url],
+        help_text="Where a worker who gives the work back goes (an http(s) URL, {code} replaced by the return code); "
+                  "empty: the platform's completion URL with the return code.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -24,6 +24,10 @@ class Benchmark(models.Model):
         max_length=20, choices=Family.choices, help_text="Which benchmark family's rules and scorer apply."
     )
     description = models.TextField(blank=True, help_text="What the benchmark measures.")
+    allow_self_approval = models.BooleanField(
+        default=False,
+        help_text="A reviewer's own question is approved at once; otherwise it waits (draft) for a second reviewer.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):

@@ -60,6 +60,14 @@ class Study(models.Model):
         help_text="FlipEval: scored image items tagged flip: swap/same are also shown on the mirrored image "
         "(left and right answers swapped where the tag says so).",
     )
+    instructions = models.TextField(
+        blank=True, help_text="Markdown shown before the session starts (what to do, how answers are given)."
+    )
+    consent_text = models.TextField(
+        blank=True,
+        help_text="Markdown a participant agrees to before the clock starts; blank: the standard consent "
+        "statement is shown on the page (API clients then start without a consent step).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -100,8 +108,14 @@ class EvalSession(StatusTransitions, models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="eval_sessions"
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
-    started_at = models.DateTimeField()
-    deadline = models.DateTimeField(help_text="Server-owned end of the session.")
+    started_at = models.DateTimeField(help_text="Arrival: the instructions and consent page was first shown.")
+    consented_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the participant agreed to take part; the session's clock starts here."
+    )
+    deadline = models.DateTimeField(
+        help_text="Server-owned end of the session: consent + the session's time (before consent, the latest "
+        "moment the session can still start and end)."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True)
 
