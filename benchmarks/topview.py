@@ -98,32 +98,105 @@ def _labels(objects: list[dict], width: int, height: int, scale: float, bounds) 
                 "x": int(np.clip(round(float(x)), 0, width - 1)),
                 "y": int(np.clip(round(float(y)), 0, height - 1)),
                 "box": [math.floor(left), math.floor(top), math.ceil(right), math.ceil(bottom)],
+                # The footprint as turned by the object's yaw: hover tests this polygon.
+                "corners": [[round(float(c), 1), round(float(r), 1)] for c, r in zip(corner_cols, corner_rows,
+                                                                                      strict=True)],
+                "text_box": None,
             }
         )
     return labels
 
 
+# Walls, floors and ceilings are labelled last: a room's structure matters least on its own map.
+STRUCTURE = ("wall", "floor", "ceiling")
+LABEL_GAP = 2
+ELLIPSIS = "…"
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] + LABEL_GAP and b[0] < a[2] + LABEL_GAP and a[1] < b[3] + LABEL_GAP and b[1] < a[3] + LABEL_GAP
+
+
+def _label_order(labels: list[dict]) -> list[dict]:
+    def key(entry):
+        left, top, right, bottom = entry["box"]
+        structural = any(word in entry["label"].lower() for word in STRUCTURE)
+        return (structural, -(right - left) * (bottom - top), entry["instance_id"])
+
+    return sorted(labels, key=key)
+
+
+def _texts(label: str) -> list[str]:
+    """The label, then shorter forms of it (at most two)."""
+    texts = [label]
+    if len(label) > 10:
+        texts.append(label[:9].rstrip() + ELLIPSIS)
+    if len(label) > 5:
+        texts.append(label[:4].rstrip() + ELLIPSIS)
+    return texts
+
+
+def _place(draw, font, entry: dict, placed: list, size: tuple[int, int], pad: int):
+    """(text, x, y, box) for the first spot where the label (or a shorter form) fits beside no
+    other: on its centroid, then above, below, left and right of it, then two lines above or
+    below; None where none is free."""
+    width, height = size
+    for text in _texts(entry["label"]):
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font, anchor="mm")
+        w, h = right - left + 2 * pad, bottom - top + 2 * pad
+        step = h + LABEL_GAP + 1
+        for dx, dy in ((0, 0), (0, -step), (0, step), (-w // 2 - 4, 0), (w // 2 + 4, 0), (0, -2 * step),
+                       (0, 2 * step)):
+            cx = min(max(entry["x"] + dx, w // 2 + 1), width - 1 - w // 2 - 1)
+            cy = min(max(entry["y"] + dy, h // 2 + 1), height - 1 - h // 2 - 1)
+            box = [cx - w // 2, cy - h // 2, cx - w // 2 + w, cy - h // 2 + h]
+            if not any(_overlaps(box, other) for other in placed):
+                return text, cx, cy, box
+    return None
+
+
+def _font(size_px: int):
+    return ImageFont.load_default(size=max(11, round(size_px / 34)))
+
+
+def _layout_labels(labels: list[dict], size: tuple[int, int], size_px: int) -> None:
+    """Where each label's text goes on the semantic map, set on the entries (both maps share the
+    data): biggest objects first (walls and floors last), each on its centroid or just beside it,
+    shortened if that makes it fit, never over another label. `text_box` [left, top, right,
+    bottom] in pixels, `shown_as` when shortened; a label that fits nowhere keeps `text_box` None
+    and is shown on hover only."""
+    draw = ImageDraw.Draw(Image.new("RGBA", (1, 1)))
+    font = _font(size_px)
+    placed = []
+    for entry in _label_order(labels):
+        spot = _place(draw, font, entry, placed, size, pad=3)
+        if spot is None:
+            continue
+        text, cx, cy, box = spot
+        placed.append(box)
+        entry["text_box"] = box
+        if text != entry["label"]:
+            entry["shown_as"] = text
+
+
 def _draw_labels(image: Image.Image, labels: list[dict], size_px: int) -> Image.Image:
-    """Label text centred on each centroid over a dark translucent box, kept inside the image."""
-    font = ImageFont.load_default(size=max(11, round(size_px / 34)))
+    """Each placed label over a dark translucent box; a dot marks each centroid whose label moved
+    aside or is left to hover."""
+    font = _font(size_px)
     overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
-    pad = 3
+    for entry in labels:  # dots first: a label drawn over a dot wins
+        box = entry["text_box"]
+        if box is None or ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2) != (entry["x"], entry["y"]):
+            x, y, r = entry["x"], entry["y"], 3
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=(20, 20, 28, 220), outline=(255, 255, 255, 255))
     for entry in labels:
-        left, top, right, bottom = draw.textbbox((entry["x"], entry["y"]), entry["label"], font=font, anchor="mm")
-        shift_x = max(0, pad - left) - max(0, right + pad - (image.width - 1))
-        shift_y = max(0, pad - top) - max(0, bottom + pad - (image.height - 1))
-        draw.rectangle(
-            [left - pad + shift_x, top - pad + shift_y, right + pad + shift_x, bottom + pad + shift_y],
-            fill=(20, 20, 28, 190),
-        )
-        draw.text(
-            (entry["x"] + shift_x, entry["y"] + shift_y),
-            entry["label"],
-            font=font,
-            anchor="mm",
-            fill=(255, 255, 255, 255),
-        )
+        box = entry["text_box"]
+        if box is None:
+            continue
+        draw.rectangle([box[0], box[1], box[2] - 1, box[3] - 1], fill=(20, 20, 28, 190))
+        draw.text(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), entry.get("shown_as", entry["label"]), font=font,
+                  anchor="mm", fill=(255, 255, 255, 255))
     return Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
 
 
@@ -133,13 +206,16 @@ def render_topview(
     """Render the cloud from above as PNG bytes, with the map data (bounds, object boxes) as a dict.
 
     `objects` holds {"instance_id", "label", "center": [x, y, z], "size": [sx, sy, sz]} (and an
-    optional "yaw"); `semantic=True` writes each label at its object's centroid.
+    optional "yaw"); `semantic=True` writes each label at (or beside) its object's centroid, no
+    two labels overlapping (`_layout_labels`). Each label entry carries the footprint's pixel box,
+    its turned `corners` (for hover) and its `text_box` (None: shown on hover only).
     """
     xyz = np.asarray(xyz, dtype=np.float64)
     rgb = np.asarray(rgb, dtype=np.uint8)
     width, height, scale, bounds = _grid(xyz, size_px)
     image = Image.fromarray(_zbuffer(xyz, rgb, width, height, scale, bounds))
     labels = _labels(objects, width, height, scale, bounds)
+    _layout_labels(labels, (width, height), size_px)
     if semantic:
         image = _draw_labels(image, labels, size_px)
     buffer = io.BytesIO()
