@@ -28,6 +28,7 @@ from benchmarks import roles
 from benchmarks.broadcast import send_to_group
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
+from benchmarks.validation import is_http_url
 
 from .checks import check_description
 from .kinds import SUBMITTERS, frame_text
@@ -320,12 +321,32 @@ def heartbeat(assignment_id: int, worker) -> Assignment:
 
 @transaction.atomic
 def release_assignment(assignment_id: int, worker) -> Assignment:
-    """The worker gives the scene back to the pool."""
+    """The worker gives the scene back to the pool. Their draft stays with the released assignment
+    (the campaign's record of work begun and given back; it is never offered to them again), and the
+    result says so."""
     assignment = _locked_open_assignment(assignment_id, worker)
+    draft = AssignmentDraft.objects.filter(assignment=assignment).first()
     assignment.move_to(Assignment.Status.RELEASED)
-    assignment.save(update_fields=["status"])
+    assignment.result = {"given_back": True, "draft_kept": bool(draft and (draft.text or draft.descriptions
+                                                                               or draft.content))}
+    assignment.save(update_fields=["status", "result"])
     announce(assignment.campaign_id, "released")
     return assignment
+
+
+def return_url(assignment: Assignment) -> str | None:
+    """Where a crowd worker who gave the work back goes: the campaign's return URL (with its return
+    code), else on Prolific the platform's completion URL with the campaign's return code. None for
+    workers who did not come from a platform, and for campaigns with neither."""
+    campaign = assignment.campaign
+    worker = CrowdWorker.objects.filter(user_id=assignment.worker_id).first()
+    if worker is None:
+        return None
+    if campaign.return_url:
+        return campaign.return_url.replace("{code}", campaign.return_code)
+    if campaign.return_code and worker.platform == CrowdPlatform.PROLIFIC:
+        return settings.PROLIFIC_COMPLETION_URL.format(code=campaign.return_code)
+    return None
 
 
 def task_of(assignment: Assignment) -> dict:
@@ -636,12 +657,60 @@ def create_campaign(benchmark, name: str, change_type: str, scenes, guidelines: 
     if descriptions_per_assignment < 1:
         raise DomainError("An assignment takes at least one description.", field="descriptions_per_assignment")
     _check_quiz(options.get("quiz") or [])
+    _check_urls(options)
+    if not (name or "").strip():
+        raise DomainError("Give the campaign a name.", field="name")
     campaign = Campaign.objects.create(
         benchmark=benchmark, name=name, change_type=change_type, guidelines=guidelines, min_words=min_words,
         lease_minutes=lease_minutes, descriptions_per_assignment=descriptions_per_assignment, **options,
     )
     campaign.scenes.set(scenes)
     return campaign
+
+
+CAMPAIGN_FIELDS = (
+    "name", "kind", "change_type", "guidelines", "min_words", "descriptions_per_assignment", "lease_minutes",
+    "max_assignments_per_worker", "assignments_per_scene", "pay_cents", "pay_unit", "question_types", "quiz",
+    "quiz_max_attempts", "completion_url", "return_code", "return_url", "is_active",
+)
+
+
+@transaction.atomic
+def update_campaign(campaign_id: int, scenes=None, **fields) -> Campaign:
+    """Staff edit a campaign's settings (CAMPAIGN_FIELDS) and its pool of scenes, checked as on creation."""
+    campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
+    if campaign is None:
+        raise NotFound("No such campaign.", field="campaign")
+    unknown = set(fields) - set(CAMPAIGN_FIELDS)
+    if unknown:
+        raise DomainError(f"Not a campaign setting: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])
+    if "name" in fields and not (fields["name"] or "").strip():
+        raise DomainError("Give the campaign a name.", field="name")
+    if fields.get("change_type", campaign.change_type) not in ChangeType.values:
+        raise DomainError(f"Change type must be one of {', '.join(ChangeType.values)}.", field="change_type")
+    if fields.get("kind", campaign.kind) not in Campaign.Kind.values:
+        raise DomainError(f"Kind must be one of {', '.join(Campaign.Kind.values)}.", field="kind")
+    if fields.get("descriptions_per_assignment", 1) < 1:
+        raise DomainError("An assignment takes at least one description.", field="descriptions_per_assignment")
+    _check_quiz(fields.get("quiz") or [])
+    _check_urls(fields)
+    if scenes is not None:
+        scenes = list(scenes)
+        if not scenes or any(s.benchmark_id != campaign.benchmark_id for s in scenes):
+            raise DomainError("Pick one or more scenes of this benchmark.", field="scenes")
+    for field, value in fields.items():
+        setattr(campaign, field, value.strip() if isinstance(value, str) else value)
+    campaign.save(update_fields=list(fields) or None)
+    if scenes is not None:
+        campaign.scenes.set(scenes)
+    announce(campaign.pk, "settings")
+    return campaign
+
+
+def _check_urls(fields: dict) -> None:
+    for field in ("completion_url", "return_url"):
+        if fields.get(field) and not is_http_url(fields[field]):
+            raise DomainError("Enter an http:// or https:// URL.", field=field)
 
 
 def _check_quiz(quiz) -> None:
@@ -657,15 +726,18 @@ def _campaign_changes(campaign: Campaign):
     return ContextChange.objects.filter(provenance__campaign=campaign.pk)
 
 
-def _work_by_author(campaign: Campaign) -> dict:
+def _work_by_author(campaign: Campaign, author=None) -> dict:
     """{author: (submitted units, accepted units)}: reviewed kinds count approved changes or items;
-    world frames and independent answers have no review stage, so each submission counts."""
+    world frames and independent answers have no review stage, so each submission counts. With
+    `author`, that author's work only."""
     if campaign.kind in (Campaign.Kind.WORLD_FRAME, Campaign.Kind.ANSWER_ONLY):
-        rows = campaign.assignments.filter(status=Assignment.Status.SUBMITTED).values_list("worker_id", "status")
+        rows = campaign.assignments.filter(status=Assignment.Status.SUBMITTED)
+        rows = (rows.filter(worker=author) if author is not None else rows).values_list("worker_id", "status")
         accepted = Assignment.Status.SUBMITTED
     else:
         produced = _campaign_changes(campaign) if campaign.kind == Campaign.Kind.CONTEXT_CHANGE else (
             Item.objects.filter(provenance__campaign=campaign.pk))
+        produced = produced.filter(author=author) if author is not None else produced
         rows = produced.values_list("author_id", "status")
         accepted = "approved"
     work = {}
@@ -720,6 +792,26 @@ def payment_report(campaign: Campaign) -> list[dict]:
             "amount_usd": str((per_unit * accepted).quantize(Decimal("0.01"), ROUND_HALF_UP)),
         })
     return sorted(rows, key=lambda row: (row["platform"], row["worker_id"]))
+
+
+def worker_earnings(worker) -> list[dict]:
+    """A worker's own view of their campaigns: each assignment's status and completion code, and the
+    accepted units and amount so far at the campaign's rate (as the payment report counts them)."""
+    assignments = (Assignment.objects.filter(worker=worker).select_related("campaign", "scene")
+                   .order_by("-created_at"))
+    campaigns: dict[int, dict] = {}
+    for assignment in assignments:
+        campaign = assignment.campaign
+        entry = campaigns.setdefault(campaign.pk, {"campaign": campaign, "assignments": []})
+        entry["assignments"].append(assignment)
+    for entry in campaigns.values():
+        campaign = entry["campaign"]
+        submitted, accepted = _work_by_author(campaign, worker).get(worker.pk, (0, 0))
+        per_unit = Decimal(campaign.pay_cents) / Decimal(100) / Decimal(campaign.pay_unit)
+        entry.update(submitted_units=submitted, accepted_units=accepted,
+                     amount_usd=str((per_unit * accepted).quantize(Decimal("0.01"), ROUND_HALF_UP)),
+                     rate=f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted")
+    return list(campaigns.values())
 
 
 def payment_report_csv(campaign: Campaign) -> str:

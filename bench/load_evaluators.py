@@ -1,7 +1,8 @@
 """Human-baseline load: 300 simulated evaluators taking timed sessions at once against the app served
 like bench/load_annotators.py (gunicorn, see _loadserver.py; PostgreSQL, loopback), from one
 asyncio process. Each arrives from a crowd link (spread over the ramp-up), which starts their
-session, opens the session page, fetches the current item, and then answers item after item with a
+session, opens the session page (instructions and consent), agrees (the session's clock starts then),
+fetches the current item, and then answers item after item with a
 few seconds of thought each (2 familiarisation items with feedback, then 10 scored items), about
 75 requests/s in all.
 
@@ -46,6 +47,7 @@ def seed() -> int:
         benchmark, "load", [item.pk for item in items[:ITEMS]], None, seconds_per_item=120,
         seconds_per_session=1800, seed=7, familiarisation_count=FAMILIARISATION,
         participants_per_item=EVALUATORS * SCORED_PER_SESSION // ITEMS + 1, items_per_session=SCORED_PER_SESSION,
+        consent_text="I agree to take part.",
     )
     return study.pk
 
@@ -56,6 +58,12 @@ async def evaluator(number, port, study_id, start, timings, outcome):
     session = await enter_from_link(
         client, timings, f"/crowd/studies/{study_id}/?PROLIFIC_PID=eval-{number}&STUDY_ID=s&SESSION_ID=x", outcome)
     if session is None:
+        return
+    status, _, _ = await timed(client, timings, "consent", "POST", f"/eval/sessions/{session}/consent/",
+                               {"agree": True})
+    if status != 200:
+        outcome["lost"] += 1
+        client.close()
         return
     status, _, body = await timed(client, timings, "current", "GET", f"/api/v1/sessions/{session}/current/")
     state = _json(body) if status == 200 else None

@@ -1,19 +1,23 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .pages import annotation, common, humaneval, manage, releases, review, scenes
+from .pages import annotation, campaigns, common, home, humaneval, manage, releases, review, scenes
 
 urlpatterns = [
-    path("", common.home, name="home"),
+    path("", home.home, name="home"),
+    path("favicon.ico", common.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # annotators
     path("crowd/campaigns/<int:campaign_id>/", annotation.crowd_enter_campaign, name="crowd_campaign"),
     path("annotate/<int:assignment_id>/", annotation.annotate, name="annotate"),
     path("annotate/<int:assignment_id>/done/", annotation.annotate_done, name="annotate_done"),
+    path("annotate/<int:assignment_id>/returned/", annotation.annotate_returned, name="annotate_returned"),
     path("crowd/campaigns/<int:campaign_id>/next/", annotation.next_assignment, name="campaign_next"),
     path("crowd/campaigns/<int:campaign_id>/quiz/", annotation.campaign_quiz, name="campaign_quiz"),
     path("campaigns/<int:campaign_id>/dashboard/", annotation.campaign_dashboard, name="campaign_dashboard"),
+    path("campaigns/<int:campaign_id>/settings/", campaigns.campaign_edit, name="campaign_edit"),
+    path("manage/<slug:slug>/campaigns/new/", campaigns.campaign_new, name="campaign_new"),
     # reviewers
     path("review/", review.review_queue, name="review_queue"),
     path("review/changes/<int:change_id>/", review.review_change, name="review_change"),
@@ -39,8 +43,10 @@ urlpatterns = [
     # evaluators
     path("crowd/studies/<int:study_id>/", humaneval.crowd_enter_study, name="crowd_study"),
     path("eval/sessions/<int:session_id>/", humaneval.eval_session, name="eval_session"),
+    path("eval/sessions/<int:session_id>/consent/", humaneval.eval_consent, name="eval_consent"),
     path("eval/studies/<int:study_id>/start/", humaneval.start_invited, name="study_start"),
     path("manage/<slug:slug>/studies/design/", humaneval.study_design, name="study_design"),
     path("studies/<int:study_id>/results/", humaneval.study_results, name="study_results"),
+    path("studies/<int:study_id>/settings/", humaneval.study_settings, name="study_settings"),
     path("studies/<int:study_id>/results.csv", humaneval.study_results_csv, name="study_results_csv"),
 ]

@@ -33,6 +33,10 @@ from .models import EvalSession, ItemRole, Response, SessionItem, Study, StudyIt
 
 NOT_SURE = "Not sure"
 MAX_ANSWER_CHARS = 500
+MAX_STUDY_TEXT_CHARS = 20_000
+# How long a participant may read the instructions before agreeing: until then the session holds its
+# places (its provisional deadline is arrival + this + the session's time).
+CONSENT_WINDOW = timedelta(minutes=30)
 # --- study design -------------------------------------------------------------------------------
 
 
@@ -104,6 +108,8 @@ def create_study(
     offer_not_sure=False,
     circular_variants=False,
     flip_images=False,
+    instructions: str = "",
+    consent_text: str = "",
 ) -> Study:
     """A study over approved items. `item_ids` are the scored items, or with `stratify_by` the pool
     that `per_stratum` items of each tag value are drawn from. Familiarisation items are drawn from
@@ -124,6 +130,7 @@ def create_study(
     participants_per_item = whole_number(participants_per_item, "participants_per_item", 1, 1000)
     items_per_session = whole_number(items_per_session, "items_per_session", 1, 10_000, optional=True)
     stratify_by = (stratify_by or "").strip()
+    instructions, consent_text = _study_text(instructions, "instructions"), _study_text(consent_text, "consent_text")
 
     attention = _approved_items(benchmark, attention_ids, "attention_ids")
     attention_pks = {i.pk for i in attention}
@@ -170,6 +177,8 @@ def create_study(
         offer_not_sure=bool(offer_not_sure),
         circular_variants=bool(circular_variants),
         flip_images=bool(flip_images),
+        instructions=instructions,
+        consent_text=consent_text,
     )
     if study.flip_images:
         _store_flipped_images([pk for pk, _ in scored])
@@ -180,6 +189,31 @@ def create_study(
         StudyItem(study=study, item_id=pk, role=role, stratum=stratum, position=position)
         for position, (pk, role, stratum) in enumerate(entries)
     )
+    return study
+
+
+def _study_text(value, field: str) -> str:
+    value = (value or "").strip()
+    if len(value) > MAX_STUDY_TEXT_CHARS:
+        raise DomainError(f"At most {MAX_STUDY_TEXT_CHARS} characters.", field=field)
+    return value
+
+
+@transaction.atomic
+def update_study(study_id: int, name: str, instructions: str = "", consent_text: str = "", is_open=True) -> Study:
+    """What may change once a study exists: its name, the texts participants read first, and whether
+    it takes new participants. The sample and the timing are the design, fixed at creation."""
+    study = Study.objects.select_for_update().filter(pk=study_id).first()
+    if study is None:
+        raise NotFound("No such study.", field="study")
+    name = (name or "").strip()
+    if not name:
+        raise DomainError("Give the study a name.", field="name")
+    study.name = name
+    study.instructions = _study_text(instructions, "instructions")
+    study.consent_text = _study_text(consent_text, "consent_text")
+    study.is_open = bool(is_open)
+    study.save(update_fields=["name", "instructions", "consent_text", "is_open"])
     return study
 
 
@@ -355,17 +389,43 @@ def start_session(study: Study, participant, new_account: bool = False) -> EvalS
         )
     plan = _plan(study, participant)
     now = timezone.now()
+    # The clock starts at consent (consent_to_session); until then the session holds its places for
+    # the reading time and a whole session after it.
     session = EvalSession.objects.create(
         study=study,
         participant=participant,
         started_at=now,
-        deadline=now + timedelta(seconds=study.seconds_per_session),
+        deadline=now + CONSENT_WINDOW + timedelta(seconds=study.seconds_per_session),
     )
     SessionItem.objects.bulk_create(
         SessionItem(session=session, item=item, position=position, role=role, choice_order=order,
                     variant=variant.name)
         for position, (item, role, order, variant) in enumerate(plan)
     )
+    return session
+
+
+def needs_consent(study: Study) -> bool:
+    """A study with a consent text starts no item before the participant agreed (consent_to_session).
+    One without starts its clock when its first item is asked for; its page still asks for consent."""
+    return bool(study.consent_text.strip())
+
+
+def _start_clock(session: EvalSession, now) -> None:
+    session.consented_at = now
+    session.deadline = now + timedelta(seconds=session.study.seconds_per_session)
+    session.save(update_fields=["consented_at", "deadline"])
+
+
+@transaction.atomic
+def consent_to_session(session_id: int, participant) -> EvalSession:
+    """The participant read the instructions and agreed: the session's clock starts now (the first
+    item's clock when it is first shown). Agreeing again changes nothing."""
+    session = session_for(session_id, participant, for_update=True)
+    if session.consented_at is None:
+        if session.status != EvalSession.Status.ACTIVE:
+            raise Conflict("This session is over.", field="session")
+        _start_clock(session, timezone.now())
     return session
 
 
@@ -495,6 +555,11 @@ def _current_response(session: EvalSession) -> Response | None:
     if session.status == EvalSession.Status.FINISHED:
         return None
     now = timezone.now()
+    if session.consented_at is None:
+        if needs_consent(session.study):
+            raise Conflict("Read the instructions and agree to take part first: the clock starts then.",
+                           field="consent")
+        _start_clock(session, now)
     open_response = _open_response(session)
     if open_response and open_response.deadline <= now:
         open_response.timed_out = True

@@ -13,11 +13,21 @@ from benchmarks.services import question_types_of
 
 from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
 
-HYPO3D_CRITERIA = {
+# What a question must meet (Hypo3D's question criteria); a rejected item names the ones it fails.
+QUESTION_CRITERIA = {
     "needs_scene_and_change": "Answerable only by combining the scene and the change",
     "answer_affected": "The answer is affected by the change",
     "unambiguous": "Exactly one unambiguous answer",
     "not_common_sense": "Not answerable from common sense alone",
+}
+HYPO3D_CRITERIA = QUESTION_CRITERIA  # the name it had
+# What a context change must meet; a rejected change goes back to its author with the ones it fails.
+CHANGE_CRITERIA = {
+    "unambiguous": "Names each object so that only one can be meant",
+    "in_scene": "Refers only to objects that are in the scene",
+    "one_change": "Describes exactly one change, of the campaign's type",
+    "plausible": "Physically possible in this room (the object fits where it goes)",
+    "clear": "Clear and complete: says what changes and where from and to",
 }
 QUESTION_TYPES = ("Scale", "Direction", "Semantic")
 
@@ -78,20 +88,18 @@ def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
     return change
 
 
-def _checked_criteria(criteria) -> list[str]:
+def _checked_criteria(criteria, allowed: dict) -> list[str]:
     criteria = list(criteria or [])
-    unknown = [c for c in criteria if c not in HYPO3D_CRITERIA]
+    unknown = [c for c in criteria if c not in allowed]
     if not criteria or unknown:
-        raise DomainError(
-            f"Pick one or more criteria from: {', '.join(HYPO3D_CRITERIA)}.", field="criteria"
-        )
+        raise DomainError(f"Pick one or more criteria from: {', '.join(allowed)}.", field="criteria")
     return criteria
 
 
 @transaction.atomic
 def reject_change(change_id: int, reviewer, expected_version, criteria, note: str = "") -> ContextChange:
     change = locked_change(change_id, reviewer, expected_version)
-    criteria = _checked_criteria(criteria)
+    criteria = _checked_criteria(criteria, CHANGE_CRITERIA)
     change.move_to(ContextChange.Status.REJECTED)
     ReviewDecision.objects.create(
         change=change, reviewer=reviewer, action=ReviewDecision.Action.REJECT, criteria=criteria, note=note
@@ -129,13 +137,22 @@ def _checked_question_types(question_types) -> list[str]:
 
 @transaction.atomic
 def author_question(change_id: int, reviewer, question: str, answer: str, question_types) -> Item:
-    """A reviewer's question on an approved change, with its gold answer (approved on creation)."""
-    change = ContextChange.objects.select_related("scene__benchmark").filter(pk=change_id).first()
+    """A reviewer's question on an approved change, with its gold answer. It waits as a draft for a
+    second reviewer's approval (nobody approves their own work), unless the benchmark allows
+    self-approval, where it is approved at once with the author's decision recorded."""
+    # The change's row is locked so that the same question sent twice at once (a double click, two
+    # tabs) is written once: the second finds the first and answers 409 with its id.
+    change = (ContextChange.objects.select_for_update(no_key=True, of=("self",))
+              .select_related("scene__benchmark").filter(pk=change_id).first())
     if change is None:
         raise DomainError("No such change.", field="change")
     if change.status != ContextChange.Status.APPROVED:
         raise DomainError("Questions can only be written on approved changes.", field="change")
     question = _checked_question(question)
+    same = (Item.objects.filter(change=change, question__iexact=question).exclude(status=Item.Status.REJECTED)
+            .values_list("pk", flat=True).first())
+    if same is not None:
+        raise Conflict(f"This change already has this question (item #{same}).", field="question", item=same)
     answers = _checked_answers((answer or "").strip())
     question_types = _checked_question_types(question_types)
     item = Item(
@@ -149,9 +166,19 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
         provenance={"source": "reviewer", "change": change.pk},
         author=reviewer,
     )
-    item.move_to(Item.Status.APPROVED)
+    self_approved = change.scene.benchmark.allow_self_approval
+    if self_approved:
+        item.move_to(Item.Status.APPROVED)
     item.save()
+    if self_approved:
+        ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.APPROVE,
+                                    note="self-approved (the benchmark allows it)")
     return item
+
+
+def awaiting_second_review(item: Item) -> bool:
+    """A reviewer's own question that waits for another reviewer's approval."""
+    return item.status == Item.Status.DRAFT and (item.provenance or {}).get("source") == "reviewer"
 
 
 # --- Work routed back to its author ------------------------------------------------------------
@@ -165,7 +192,8 @@ def returned_work(author):
         decision = change.decisions.filter(action=ReviewDecision.Action.REJECT).order_by("-created_at").first()
         returned.append({
             "change": change,
-            "criteria": [HYPO3D_CRITERIA.get(c, c) for c in (decision.criteria if decision else [])],
+            "criteria": [CHANGE_CRITERIA.get(c, QUESTION_CRITERIA.get(c, c))
+                         for c in (decision.criteria if decision else [])],
             "note": decision.note if decision else "",
         })
     return returned
@@ -281,7 +309,7 @@ def approve_item(item_id: int, reviewer, expected_version) -> Item:
 @transaction.atomic
 def reject_item(item_id: int, reviewer, expected_version, criteria, note: str = "") -> Item:
     item = lock_item_for_review(item_id, reviewer, expected_version)
-    criteria = _checked_criteria(criteria)
+    criteria = _checked_criteria(criteria, QUESTION_CRITERIA)
     item.move_to(Item.Status.REJECTED)
     ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.REJECT,
                                 criteria=criteria, note=note)

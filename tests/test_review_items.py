@@ -97,7 +97,7 @@ def test_item_reject_needs_criteria_and_records_the_decision(reviewer_client):
 def test_rejected_change_goes_back_to_its_author_who_resubmits_it(reviewer_client, client):
     change = ChangeFactory()
     post(reviewer_client, f"/api/v1/changes/{change.pk}/reject/",
-         {"version": 1, "criteria": ["unambiguous", "answer_affected"], "note": "Which chair?"})
+         {"version": 1, "criteria": ["unambiguous", "plausible"], "note": "Which chair?"})
     author_client = client.__class__()
     author_client.force_login(change.author)
     returned = author_client.get("/api/v1/review/returned/").json()

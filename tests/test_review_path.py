@@ -45,7 +45,7 @@ def test_stale_edit_gets_409_and_keeps_both_versions(reviewer_client):
     assert change.refined_text == first and change.revisions.count() == 1
 
 
-def test_approve_then_question_creates_an_approved_item(reviewer_client):
+def test_approve_then_question_creates_an_item_awaiting_a_second_reviewer(reviewer_client):
     change = ChangeFactory()
     assert post(reviewer_client, f"/api/v1/changes/{change.pk}/approve/", {"version": 1}).status_code == 200
     response = post(reviewer_client, f"/api/v1/changes/{change.pk}/questions/",
@@ -53,7 +53,7 @@ def test_approve_then_question_creates_an_approved_item(reviewer_client):
                      "question_type": ["Direction"]})
     assert response.status_code == 201, response.json()
     item = Item.objects.get()
-    assert item.status == "approved" and item.answers == ["window"]
+    assert item.status == "draft" and item.answers == ["window"]  # approved by another reviewer
     assert item.tags == {"change_type": "movement", "question_type": ["Direction"]}
 
 

@@ -4,14 +4,15 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.guidelines import render_guidelines
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment, Campaign, CrowdWorker
 from benchmarks import roles
 from benchmarks.errors import DomainError
 from benchmarks.viewer import cached_scene_viewer_data
 from config.throttle import crowd_entry_limited
 
 from ..access import role_required
-from .common import BACKEND, error_page
+from ..templatetags.safe_urls import http_url
+from .common import BACKEND, carries_platform_ids, error_page
 
 # Kinds whose stimulus is images or videos, not a 3D scene.
 SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
@@ -20,6 +21,8 @@ SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
 @crowd_entry_limited
 def crowd_enter_campaign(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
+    if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.ANNOTATOR):
+        return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
     try:
         user, _ = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
     except DomainError as exc:
@@ -115,6 +118,25 @@ def annotate_done(request, assignment_id):
         "code": assignment.completion_code,
         "completion_url": annotation_services.assignment_completion_url(assignment),
         "campaign": assignment.campaign,
+    })
+
+
+@role_required(roles.ANNOTATOR)
+def annotate_returned(request, assignment_id):
+    """After "Give this scene back": back to the crowd platform with the campaign's return code
+    (Prolific's "returned" flow), or a page saying what happens next."""
+    try:
+        assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
+    except DomainError as exc:
+        return error_page(request, exc)
+    if assignment.status != Assignment.Status.RELEASED:
+        return redirect("annotate", assignment_id=assignment.pk)
+    url = http_url(annotation_services.return_url(assignment) or "")
+    if url:
+        return redirect(url)
+    return render(request, "frontend/returned.html", {
+        "assignment": assignment, "campaign": assignment.campaign, "code": assignment.campaign.return_code,
+        "crowd": CrowdWorker.objects.filter(user=request.user).exists(),
     })
 
 

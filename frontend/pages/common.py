@@ -1,13 +1,20 @@
-from django.shortcuts import render
+from pathlib import Path
 
-from annotation.models import Campaign
-from benchmarks import roles
+from django.http import FileResponse
+from django.shortcuts import render
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET
+
 from benchmarks.errors import DomainError
-from benchmarks.models import Benchmark
-from humaneval.models import Study
 
 # Crowd workers have no password: they are logged in by their platform link.
 BACKEND = "benchmarks.auth.CachedModelBackend"
+
+
+def carries_platform_ids(params) -> bool:
+    """Whether an entry link carries a crowd platform's worker id (Prolific, MTurk, CloudResearch);
+    without one, a signed-in user of the right role just goes on."""
+    return any(params.get(name) for name in ("PROLIFIC_PID", "worker_id", "workerId", "participant_id"))
 
 
 def error_page(request, exc: DomainError):
@@ -15,12 +22,11 @@ def error_page(request, exc: DomainError):
                   status=exc.status_code)
 
 
-def home(request):
-    user = request.user
-    return render(request, "frontend/home.html", {
-        "is_admin": roles.has_role(user, roles.ADMIN),
-        "is_reviewer": roles.has_role(user, roles.REVIEWER),
-        "benchmarks": Benchmark.objects.all(),
-        "campaigns": Campaign.objects.filter(is_active=True).select_related("benchmark"),
-        "studies": Study.objects.filter(is_open=True),
-    })
+FAVICON = Path(__file__).resolve().parents[1] / "static" / "hypolab" / "favicon.ico"
+
+
+@require_GET
+@cache_control(public=True, max_age=7 * 24 * 3600)
+def favicon(request):
+    """Browsers ask for /favicon.ico whatever the page's link tags say."""
+    return FileResponse(FAVICON.open("rb"), content_type="image/x-icon")

@@ -2,10 +2,13 @@
 (design form, results in the paper layout beside the model runs, CSV export)."""
 
 import csv
+import json
 
 from django.contrib.auth import login
-from django.http import HttpResponse
+from django.db.models import Count
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation import services as annotation_services
 from benchmarks import roles
@@ -13,16 +16,19 @@ from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, Item
 from config.throttle import crowd_entry_limited
 from humaneval import services as humaneval_services
-from humaneval.models import Study
+from humaneval.models import EvalSession, ItemRole, SessionItem, Study
 from results import services as results_services
 
 from ..access import role_required
-from .common import BACKEND, error_page
+from .common import BACKEND, carries_platform_ids, error_page
+from .home import crowd_links
 from .manage import results_export
 
 
 @crowd_entry_limited
 def crowd_enter_study(request, study_id):
+    if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.EVALUATOR):
+        return start_invited(request, study_id)  # a signed-in evaluator opens the link without platform ids
     try:
         user, session = humaneval_services.enter_study_from_crowd_link(study_id, request.GET)
     except DomainError as exc:
@@ -46,23 +52,77 @@ def start_invited(request, study_id):
     return redirect("eval_session", session_id=session.pk)
 
 
+DEFAULT_CONSENT = (
+    "I agree to take part in this study. My answers, and the time I take for each, are stored without my "
+    "name and used for research on spatial reasoning. I can stop at any time by closing the page."
+)
+
+
+def _intro(session) -> dict:
+    """What the opening screen says: the study's instructions and consent, how many questions (practice
+    first, if the design has familiarisation items) and how long."""
+    study = session.study
+    by_role = dict(SessionItem.objects.filter(session=session).values_list("role").annotate(n=Count("id")))
+    practice = by_role.get(ItemRole.FAMILIARISATION, 0)
+    return {
+        "instructions": study.instructions,
+        "consent_text": study.consent_text or DEFAULT_CONSENT,
+        "n_practice": practice,
+        "n_questions": session.n_items - practice,
+        "seconds_per_item": study.seconds_per_item,
+        "minutes": round(study.seconds_per_session / 60),
+    }
+
+
+def _session_page(request, session, consent_error="", status=200):
+    intro = session.consented_at is None and session.status == EvalSession.Status.ACTIVE
+    return render(request, "frontend/eval_session.html", {
+        "session": session,
+        "completion_url": annotation_services.completion_url(request.user, session.completion_code or "{code}"),
+        "intro": _intro(session) if intro else None,
+        "consent_error": consent_error,
+    }, status=status)
+
+
 def eval_session(request, session_id):
+    """The opening screen (instructions, consent) until the participant agrees; then the timed items."""
     if not request.user.is_authenticated:
         return redirect(f"/accounts/login/?next={request.path}")
     try:
         session = humaneval_services.session_for(session_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
-    return render(
-        request,
-        "frontend/eval_session.html",
-        {
-            "session": session,
-            "completion_url": annotation_services.completion_url(
-                request.user, session.completion_code or "{code}"
-            ),
-        },
-    )
+    return _session_page(request, session)
+
+
+@require_POST
+def eval_consent(request, session_id):
+    """The participant agrees (a ticked box, or JSON {"agree": true}): the session's clock starts now."""
+    if not request.user.is_authenticated:
+        return redirect(f"/accounts/login/?next=/eval/sessions/{session_id}/")
+    as_json = request.content_type == "application/json"
+    if as_json:
+        try:
+            agreed = json.loads(request.body or b"{}").get("agree") is True
+        except (ValueError, AttributeError):
+            agreed = False
+    else:
+        agreed = request.POST.get("agree") == "yes"
+    try:
+        if not agreed:
+            raise DomainError("Tick the box to agree before you start.", field="agree")
+        session = humaneval_services.consent_to_session(session_id, request.user)
+    except DomainError as exc:
+        if as_json:
+            return JsonResponse(exc.as_dict(), status=exc.status_code)
+        if exc.field != "agree":
+            return error_page(request, exc)
+        session = humaneval_services.session_for(session_id, request.user)
+        return _session_page(request, session, exc.message, status=400)
+    if as_json:
+        return JsonResponse({"session": session.pk, "consented_at": session.consented_at.isoformat(),
+                             "session_deadline": session.deadline.isoformat()})
+    return redirect("eval_session", session_id=session.pk)
 
 
 DESIGN_FIELDS = (
@@ -79,12 +139,40 @@ DESIGN_FLAGS = (
 )
 
 
-def _design_context(benchmark, **extra):
+DEFAULT_INSTRUCTIONS = (
+    "You will see a scene and a question about it. Answer each question as well as you can; there is a time "
+    "limit per question and for the whole session.\n\n"
+    "- Look at the scene before you answer.\n"
+    "- Pick **one** option, or type a short phrase where there are no options.\n"
+    "- Work alone, without searching the web."
+)
+DESIGN_DEFAULTS = {
+    "name": "Human baseline", "seconds_per_item": 120, "seconds_per_session": 1800, "stratify_by": "",
+    "per_stratum": "", "seed": "", "familiarisation_count": 0, "participants_per_item": 3, "items_per_session": "",
+    "attention_failures_allowed": 0, "instructions": DEFAULT_INSTRUCTIONS, "consent_text": DEFAULT_CONSENT,
+}
+
+
+def _design_form(post=None) -> dict:
+    """The design form's values: the defaults, or what was posted (kept as typed when it is refused)."""
+    if post is None:
+        return {**DESIGN_DEFAULTS, "flags": {"shuffle_choices"}, "items": None, "attention_ids": set()}
+    form = {key: post.get(key, "") for key in DESIGN_DEFAULTS}
+    form["flags"] = {flag for flag in DESIGN_FLAGS if flag in post}
+    form["items"] = {int(i) for i in post.getlist("items") if i.isdigit()}
+    form["attention_ids"] = {int(i) for i in post.getlist("attention_ids") if i.isdigit()}
+    return form
+
+
+def _design_context(benchmark, form=None, **extra):
     items = Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
+    form = form or _design_form()
     return {
         "benchmark": benchmark,
         "approved_items": items,
         "tags": sorted({tag for tags in items.values_list("tags", flat=True) for tag in (tags or {})}),
+        "form": form,
+        "ticked": form["items"] if form["items"] is not None else {i.pk for i in items},
         **extra,
     }
 
@@ -110,12 +198,37 @@ def study_design(request, slug):
             post.get("seconds_per_item", 120),
             post.get("seconds_per_session", 1800),
             attention_ids=[i for i in post.getlist("attention_ids") if i.isdigit()],
+            instructions=post.get("instructions", ""),
+            consent_text=post.get("consent_text", ""),
             **design,
         )
     except DomainError as exc:
-        context = _design_context(benchmark, error={exc.field: exc.message}, posted=post)
+        context = _design_context(benchmark, _design_form(post), error={exc.field: exc.message})
         return render(request, "frontend/study_design.html", context, status=exc.status_code)
     return redirect("study_results", study_id=study.pk)
+
+
+@role_required(roles.ADMIN)
+def study_settings(request, study_id):
+    """Edit what may change once a study runs: name, instructions, consent statement, open or closed."""
+    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    form = {"name": study.name, "instructions": study.instructions, "consent_text": study.consent_text,
+            "is_open": study.is_open}
+    error, status = {}, 200
+    if request.method == "POST":
+        post = request.POST
+        form = {"name": post.get("name", ""), "instructions": post.get("instructions", ""),
+                "consent_text": post.get("consent_text", ""), "is_open": "is_open" in post}
+        try:
+            humaneval_services.update_study(study.pk, **form)
+        except DomainError as exc:
+            error, status = {exc.field: exc.message}, exc.status_code
+        else:
+            return redirect("study_settings", study_id=study.pk)
+    return render(request, "frontend/study_settings.html", {
+        "study": study, "form": form, "error": error, "default_consent": DEFAULT_CONSENT,
+        "links": crowd_links(request, f"/crowd/studies/{study.pk}/"),
+    }, status=status)
 
 
 @role_required(roles.ADMIN)
@@ -134,7 +247,7 @@ def study_results(request, study_id):
             "study": study,
             "human": results_services.human_result(data),
             "tables": data["tables"],
-            "crowd_link": f"/crowd/studies/{study.pk}/",
+            "links": crowd_links(request, f"/crowd/studies/{study.pk}/"),
         },
     )
 

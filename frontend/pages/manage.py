@@ -8,6 +8,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation.models import Campaign
 from benchmarks import roles
 from benchmarks import services as benchmark_services
 from benchmarks.errors import DomainError
@@ -22,10 +23,14 @@ from scoring.tables import csv_rows, latex_table
 from ..access import role_required
 from ..radar import radar_svg, series_colour
 
+STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
+
 
 def _manage_context(benchmark, **extra):
     return {
         "benchmark": benchmark,
+        "study_form": STUDY_FORM_DEFAULTS,
+        "campaigns": Campaign.objects.filter(benchmark=benchmark).order_by("-created_at"),
         "approved_items": Item.objects.filter(benchmark=benchmark, status="approved").select_related("change"),
         "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
         "models": ModelSpec.objects.all(),
@@ -37,8 +42,8 @@ def _manage_context(benchmark, **extra):
     }
 
 
-def _form_error(request, benchmark, form: str, exc: DomainError):
-    context = _manage_context(benchmark, **{f"{form}_error": {exc.field: exc.message}})
+def _form_error(request, benchmark, form: str, exc: DomainError, **extra):
+    context = _manage_context(benchmark, **{f"{form}_error": {exc.field: exc.message}}, **extra)
     return render(request, "frontend/manage.html", context, status=exc.status_code)
 
 
@@ -59,7 +64,9 @@ def create_study(request, slug):
             request.POST.get("seconds_per_item", 120), request.POST.get("seconds_per_session", 1800),
         )
     except DomainError as exc:
-        return _form_error(request, benchmark, "study", exc)
+        posted = {key: request.POST.get(key, "") for key in ("name", "seconds_per_item", "seconds_per_session")}
+        posted["items"] = {int(i) for i in request.POST.getlist("items") if i.isdigit()}
+        return _form_error(request, benchmark, "study", exc, study_form=posted)
     return redirect(f"/manage/{slug}/#study-{study.pk}")
 
 

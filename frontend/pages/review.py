@@ -34,13 +34,13 @@ def review_queue(request):
 
 @role_required(roles.REVIEWER)
 def review_change(request, change_id):
-    change = get_object_or_404(ContextChange.objects.select_related("scene", "author"), pk=change_id)
+    change = get_object_or_404(ContextChange.objects.select_related("scene__benchmark", "author"), pk=change_id)
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
         "history": review_services.change_history(change),
-        "items": change.items.all(),
-        "criteria": review_services.HYPO3D_CRITERIA,
+        "items": change.items.order_by("pk"),
+        "criteria": review_services.CHANGE_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
         "polish": change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first(),
@@ -55,9 +55,10 @@ def review_item(request, item_id):
         "viewer": scene_viewer_data(item.scene) if item.scene else None,
         "history": review_services.item_history(item),
         "answers": item.independent_answers.select_related("answerer"),
-        "criteria": review_services.HYPO3D_CRITERIA,
+        "criteria": review_services.QUESTION_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
+        "awaiting_second_review": review_services.awaiting_second_review(item),
     })
 
 

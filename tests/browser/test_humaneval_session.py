@@ -152,6 +152,8 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
     evaluator.on("response", lambda r: gold_seen.append(r.url) if "/api/v1/items/" in r.url else None)
     evaluator.goto(f"{base}/crowd/studies/{setup['study']}/?PROLIFIC_PID=eval-mixed&STUDY_ID=s&SESSION_ID=x")
     evaluator.wait_for_url(re.compile(r".*/eval/sessions/\d+/$"))
+    evaluator.check("#agree")  # instructions and consent first: the clock starts after them
+    evaluator.click("#start-session")
 
     # Familiarisation: a practice item, feedback after the answer, then the timed items.
     wait_for_item(evaluator, 1)
@@ -220,6 +222,8 @@ def test_hypo3d_evaluator_sees_the_world_frame_sentence_and_the_compass(stack, n
     evaluator = new_page()
     evaluator.goto(f"{stack['base']}/crowd/studies/{setup['study']}/?PROLIFIC_PID=eval-hypo3d&STUDY_ID=s&SESSION_ID=x")
     evaluator.wait_for_url(re.compile(r".*/eval/sessions/\d+/$"))
+    evaluator.check("#agree")
+    evaluator.click("#start-session")
     evaluator.wait_for_selector("#progress:has-text('Question 1 of 1')")
 
     world_frame = evaluator.locator("#world-frame")

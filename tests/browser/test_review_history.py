@@ -73,9 +73,9 @@ def test_reviewer_edits_approves_rejects_and_a_stale_save_gets_409(stack, new_pa
 
     reviewer.goto(f"{base}/review/changes/{second}/")
     reviewer.check("input[name=criteria][value=unambiguous]")
-    reviewer.check("input[name=criteria][value=needs_scene_and_change]")
+    reviewer.check("input[name=criteria][value=plausible]")
     reviewer.fill("#reject-note", "Say which object moved and where.")
     reviewer.click("#reject")
     reviewer.wait_for_selector("#change-status:has-text('Rejected')")
     decision = reviewer.locator("#history .history-decision").last.text_content()
-    assert "unambiguous" in decision and "needs_scene_and_change" in decision
+    assert "unambiguous" in decision and "plausible" in decision

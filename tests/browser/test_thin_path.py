@@ -84,9 +84,14 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     reviewer.wait_for_selector(f"#item-list:has-text('{target}')")
     shot(reviewer, "2-reviewer-refines-and-asks", stack)
 
-    # 3. An admin creates a study; an evaluator from a crowd link answers in a timed session.
+    # 3. The question waits for a second reviewer: the admin (a reviewer too) approves it, creates a study;
+    # an evaluator from a crowd link reads the instructions, agrees, and answers in a timed session.
     admin = new_page()
     login(admin, base, "admin")
+    item_url = reviewer.locator("#item-list a", has_text=f"directly next to the {moved}").first.get_attribute("href")
+    admin.goto(base + item_url)
+    admin.click("#approve-item")
+    admin.wait_for_selector("#item-status:has-text('Approved')")
     admin.goto(f"{base}/manage/{SLUG}/")
     admin.fill("#study-form input[name=name]", "Pilot human baseline")
     admin.click("#study-form button[type=submit]")
@@ -94,6 +99,8 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     study_link = admin.locator(".crowd-link").first.text_content().split("?")[0]
     evaluator = new_page()
     evaluator.goto(f"{base}{study_link}?PROLIFIC_PID=eval-e2e-1&STUDY_ID=study-2&SESSION_ID=sess-2")
+    evaluator.check("#agree")
+    evaluator.click("#start-session")
     evaluator.wait_for_selector("#question:has-text('directly next to')")
     evaluator.wait_for_function("() => /\\d+:\\d\\d/.test(document.getElementById('item-countdown').textContent)")
     evaluator.wait_for_selector("[data-loaded=true]", timeout=60_000)

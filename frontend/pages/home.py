@@ -1,0 +1,169 @@
+"""The home page: one section per role the signed-in user holds, each leading to that role's main
+action — an admin's benchmarks with the next step of each pipeline, a reviewer's queues with counts,
+an annotator's assignments and earnings, an evaluator's sessions."""
+
+from django.db.models import Count, Q
+from django.shortcuts import render
+
+from annotation import services as annotation_services
+from annotation.models import Assignment, Campaign, CrowdWorker
+from benchmarks import roles
+from benchmarks.models import Benchmark, ContextChange, Item, Release
+from humaneval.models import EvalSession, Study
+from modeleval.models import Run
+from review import services as review_services
+
+# Query strings the crowd platforms fill in. Prolific and CloudResearch Connect replace the
+# {{%...%}} placeholders; MTurk appends assignmentId, hitId and workerId to an ExternalQuestion URL
+# itself. The entry reads the worker id with its session (assignment) id from each.
+CROWD_TEMPLATES = (
+    ("prolific", "Prolific", "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+     "Paste as the study URL; Prolific fills in the three ids."),
+    ("cloudresearch", "CloudResearch Connect",
+     "?participant_id={{%PARTICIPANT_ID%}}&assignment_id={{%ASSIGNMENT_ID%}}&project_id={{%PROJECT_ID%}}",
+     "Paste as the survey URL; Connect fills in the participant, assignment and project ids."),
+    ("mturk", "MTurk", "",
+     "Use as the ExternalQuestion URL; MTurk appends assignmentId, hitId and workerId."),
+)
+
+
+def crowd_links(request, path: str) -> list[dict]:
+    """Copyable entry links of one campaign or study for each crowd platform."""
+    base = request.build_absolute_uri(path)
+    return [{"key": key, "platform": name, "url": base + query, "note": note}
+            for key, name, query, note in CROWD_TEMPLATES]
+
+
+def admin_pipelines() -> list[dict]:
+    """Each benchmark with its counts and the next step of its pipeline, in a handful of queries."""
+    benchmarks = list(Benchmark.objects.order_by("name"))
+    ids = [b.pk for b in benchmarks]
+
+    def counts(queryset, key: str) -> dict:
+        return dict(queryset.filter(**{f"{key}__in": ids}).values_list(key).annotate(n=Count("id")))
+
+    changes = counts(ContextChange.objects.filter(status=ContextChange.Status.SUBMITTED), "scene__benchmark")
+    item_rows = (Item.objects.filter(benchmark__in=ids).values("benchmark")
+                 .annotate(draft=Count("id", filter=Q(status=Item.Status.DRAFT)),
+                           approved=Count("id", filter=Q(status=Item.Status.APPROVED)),
+                           flagged=Count("id", filter=Q(consensus=Item.Consensus.FLAGGED))))
+    items = {row["benchmark"]: row for row in item_rows}
+    studies = counts(Study.objects.all(), "benchmark")
+    run_rows = (Run.objects.filter(benchmark__in=ids).values("benchmark")
+                .annotate(finished=Count("id", filter=Q(status=Run.Status.FINISHED)),
+                          running=Count("id", filter=Q(status__in=[Run.Status.QUEUED, Run.Status.RUNNING,
+                                                                   Run.Status.SCORING]))))
+    runs = {row["benchmark"]: row for row in run_rows}
+    latest = {}
+    for release in Release.objects.filter(benchmark__in=ids).order_by("benchmark_id", "-created_at"):
+        latest.setdefault(release.benchmark_id, release)
+    rows = []
+    for benchmark in benchmarks:
+        n = items.get(benchmark.pk, {})
+        r = runs.get(benchmark.pk, {})
+        facts = {
+            "changes_waiting": changes.get(benchmark.pk, 0),
+            "questions_waiting": n.get("draft", 0),
+            "approved": n.get("approved", 0),
+            "flagged": n.get("flagged", 0),
+            "studies": studies.get(benchmark.pk, 0),
+            "runs_finished": r.get("finished", 0),
+            "runs_running": r.get("running", 0),
+            "release": latest.get(benchmark.pk),
+        }
+        rows.append({"benchmark": benchmark, **facts, "steps": pipeline_steps(benchmark, facts)})
+    return rows
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def pipeline_steps(benchmark, facts: dict) -> list[dict]:
+    """The pipeline's state as short sentences, the first open one marked `next`."""
+    slug = benchmark.slug
+    steps = []
+    if facts["changes_waiting"]:
+        steps.append({"text": f"{_plural(facts['changes_waiting'], 'change')} waiting for review", "url": "/review/",
+                      "open": True})
+    if facts["questions_waiting"]:
+        steps.append({"text": f"{_plural(facts['questions_waiting'], 'question')} waiting for review",
+                      "url": "/review/filtering/", "open": True})
+    if facts["flagged"]:
+        steps.append({"text": f"{_plural(facts['flagged'], 'item')} with flagged consensus",
+                      "url": f"/review/agreement/{slug}/", "open": True})
+    steps.append({"text": f"{_plural(facts['approved'], 'approved item')}", "url": f"/manage/{slug}/",
+                  "open": not facts["approved"]})
+    steps.append({"text": _plural(facts["studies"], "study") if facts["studies"] else "no human study yet",
+                  "url": f"/manage/{slug}/studies/design/" if not facts["studies"] else f"/manage/{slug}/#studies",
+                  "open": not facts["studies"] and bool(facts["approved"])})
+    runs = f"{_plural(facts['runs_finished'], 'run')} finished"
+    if facts["runs_running"]:
+        runs += f", {facts['runs_running']} running"
+    steps.append({"text": runs, "url": f"/manage/{slug}/#runs",
+                  "open": not facts["runs_finished"] and bool(facts["approved"])})
+    release = facts["release"]
+    steps.append({"text": f"release v{release.version}" if release else "no release yet",
+                  "url": f"/releases/{release.pk}/" if release else f"/manage/{slug}/#releases",
+                  "open": release is None and bool(facts["approved"])})
+    for step in steps:
+        if step["open"]:
+            step["next"] = True
+            break
+    return steps
+
+
+def reviewer_queues(user) -> dict:
+    return {
+        "changes": review_services.review_queue(user).count(),
+        "items": review_services.filtering_queue(user).count(),
+        "flagged": Item.objects.filter(consensus=Item.Consensus.FLAGGED).count(),
+        "flagged_benchmarks": list(Benchmark.objects.filter(items__consensus=Item.Consensus.FLAGGED)
+                                   .annotate(n=Count("items")).order_by("name")),
+        "returned": len(review_services.returned_work(user)),
+    }
+
+
+def home(request):
+    user = request.user
+    context = {"is_admin": roles.has_role(user, roles.ADMIN)}
+    if not user.is_authenticated:
+        return render(request, "frontend/home.html", context)
+    context |= {
+        "is_reviewer": roles.has_role(user, roles.REVIEWER),
+        "is_annotator": roles.has_role(user, roles.ANNOTATOR),
+        "is_evaluator": roles.has_role(user, roles.EVALUATOR),
+    }
+    if context["is_admin"]:
+        campaigns = Campaign.objects.filter(is_active=True).select_related("benchmark").order_by("name")
+        studies = Study.objects.filter(is_open=True).select_related("benchmark").order_by("name")
+        context |= {
+            "pipelines": admin_pipelines(),
+            "campaigns": [{"campaign": c, "links": crowd_links(request, f"/crowd/campaigns/{c.pk}/")}
+                          for c in campaigns],
+            "studies": [{"study": s, "links": crowd_links(request, f"/crowd/studies/{s.pk}/")} for s in studies],
+        }
+    if context["is_reviewer"]:
+        context["queues"] = reviewer_queues(user)
+    if context["is_annotator"]:
+        earnings = annotation_services.worker_earnings(user)
+        for entry in earnings:
+            entry["open"] = any(a.status == Assignment.Status.LEASED for a in entry["assignments"])
+        worked = {entry["campaign"].pk for entry in earnings}
+        # Crowd workers came for one campaign on their platform; invited annotators see the others.
+        invited = not CrowdWorker.objects.filter(user=user).exists()
+        context |= {
+            "earnings": earnings,
+            "open_campaigns": [c for c in Campaign.objects.filter(is_active=True).order_by("name")
+                               if c.pk not in worked] if invited else [],
+        }
+    if context["is_evaluator"]:
+        sessions = list(EvalSession.objects.filter(participant=user).select_related("study").order_by("-started_at"))
+        taken = {s.study_id for s in sessions}
+        invited = not CrowdWorker.objects.filter(user=user).exists()
+        context |= {
+            "sessions": sessions,
+            "open_studies": [s for s in Study.objects.filter(is_open=True).order_by("name")
+                             if s.pk not in taken] if invited else [],
+        }
+    return render(request, "frontend/home.html", context)
