@@ -41,7 +41,12 @@ class CrowdWorker(models.Model):
     platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
     worker_id = models.CharField(max_length=100, help_text="PROLIFIC_PID or the platform's worker id.")
     study_id = models.CharField(max_length=100, blank=True, help_text="STUDY_ID on Prolific.")
-    session_id = models.CharField(max_length=100, blank=True, help_text="SESSION_ID of the latest entry.")
+    session_id = models.CharField(
+        max_length=100, blank=True,
+        help_text="The platform session this account is bound to (Prolific SESSION_ID, else the assignment id): a "
+                  "link with the worker id and another session signs nobody in. Clear it to let the worker's "
+                  "next link bind a new one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

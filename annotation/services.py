@@ -24,7 +24,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from benchmarks import roles
+from benchmarks import locks, roles
 from benchmarks.broadcast import send_to_group
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
@@ -59,8 +59,18 @@ def announce(campaign_id: int, what: str) -> None:
 # --- Arrival -------------------------------------------------------------------------------------
 
 
+# Other platforms' links (MTurk, CloudResearch): the worker's id and the assignment they work on.
+WORKER_PARAMS = ("worker_id", "workerId", "participant_id")
+ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
+
+
 def parse_crowd_params(params) -> dict:
-    """Read the platform ids from an entry URL's query; the field named in errors is the URL parameter."""
+    """Read the platform ids from an entry URL's query: Prolific's PROLIFIC_PID, STUDY_ID and
+    SESSION_ID, or another platform's worker id with its assignment id (MTurk `workerId` and
+    `assignmentId`; CloudResearch `participant_id` and `assignment_id`). All of them are needed: the
+    session (assignment) id is the credential, since a worker id is no secret. The field named in
+    errors is the URL parameter."""
     if params.get("PROLIFIC_PID"):
         ids = {
             "platform": CrowdPlatform.PROLIFIC,
@@ -69,25 +79,53 @@ def parse_crowd_params(params) -> dict:
             "session_id": params.get("SESSION_ID", ""),
         }
         names = {"worker_id": "PROLIFIC_PID", "study_id": "STUDY_ID", "session_id": "SESSION_ID"}
-    elif params.get("worker_id"):
-        ids = {"platform": CrowdPlatform.GENERIC, "worker_id": params["worker_id"], "study_id": "", "session_id": ""}
-        names = {"worker_id": "worker_id"}
+    elif any(params.get(p) for p in WORKER_PARAMS):
+        worker_param = next(p for p in WORKER_PARAMS if params.get(p))
+        session_param = next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
+        ids = {"platform": CrowdPlatform.GENERIC, "worker_id": params[worker_param], "study_id": "",
+               "session_id": params.get(session_param, "")}
+        names = {"worker_id": worker_param, "session_id": session_param}
     else:
-        raise DomainError("The link must carry PROLIFIC_PID (with STUDY_ID and SESSION_ID) or worker_id.",
-                          field="PROLIFIC_PID")
+        raise DomainError("The link must carry PROLIFIC_PID with STUDY_ID and SESSION_ID, or worker_id with "
+                          "assignmentId.", field="PROLIFIC_PID")
     for key, param in names.items():
         value = ids[key]
-        if key == "worker_id" or value:
-            if not PLATFORM_ID.match(value):
-                raise DomainError("Must be 1-100 letters, digits, '-' or '_'.", field=param)
+        if not value:
+            raise DomainError(f"The link must carry {param}: open it from the study's page on your platform.",
+                              field=param)
+        if value == MTURK_PREVIEW:
+            raise DomainError("Accept the HIT first: a preview has no assignment to work on.", field=param)
+        if not PLATFORM_ID.match(value):
+            raise DomainError("Must be 1-100 letters, digits, '-' or '_'.", field=param)
     return ids
 
 
+def _session_param(ids: dict, params) -> str:
+    if ids["platform"] == CrowdPlatform.PROLIFIC:
+        return "SESSION_ID"
+    return next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
+
+
 @transaction.atomic
-def enter_from_crowd_link(params, role: str) -> tuple:
-    """One account per platform worker id; a returning worker gets the same account. Returns the
-    account and whether this link just created it."""
+def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
+    """One account per platform worker id, bound to the platform session it was first entered with
+    (Prolific's SESSION_ID, the assignment id elsewhere): the same link again, from any browser, signs
+    in to it; the worker id with another session signs nobody in (403), unless this browser is already
+    signed in to that account (the same worker arriving from their next study), which moves the
+    binding to the new session. `signed_in` is the browser's current user: an account that is not a
+    crowd account (staff, reviewers, invited evaluators) is never replaced by a crowd link (409).
+    First entries of one worker id at the same moment make one account: they queue on a lock of the
+    id. Returns the account and whether this link just created it."""
     ids = parse_crowd_params(params)
+    current = None
+    if signed_in is not None and signed_in.is_authenticated:
+        current = CrowdWorker.objects.filter(user_id=signed_in.pk).first()
+        if current is None:
+            raise Conflict(
+                f"You are signed in as {signed_in.get_username()}, so this crowd link did not sign you in as a "
+                "participant. Sign out first, or open the link in a private window.", field="account",
+            )
+    locks.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
     worker = (
         CrowdWorker.objects.select_related("user")
         .filter(platform=ids["platform"], worker_id=ids["worker_id"])
@@ -95,10 +133,23 @@ def enter_from_crowd_link(params, role: str) -> tuple:
     )
     created = worker is None
     if created:
-        # No password given: create_user stores an unusable one.
-        user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
-        worker = CrowdWorker.objects.create(user=user, **ids)
-    elif ids["session_id"] and ids["session_id"] != worker.session_id:
+        try:
+            with transaction.atomic():
+                # No password given: create_user stores an unusable one.
+                user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
+                worker = CrowdWorker.objects.create(user=user, **ids)
+        except IntegrityError:  # the name is taken by an account made some other way
+            raise Conflict("This participant id cannot be used here; contact the researchers.",
+                           field="account") from None
+    elif ids["session_id"] != worker.session_id:
+        same_browser = current is not None and current.pk == worker.pk
+        if worker.session_id and not same_browser:
+            raise Forbidden(
+                "This link belongs to another session of this participant id, so it cannot sign you in here. "
+                "Open the study again from your platform, in the browser you started it in; if that does not "
+                "work, contact the researchers.", field=_session_param(ids, params),
+            )
+        # The same browser on a new session, or an account made before sessions were bound.
         worker.session_id = ids["session_id"]
         worker.study_id = ids["study_id"] or worker.study_id
         worker.save(update_fields=["session_id", "study_id"])

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from . import material, services, uploads
 from .errors import DomainError
+from .idempotency import idempotent
 from .models import Asset, Benchmark, Item, Release
 from .permissions import IsAdmin, IsReviewer
 
@@ -67,6 +68,7 @@ class ReleaseList(APIView):
     def get(self, request):
         return Response(ReleaseSerializer(Release.objects.select_related("benchmark")[:100], many=True).data)
 
+    @idempotent
     def post(self, request):
         data = ReleaseSerializer(data=request.data)
         data.is_valid(raise_exception=True)

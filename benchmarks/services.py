@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from .errors import Conflict, DomainError, NotFound
 from .models import (
@@ -200,6 +200,10 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
     if not VERSION_PATTERN.match(version):
         raise DomainError("Use a version like 1.0.0 (three numbers).", field="version")
     with transaction.atomic():
+        # One export of a benchmark at a time: a second export of the same version (a double click)
+        # waits for the first and then answers 409. NO KEY: rows that only point at the benchmark
+        # (new items, scenes) are not held up.
+        Benchmark.objects.select_for_update(no_key=True).filter(pk=benchmark.pk).first()
         if Release.objects.filter(benchmark=benchmark, version=version).exists():
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version")
         items = list(releasable_items(benchmark))
@@ -226,11 +230,15 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
         }
         previous = Release.objects.filter(benchmark=benchmark).order_by("-created_at", "-pk").first()
         prefix = f"{benchmark.slug}-{version}"
-        release = Release.objects.create(
-            benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous,
-            diff=release_diff(release_lines(previous), lines) if previous else {},
-            card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None]),
-        )
+        try:
+            with transaction.atomic():
+                release = Release.objects.create(
+                    benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous,
+                    diff=release_diff(release_lines(previous), lines) if previous else {},
+                    card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None]),
+                )
+        except IntegrityError:  # written around the lock (another database client): still a 409
+            raise Conflict(f"Version {version} of this benchmark already exists.", field="version") from None
         release.items.set(items)
         release.items_file = store_asset(
             None, AssetRole.EXPORT, f"{prefix}.jsonl", "".join(_dumps(line) + "\n" for line in lines).encode()

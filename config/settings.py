@@ -226,6 +226,11 @@ PROLIFIC_COMPLETION_URL = env(
 # Shared secret of the Prolific workspace; unset, the webhook endpoint refuses every call.
 PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
 
+# Model endpoints (modeleval/secrets.py): the environment variables a model's config.api_key_env may
+# name (besides any HYPOLAB_MODEL_KEY_*), and the hosts its endpoint may be on (empty: any http(s) host).
+MODEL_API_KEYS = env.list("MODEL_API_KEYS", default=[])
+MODEL_ENDPOINT_ALLOW = env.list("MODEL_ENDPOINT_ALLOW", default=[])
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.errors import DomainError
+from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 from benchmarks.plain_views import page_endpoint
@@ -96,6 +97,7 @@ class StudyCreate(APIView):
     permission_classes = [IsAdmin]
     serializer_class = StudyCreateSerializer
 
+    @idempotent
     def post(self, request):
         data = StudyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)

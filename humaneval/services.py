@@ -429,11 +429,15 @@ def consent_to_session(session_id: int, participant) -> EvalSession:
     return session
 
 
-def enter_study_from_crowd_link(study_id: int, params) -> tuple:
+@transaction.atomic
+def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
+    """The crowd entry (annotation.services.enter_from_crowd_link: session-bound account, never in place
+    of a signed-in staff account) and the participant's session, in one transaction: the same link
+    opened twice at once waits on the entry's lock and then finds the session the first one started."""
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         raise NotFound("No such study.", field="study")
-    user, created = annotation_services.enter_from_crowd_link(params, role="evaluator")
+    user, created = annotation_services.enter_from_crowd_link(params, role="evaluator", signed_in=signed_in)
     return user, start_session(study, user, new_account=created)
 
 

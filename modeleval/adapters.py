@@ -17,6 +17,7 @@ from benchmarks.models import Benchmark, Item, SceneObject
 from benchmarks.protocols import Variant
 from scoring.spatial457 import random_answer_pool
 
+from . import secrets
 from .prompts import InferenceRequest
 
 CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
@@ -125,6 +126,10 @@ class OpenAICompatible:
     def __init__(self, endpoint: str, model: str, api_key_env: str = "", max_new_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, timeout_s: float = 60.0, max_retries: int = 3,
                  backoff_s: float = 1.0):
+        # The secrets rule again at load time: a row stored before it, or written around the API and
+        # the admin, still cannot send a secret that is not a model key, or send to another host.
+        endpoint = secrets.check_endpoint(endpoint)
+        api_key_env = secrets.check_api_key_env(api_key_env)
         self.url = endpoint.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
@@ -249,7 +254,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
         return RecordedOutputs.of_model(model)
     if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE:
         return OpenAICompatible(
-            endpoint=config["endpoint"], model=config.get("model", model.name),
+            endpoint=config.get("endpoint"), model=config.get("model", model.name),
             api_key_env=config.get("api_key_env", ""), max_new_tokens=model.max_new_tokens,
             temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
             max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),

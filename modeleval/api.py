@@ -2,9 +2,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.errors import DomainError
+from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 
+from . import secrets as model_secrets
 from . import services
 from .models import ModelSpec
 
@@ -26,6 +29,15 @@ class ModelSpecSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "adapter", "modality", "withhold_stimulus", "family", "seed", "max_new_tokens",
                   "temperature", "config"]
 
+    def validate(self, attrs):
+        adapter = attrs.get("adapter", getattr(self.instance, "adapter", ""))
+        config = attrs.get("config", getattr(self.instance, "config", {}))
+        try:
+            model_secrets.check_model_config(adapter, config)
+        except DomainError as exc:
+            raise serializers.ValidationError(exc.as_dict()) from None
+        return attrs
+
 
 class ModelList(APIView):
     """The model registry."""
@@ -36,6 +48,7 @@ class ModelList(APIView):
     def get(self, request):
         return Response(ModelSpecSerializer(ModelSpec.objects.order_by("name"), many=True).data)
 
+    @idempotent
     def post(self, request):
         data = ModelSpecSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -46,6 +59,7 @@ class RunList(APIView):
     permission_classes = [IsAdmin]
     serializer_class = LaunchRunSerializer
 
+    @idempotent
     def post(self, request):
         data = LaunchRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)

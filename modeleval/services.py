@@ -24,6 +24,7 @@ from benchmarks.validation import whole_number
 from scoring import predfiles
 from scoring.tables import breakdowns
 
+from . import secrets as model_secrets
 from .adapters import load_adapter
 from .models import ModelSpec, Prediction, RecordedOutput, Run
 from .prompts import InferenceRequest, build_request, latest_template
@@ -91,6 +92,7 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
+    model_secrets.check_model_config(model.adapter, model.config)  # a row stored before the rule
     recorded_for = (model.config or {}).get("benchmark")
     if model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS and recorded_for != benchmark.slug:
         raise DomainError(f"{model.name} holds outputs recorded for {recorded_for}, not {benchmark.slug}.",
@@ -150,6 +152,7 @@ def resume_run(run_id) -> Run:
         raise NotFound("No such run.", field="run")
     if run.status not in (Run.Status.CANCELLED, Run.Status.FAILED):
         raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
+    model_secrets.check_model_config(run.model.adapter, run.model.config)
     run.move_to(Run.Status.RUNNING)
     run.save(update_fields=["status"])
     _enqueue_batches(run, _incomplete_items(run))

@@ -4,6 +4,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark, ContextChange, Item
 from benchmarks.permissions import IsAdmin, IsReviewer
 
@@ -102,6 +103,7 @@ class AuthorQuestion(APIView):
     permission_classes = [IsReviewer]
     serializer_class = QuestionSerializer
 
+    @idempotent
     def post(self, request, pk):
         data = QuestionSerializer(data=request.data)
         data.is_valid(raise_exception=True)

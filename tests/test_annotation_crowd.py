@@ -281,7 +281,8 @@ def test_completion_redirects_to_the_campaigns_return_url(client, benchmark):
 def test_payment_report_pays_accepted_descriptions_at_the_campaign_rate(benchmark):
     campaign = make_campaign(benchmark, scenes=2, pay_cents=100, pay_unit=5)
     for pid, approved in (("A1", 3), ("B2", 5)):
-        worker, _ = services.enter_from_crowd_link({"PROLIFIC_PID": pid, "STUDY_ID": "S1"}, roles.ANNOTATOR)
+        worker, _ = services.enter_from_crowd_link({"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "SE"},
+                                                   roles.ANNOTATOR)
         for i in range(5):
             ContextChange.objects.create(
                 scene=campaign.scenes.first(), change_type="movement", raw_text=f"text {i}", author=worker,

@@ -174,8 +174,9 @@ def test_a_crowd_annotator_entering_through_the_study_link_is_refused_a_newcomer
     # Only an account the link itself creates skips the contamination check.
     bench, items = hypo3d_pool(per_type=1)
     study = services.create_study(bench, "S", [i.pk for i in items], None)
-    author, created = annotation_services.enter_from_crowd_link({"PROLIFIC_PID": "AUTHOR"}, roles.ANNOTATOR)
-    assert created and not annotation_services.enter_from_crowd_link({"PROLIFIC_PID": "AUTHOR"}, roles.ANNOTATOR)[1]
+    link = {"PROLIFIC_PID": "AUTHOR", "STUDY_ID": "S", "SESSION_ID": "X"}
+    author, created = annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)
+    assert created and not annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)[1]
     change = study.items.first().change
     change.author = author
     change.save()

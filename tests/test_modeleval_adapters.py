@@ -77,7 +77,7 @@ def item():
 def vlm(endpoint, **config):
     return ModelSpec.objects.create(
         name="tiny-vlm", adapter="openai_compatible", modality="topview_plain",
-        config={"endpoint": endpoint, "model": "served-model", "api_key_env": "HYPOLAB_TEST_KEY",
+        config={"endpoint": endpoint, "model": "served-model", "api_key_env": "HYPOLAB_MODEL_KEY_TEST",
                 "backoff_s": 0.01, **config},
     )
 
@@ -94,7 +94,7 @@ def test_main_hypo3d_prompt_follows_the_papers_template(item):
 
 def test_endpoint_gets_prompt_and_image_as_data_url_and_429_is_retried(item, endpoint, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
-    monkeypatch.setenv("HYPOLAB_TEST_KEY", "sk-test")
+    monkeypatch.setenv("HYPOLAB_MODEL_KEY_TEST", "sk-test")
     FakeEndpoint.rate_limit_first = True
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(vlm(endpoint).pk, item.benchmark, None)

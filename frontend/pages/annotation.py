@@ -24,7 +24,8 @@ def crowd_enter_campaign(request, campaign_id):
     if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.ANNOTATOR):
         return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
     try:
-        user, _ = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR)
+        user, _ = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR,
+                                                            signed_in=request.user)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)

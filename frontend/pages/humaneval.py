@@ -30,7 +30,8 @@ def crowd_enter_study(request, study_id):
     if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.EVALUATOR):
         return start_invited(request, study_id)  # a signed-in evaluator opens the link without platform ids
     try:
-        user, session = humaneval_services.enter_study_from_crowd_link(study_id, request.GET)
+        user, session = humaneval_services.enter_study_from_crowd_link(study_id, request.GET,
+                                                                       signed_in=request.user)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
