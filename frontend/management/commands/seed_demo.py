@@ -1,16 +1,17 @@
-"""Build the demo: a procedural Hypo3D-style benchmark, a movement campaign, the random
-baseline model and one account per role. Safe to run twice."""
+"""Build the demo: one account per role, the Hypo3D sandbox (three procedural rooms, a movement campaign,
+the random baseline) and a finished benchmark of each of the five families, built through the importers
+and services a researcher uses (frontend/demo_seed.py). Safe to run twice."""
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
 from benchmarks import roles
 from benchmarks.demo import build_demo_benchmark
+from frontend import demo_seed
 from modeleval import services as modeleval_services
 
-DEMO_PASSWORD = "hypolab-demo"
+DEMO_PASSWORD = demo_seed.DEMO_PASSWORD
 GUIDELINES = """Describe one **movement** of an object in this room, so that anyone can tell what moved and where.
 
 - Good: "The office chair has been moved from the desk to the window next to the bookshelf."
@@ -20,7 +21,12 @@ GUIDELINES = """Describe one **movement** of an object in this room, so that any
 
 
 class Command(BaseCommand):
-    help = "Create the demo benchmark, campaign, baseline model and demo accounts."
+    help = ("Create the demo accounts, the Hypo3D sandbox (rooms, campaign, baseline model) and a finished "
+            "benchmark per family (items, review, human study, three model runs, release).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--sandbox-only", action="store_true",
+                            help="Only the accounts and the Hypo3D sandbox, as before the finished demo.")
 
     def handle(self, *args, **options):
         roles.ensure_role_groups()
@@ -30,17 +36,15 @@ class Command(BaseCommand):
                 benchmark, "Demo movement changes", "movement", benchmark.scenes.all(), guidelines=GUIDELINES
             )
         modeleval_services.ensure_baseline_model()
-        users = get_user_model().objects
         for role in roles.ROLES:
-            user, created = users.get_or_create(username=role, defaults={"is_staff": role == roles.ADMIN})
-            if created:
-                user.set_password(DEMO_PASSWORD)
-                user.is_superuser = role == roles.ADMIN
-                user.save()
-            roles.grant_role(user, role)
-        campaign = Campaign.objects.filter(benchmark=benchmark).first()
+            demo_seed.demo_user(role, role, staff=role == roles.ADMIN)
+        campaign = Campaign.objects.filter(benchmark=benchmark).order_by("pk").first()
+        finished = [] if options["sandbox_only"] else demo_seed.build_finished_demo(
+            log=lambda line: self.stdout.write(line), movement_guidelines=GUIDELINES)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: benchmark '{benchmark.slug}' with {benchmark.scenes.count()} scenes.\n"
             f"Accounts (password '{DEMO_PASSWORD}'): {', '.join(roles.ROLES)}.\n"
             f"Annotator crowd link: /crowd/campaigns/{campaign.pk}/?PROLIFIC_PID=demo-worker-1&STUDY_ID=demo&SESSION_ID=s1"
         ))
+        for summary in finished:
+            self.stdout.write(summary)
