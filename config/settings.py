@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.api.BrokerUnavailableMiddleware",  # a page that cannot enqueue: 503 with Retry-After
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into config.throttle's 429
 ]
 
@@ -166,6 +167,9 @@ if REDIS_URL:
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
+    # A killed GPU worker's batch does not wait for that hour: each batch beats every
+    # INFERENCE_HEARTBEAT_S while it runs, and the reaper (beat, every 15 s) puts back the message of a
+    # batch not beaten for INFERENCE_STALE_S (modeleval/inflight.py): running again within ~35 s.
     if REDIS_KEY_PREFIX:
         CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = REDIS_KEY_PREFIX
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
@@ -182,6 +186,12 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CELERY_TASK_EAGER_PROPAGATES = True
+# Nothing reads a task's return value: tasks write their results to the database. Without this, sending
+# a task also subscribes to its result in Redis, and with Redis down that retried for 20 s and then left
+# the process unable to send any task until restarted; now a send fails in under a second (503).
+CELERY_TASK_IGNORE_RESULT = True
+INFERENCE_HEARTBEAT_S = env.float("INFERENCE_HEARTBEAT_S", default=5.0)
+INFERENCE_STALE_S = env.float("INFERENCE_STALE_S", default=20.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -131,7 +131,24 @@ def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
 
     size = run.batch_size
     batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
-    transaction.on_commit(lambda: [tasks.infer_batch.delay(run.pk, batch) for batch in batches])
+
+    def send():
+        from kombu.exceptions import OperationalError
+
+        try:
+            for batch in batches:
+                tasks.infer_batch.delay(run.pk, batch)
+        except OperationalError:
+            # The broker is down: no batch may be waited for that was never sent. The run fails (it can
+            # be resumed: only missing predictions are inferred) and the caller answers 503 (config/api.py).
+            with transaction.atomic():
+                failed = Run.objects.select_for_update().get(pk=run.pk)
+                if failed.status == Run.Status.RUNNING:
+                    failed.move_to(Run.Status.FAILED)
+                    failed.save(update_fields=["status"])
+            raise
+
+    transaction.on_commit(send)
 
 
 @transaction.atomic
@@ -192,9 +209,10 @@ FLUSH_EVERY_S = 1.0  # a crash loses at most about this much inference work
 FLUSH_EVERY_N = 100
 
 
-def infer_items(run_id: int, item_ids: list[int]) -> int:
+def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
     """Predict what one batch is missing; returns how many predictions were written.
-    Safe to repeat: the unique constraint and the 'missing only' filter make retries no-ops."""
+    Safe to repeat: the unique constraint and the 'missing only' filter make retries no-ops.
+    `on_write(n)` is told each time n predictions are stored (the batch's heartbeat record)."""
     run = Run.objects.select_related("model", "prompt_template").filter(pk=run_id).first()
     if run is None or run.status != Run.Status.RUNNING:
         return 0
@@ -219,18 +237,20 @@ def infer_items(run_id: int, item_ids: list[int]) -> int:
         pending += _predict_chunk(adapter, run, work[start : start + max(chunk, 1)])
         # Fast adapters write in chunks; slow ones (real models) about every second.
         if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
-            written += _flush(pending)
+            written += _flush(pending, on_write)
             pending, last_flush = [], time.monotonic()
             if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
                 return written  # cancelled mid-batch: stop, keep what is stored
-    written += _flush(pending)
+    written += _flush(pending, on_write)
     publish_progress(run)
     _finish_inference_when_complete(run_id)
     return written
 
 
-def _flush(predictions: list[Prediction]) -> int:
+def _flush(predictions: list[Prediction], on_write=None) -> int:
     Prediction.objects.bulk_create(predictions, ignore_conflicts=True)
+    if on_write is not None and predictions:
+        on_write(len(predictions))
     return len(predictions)
 
 

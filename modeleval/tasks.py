@@ -2,14 +2,23 @@
 
 from celery import shared_task
 
-from . import services
+from . import inflight, services
 
 
-@shared_task(name="modeleval.tasks.infer_batch", acks_late=True)
-def infer_batch(run_id: int, item_ids: list[int]) -> int:
-    return services.infer_items(run_id, item_ids)
+@shared_task(name="modeleval.tasks.infer_batch", acks_late=True, bind=True)
+def infer_batch(self, run_id: int, item_ids: list[int]) -> int:
+    # Recorded and beaten while it runs, so a killed worker's batch is handed on (modeleval/inflight.py).
+    watched = None if self.request.is_eager else self.request.id
+    with inflight.watch(watched, run_id, item_ids, self.request.hostname or "") as batch:
+        return services.infer_items(run_id, item_ids, on_write=batch.progress)
 
 
 @shared_task(name="modeleval.tasks.score_run")
 def score_run(run_id: int) -> None:
     services.score_run(run_id)
+
+
+@shared_task(name="modeleval.tasks.reap_stalled_batches")
+def reap_stalled_batches() -> int:
+    """Celery beat, every 15 s on the default queue: hand on the batches of GPU workers that died."""
+    return len(inflight.reap_stalled_batches())

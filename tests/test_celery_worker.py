@@ -82,7 +82,8 @@ def test_killed_gpu_worker_mid_run_loses_and_duplicates_nothing(tmp_path):
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        # Short, so the killed worker's unacknowledged batch comes back within the test.
+        # Short, so the killed worker's unacknowledged batch comes back within the test without the reaper
+        # (the backstop when no beat runs; tests/test_faults.py kills a worker with the reaper at work).
         "CELERY_VISIBILITY_TIMEOUT": "3",
     }
     celery_app.control.purge()
