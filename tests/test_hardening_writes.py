@@ -426,3 +426,21 @@ def test_eight_first_entries_on_a_study_link_make_one_account_and_one_session():
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]
     assert CrowdWorker.objects.filter(worker_id="EVALNEW").count() == 1
     assert EvalSession.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_keys_older_than_a_day_are_purged_by_the_beat_task():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from benchmarks.tasks import purge_idempotency_keys
+    from config.celery import app
+
+    user = admin_user()
+    old = IdempotentRequest.objects.create(user=user, key="old", path="/api/v1/studies/", fingerprint="x", status=201)
+    IdempotentRequest.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=25))
+    IdempotentRequest.objects.create(user=user, key="new", path="/api/v1/studies/", fingerprint="x", status=201)
+    assert purge_idempotency_keys() == 1
+    assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["new"]
+    assert app.conf.beat_schedule["purge-idempotency-keys"]["task"] == "benchmarks.tasks.purge_idempotency_keys"
