@@ -5,17 +5,21 @@ import json
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.api import SceneViewerSerializer
 from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from benchmarks.permissions import IsAdmin
 from benchmarks.plain_views import page_endpoint
 from benchmarks.validation import text_problem
 from benchmarks.viewer import cached_scene_viewer_data
+from config.api import error
 from modeleval.models import ModelSpec
 
 from . import drafting, services
@@ -42,6 +46,15 @@ class AssignmentSerializer(serializers.ModelSerializer):
                   "lease_expires_at", "completion_code"]
 
 
+class AssignmentDetailSerializer(AssignmentSerializer):
+    draft = DraftSerializer()
+    task = serializers.JSONField(help_text="What the campaign's kind asks for (annotation.services.task_of).")
+    scene = SceneViewerSerializer()
+
+    class Meta(AssignmentSerializer.Meta):
+        fields = [*AssignmentSerializer.Meta.fields, "draft", "task", "scene"]
+
+
 def _assignment_body(assignment: Assignment) -> dict:
     return {**AssignmentSerializer(assignment).data, "draft": DraftSerializer(services.draft_of(assignment)).data,
             "task": services.task_of(assignment)}
@@ -50,6 +63,7 @@ def _assignment_body(assignment: Assignment) -> dict:
 class AssignmentDetail(APIView):
     """An annotator's own assignment with its scene and draft (another worker's gets 403)."""
 
+    @extend_schema(responses=AssignmentDetailSerializer)
     def get(self, request, pk):
         assignment = services.assignment_for_worker(pk, request.user)
         return Response({**_assignment_body(assignment), "scene": cached_scene_viewer_data(assignment.scene)})
@@ -65,6 +79,8 @@ class SaveDraftSerializer(serializers.Serializer):
 class AssignmentDraftView(APIView):
     """Autosave for API clients with a token (the page's own autosave goes through `autosave`)."""
 
+    @extend_schema(request=SaveDraftSerializer, responses={200: DraftSerializer, 409: error(409)},
+                   operation_id="assignments_draft_update")
     def put(self, request, pk):
         data = SaveDraftSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -103,9 +119,15 @@ class DescriptionSerializer(serializers.Serializer):
     text = serializers.CharField(allow_blank=True, max_length=services.MAX_TEXT_CHARS)
 
 
+class AddedDescriptionSerializer(DraftSerializer):
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="Accepted, but worth a look.")
+
+
 class AssignmentDescriptions(APIView):
     """Check one description against the rules and accept it into the draft."""
 
+    @extend_schema(request=DescriptionSerializer,
+                   responses={201: AddedDescriptionSerializer, 409: error(409)})
     def post(self, request, pk):
         data = DescriptionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -114,18 +136,29 @@ class AssignmentDescriptions(APIView):
 
 
 class AssignmentDescriptionDetail(APIView):
+    @extend_schema(responses={200: DraftSerializer, 409: error(409)})
     def delete(self, request, pk, index):
         draft = services.remove_description(pk, request.user, index - 1)
         return Response(DraftSerializer(draft).data)
 
 
+class LeaseSerializer(serializers.Serializer):
+    lease_expires_at = serializers.DateTimeField()
+
+
+class AssignmentStatusSerializer(serializers.Serializer):
+    status = serializers.CharField()
+
+
 class AssignmentHeartbeat(APIView):
+    @extend_schema(request=None, responses={200: LeaseSerializer, 409: error(409)})
     def post(self, request, pk):
         assignment = services.heartbeat(pk, request.user)
         return Response({"lease_expires_at": assignment.lease_expires_at})
 
 
 class AssignmentRelease(APIView):
+    @extend_schema(request=None, responses={200: AssignmentStatusSerializer, 409: error(409)})
     def post(self, request, pk):
         assignment = services.release_assignment(pk, request.user)
         return Response({"status": assignment.status})
@@ -139,9 +172,17 @@ class SubmitChangeSerializer(serializers.Serializer):
     answer = serializers.JSONField(required=False, help_text="The form of the other kinds; else the autosaved one.")
 
 
+class SubmittedSerializer(AssignmentSerializer):
+    completion_url = serializers.CharField(allow_null=True, help_text="Where the worker goes back to.")
+
+    class Meta(AssignmentSerializer.Meta):
+        fields = [*AssignmentSerializer.Meta.fields, "completion_url"]
+
+
 class AssignmentSubmit(APIView):
     serializer_class = SubmitChangeSerializer
 
+    @extend_schema(request=SubmitChangeSerializer, responses={201: SubmittedSerializer, 409: error(409)})
     def post(self, request, pk):
         data = SubmitChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -185,10 +226,12 @@ class CampaignList(APIView):
     permission_classes = [IsAdmin]
     serializer_class = CampaignSerializer
 
+    @extend_schema(responses=CampaignSerializer(many=True), operation_id="campaigns_list")
     def get(self, request):
         campaigns = Campaign.objects.select_related("benchmark").prefetch_related("scenes").order_by("id")
         return Response(CampaignSerializer(campaigns, many=True).data)
 
+    @extend_schema(request=CampaignSerializer, responses={201: CampaignSerializer})
     def post(self, request):
         data = CampaignSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -200,11 +243,33 @@ class CampaignList(APIView):
         return Response(CampaignSerializer(campaign).data, status=201)
 
 
+class CampaignWorkerSerializer(serializers.Serializer):
+    worker_id = serializers.CharField()
+    assignments = serializers.IntegerField()
+    descriptions = serializers.IntegerField()
+    median_seconds_per_description = serializers.FloatField()
+
+
+class CampaignProgressSerializer(serializers.Serializer):
+    assignments = serializers.DictField(child=serializers.IntegerField(), help_text="Count per status.")
+    descriptions = serializers.DictField(child=serializers.IntegerField(), help_text="Changes per status.")
+    items = serializers.DictField(child=serializers.IntegerField(), help_text="Items per review status.")
+    workers = CampaignWorkerSerializer(many=True)
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    progress = CampaignProgressSerializer()
+
+    class Meta(CampaignSerializer.Meta):
+        fields = [*CampaignSerializer.Meta.fields, "progress"]
+
+
 class CampaignDetail(APIView):
     """Staff: one campaign with its live progress."""
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(responses=CampaignDetailSerializer)
     def get(self, request, pk):
         campaign = get_object_or_404(Campaign, pk=pk)
         return Response({**CampaignSerializer(campaign).data, "progress": services.campaign_progress(campaign)})
@@ -215,11 +280,16 @@ class CampaignPayments(APIView):
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV")})
     def get(self, request, pk):
         campaign = get_object_or_404(Campaign, pk=pk)
         response = HttpResponse(services.payment_report_csv(campaign), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-payments.csv"'
         return response
+
+
+class WebhookHandledSerializer(serializers.Serializer):
+    handled = serializers.BooleanField(help_text="False for an event already handled (a redelivery).")
 
 
 class ProlificWebhook(APIView):
@@ -228,6 +298,13 @@ class ProlificWebhook(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT},
+        parameters=[OpenApiParameter("X-Prolific-Request-Signature", str, OpenApiParameter.HEADER,
+                                     required=True, description="HMAC of the body with the secret.")],
+        responses={200: WebhookHandledSerializer,
+                   403: error(403, "The signature does not match (or no secret is configured).")},
+    )
     def post(self, request):
         body = request.body
         services.verify_prolific_signature(body, request.headers.get("X-Prolific-Request-Signature", ""))
@@ -265,12 +342,21 @@ class DraftRequestSerializer(serializers.Serializer):
     changes = serializers.PrimaryKeyRelatedField(many=True, queryset=ContextChange.objects.all(), required=False)
 
 
+class DraftRequestQueuedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    scene = serializers.IntegerField(allow_null=True)
+    change = serializers.IntegerField(allow_null=True)
+
+
 class DraftRequests(APIView):
     """Staff: ask a model to draft raw changes (per scene) or questions (per approved change)."""
 
     permission_classes = [IsAdmin]
     serializer_class = DraftRequestSerializer
 
+    @extend_schema(request=DraftRequestSerializer,
+                   responses={202: DraftRequestQueuedSerializer(many=True), 503: error(503)})
     def post(self, request):
         data = DraftRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)

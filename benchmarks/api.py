@@ -1,16 +1,49 @@
 import io
 
 from django.shortcuts import get_object_or_404, redirect
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView, RetrieveAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from config.api import error
 
 from . import material, services, uploads
 from .errors import DomainError
 from .idempotency import idempotent
 from .models import Asset, Benchmark, Item, Release
 from .permissions import IsAdmin, IsReviewer
+
+
+class SceneObjectBoxSerializer(serializers.Serializer):
+    instance_id = serializers.IntegerField()
+    label = serializers.CharField()
+    center = serializers.ListField(child=serializers.FloatField(), help_text="x, y, z")
+    size = serializers.ListField(child=serializers.FloatField(), help_text="x, y, z")
+    yaw = serializers.FloatField()
+
+
+class WorldFrameAnchorSerializer(serializers.Serializer):
+    anchor_instance_id = serializers.IntegerField()
+    side = serializers.CharField()
+
+
+class SceneViewerSerializer(serializers.Serializer):
+    """A scene as the viewer draws it (benchmarks.viewer.scene_viewer_data): a missing file's URL is null."""
+
+    scene_id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    caption = serializers.CharField(allow_blank=True)
+    points_url = serializers.CharField(allow_null=True)
+    topview_plain_url = serializers.CharField(allow_null=True)
+    topview_semantic_url = serializers.CharField(allow_null=True)
+    map = serializers.JSONField(allow_null=True, help_text="The plain top view's size, bounds and labels.")
+    world_frames = serializers.ListField(child=serializers.CharField())
+    world_frame = WorldFrameAnchorSerializer(allow_null=True, help_text="The latest, for the compass.")
+    objects = SceneObjectBoxSerializer(many=True)
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -51,13 +84,13 @@ class ReleaseSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at", "status", "progress"]
         validators = []  # uniqueness is the service's job: it answers 409, not 400
 
-    def get_items_url(self, release):
+    def get_items_url(self, release) -> str | None:
         return release.items_file.file.url if release.items_file else None
 
-    def get_manifest_url(self, release):
+    def get_manifest_url(self, release) -> str | None:
         return release.manifest_file.file.url if release.manifest_file else None
 
-    def get_n_items(self, release):
+    def get_n_items(self, release) -> int:
         return release.items.count()
 
 
@@ -65,9 +98,11 @@ class ReleaseList(APIView):
     permission_classes = [IsAdmin]
     serializer_class = ReleaseSerializer
 
+    @extend_schema(responses=ReleaseSerializer(many=True), operation_id="releases_list")
     def get(self, request):
         return Response(ReleaseSerializer(Release.objects.select_related("benchmark")[:100], many=True).data)
 
+    @extend_schema(request=ReleaseSerializer, responses={201: ReleaseSerializer, 409: error(409), 503: error(503)})
     @idempotent
     def post(self, request):
         data = ReleaseSerializer(data=request.data)
@@ -77,13 +112,20 @@ class ReleaseList(APIView):
         return Response(ReleaseSerializer(release).data, status=201)
 
 
+class ReleaseFileSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
 class ReleaseDetailSerializer(ReleaseSerializer):
-    previous = serializers.SlugRelatedField(slug_field="version", read_only=True)
+    previous = serializers.SlugRelatedField(slug_field="version", read_only=True, allow_null=True)
     files = serializers.SerializerMethodField()
 
     class Meta(ReleaseSerializer.Meta):
         fields = [*ReleaseSerializer.Meta.fields, "previous", "diff", "card", "files"]
 
+    @extend_schema_field(serializers.DictField(child=ReleaseFileSerializer(), help_text="Per format."))
     def get_files(self, release):
         return {fmt: {"url": a.file.url, "size": a.size, "sha256": a.sha256}
                 for fmt, a in services.release_files(release).items()}
@@ -110,8 +152,33 @@ class AssetSerializer(serializers.ModelSerializer):
         model = Asset
         fields = ["id", "scene", "role", "size", "sha256", "meta", "created_at", "download_url"]
 
-    def get_download_url(self, asset):
+    def get_download_url(self, asset) -> str:
         return f"/api/v1/assets/{asset.pk}/download/"
+
+
+class UploadRequestSerializer(serializers.Serializer):
+    """What the upload announces (checked by benchmarks.uploads.start_upload)."""
+
+    role = serializers.CharField(help_text="The asset's role (benchmarks.models.AssetRole).")
+    filename = serializers.CharField()
+    size = serializers.IntegerField(min_value=1, help_text="Bytes.")
+    sha256 = serializers.CharField(help_text="64 hexadecimal digits.")
+    scene = serializers.IntegerField(required=False, allow_null=True)
+    meta = serializers.JSONField(required=False, allow_null=True, help_text="A JSON object.")
+
+
+class UploadTargetSerializer(serializers.Serializer):
+    method = serializers.CharField(help_text="PUT")
+    url = serializers.CharField(help_text="Where to send the bytes (presigned S3, or signed same-origin).")
+    headers = serializers.DictField(child=serializers.CharField())
+    expires_at = serializers.DateTimeField()
+
+
+class UploadStartedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    key = serializers.CharField()
+    upload = UploadTargetSerializer()
 
 
 class UploadList(APIView):
@@ -119,8 +186,11 @@ class UploadList(APIView):
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(request=UploadRequestSerializer, responses={201: UploadStartedSerializer})
     def post(self, request):
         d = request.data
+        if not isinstance(d, dict):
+            raise DomainError("Expected a JSON object.")
         upload = uploads.start_upload(request.user, role=d.get("role"), filename=d.get("filename"),
                                       size=d.get("size"), sha256=d.get("sha256"), scene_id=d.get("scene"),
                                       meta=d.get("meta"))
@@ -133,6 +203,7 @@ class UploadComplete(APIView):
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(request=None, responses={201: AssetSerializer, 409: error(409)})
     def post(self, request, pk):
         return Response(AssetSerializer(uploads.complete_upload(pk)).data, status=201)
 
@@ -143,6 +214,12 @@ class UploadContent(APIView):
     authentication_classes = []
     permission_classes = []
 
+    @extend_schema(
+        request={"application/octet-stream": OpenApiTypes.BINARY},
+        parameters=[OpenApiParameter("token", str, required=True, description="From the upload's `url`.")],
+        responses={204: None, 403: error(403, "The token is not valid, expired, or for another upload."),
+                   409: error(409)},
+    )
     def put(self, request, pk):
         uploads.receive_local_upload(pk, request.query_params.get("token"), request.stream or io.BytesIO())
         return Response(status=204)
@@ -151,9 +228,11 @@ class UploadContent(APIView):
 class AssetDetail(APIView):
     permission_classes = [IsAdmin]
 
+    @extend_schema(responses=AssetSerializer)
     def get(self, request, pk):
         return Response(AssetSerializer(get_object_or_404(Asset, pk=pk)).data)
 
+    @extend_schema(responses={204: None})
     def delete(self, request, pk):
         uploads.delete_asset(get_object_or_404(Asset, pk=pk))
         return Response(status=204)
@@ -162,6 +241,7 @@ class AssetDetail(APIView):
 class AssetDownload(APIView):
     """302 to a short-lived signed URL for the asset's bytes (gold-bearing files: reviewers only)."""
 
+    @extend_schema(responses={302: OpenApiResponse(description="`Location` is the signed URL.")})
     def get(self, request, pk):
         return redirect(uploads.download_url(request.user, get_object_or_404(Asset, pk=pk)))
 
@@ -172,6 +252,14 @@ class AssetFile(APIView):
     authentication_classes = []
     permission_classes = []
 
+    @extend_schema(
+        parameters=[OpenApiParameter("token", str, required=True, description="From the redirect."),
+                    OpenApiParameter("Range", str, OpenApiParameter.HEADER, description="bytes=start-end")],
+        responses={(200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+                   (206, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The range asked for."),
+                   416: OpenApiResponse(description="The range is outside the file."),
+                   403: error(403, "The token is not valid, has expired or is for another file.")},
+    )
     def get(self, request, pk):
         asset = uploads.local_download(pk, request.query_params.get("token"))
         return uploads.ranged_file_response(request, asset.file.open("rb"), asset.size,
@@ -186,11 +274,30 @@ def _named(request, key: str, name: str | None = None) -> material.NamedFile | N
     return material.NamedFile(name or upload.name, upload.read()) if upload else None
 
 
+class ScanImportSerializer(serializers.Serializer):
+    scene_id = serializers.CharField()
+    ply = serializers.FileField()
+    aggregation = serializers.FileField(required=False, help_text="ScanNet aggregation JSON (with segments).")
+    segments = serializers.FileField(required=False, help_text="ScanNet segments JSON.")
+    boxes = serializers.FileField(required=False, help_text="Oriented boxes JSON (instead of aggregation).")
+    caption = serializers.CharField(required=False, allow_blank=True)
+    world_frame = serializers.CharField(required=False, allow_blank=True)
+
+
+class ScanImportedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    objects = serializers.IntegerField(help_text="Objects found in the scan.")
+
+
 class ScanImport(APIView):
     """Multipart: scene_id, ply, aggregation + segments or boxes, caption, world_frame."""
 
     permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
 
+    @extend_schema(request={"multipart/form-data": ScanImportSerializer},
+                   responses={201: ScanImportedSerializer, 503: error(503)})
     def post(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
         ply = _named(request, "ply")
@@ -205,11 +312,29 @@ class ScanImport(APIView):
                          "objects": scene.scene_objects.count()}, status=201)
 
 
+class ImageSetImportSerializer(serializers.Serializer):
+    archive = serializers.FileField(required=False, help_text="A .zip of images and an items file.")
+    files = serializers.ListField(child=serializers.FileField(), required=False, help_text="Images.")
+    items = serializers.FileField(required=False, help_text="The items file (JSON, JSONL, CSV or TSV).")
+    flip = serializers.BooleanField(required=False, help_text="Also store each image's mirrored twin.")
+
+
+class ImageSetImportedSerializer(serializers.Serializer):
+    images = serializers.IntegerField()
+    flipped = serializers.IntegerField()
+    items = serializers.IntegerField()
+    changes = serializers.IntegerField()
+    skipped = serializers.ListField(child=serializers.CharField(), help_text="Files that were not images.")
+
+
 class ImageSetImport(APIView):
     """Multipart: `archive` (a .zip of images and items file) or several `files` plus `items`; `flip`."""
 
     permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
 
+    @extend_schema(request={"multipart/form-data": ImageSetImportSerializer},
+                   responses={201: ImageSetImportedSerializer})
     def post(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
         archive = _named(request, "archive")
@@ -227,13 +352,34 @@ class ImageSetImport(APIView):
                          "changes": report.changes, "skipped": report.skipped}, status=201)
 
 
+class PairedVideoImportSerializer(serializers.Serializer):
+    scene_id = serializers.CharField()
+    before = serializers.FileField()
+    after = serializers.FileField()
+    objects_before = serializers.FileField(required=False)
+    objects_after = serializers.FileField(required=False)
+    operations = serializers.FileField(required=False)
+
+
+class ImportedSceneSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+
+
+class PairedVideosImportedSerializer(serializers.Serializer):
+    scenes = ImportedSceneSerializer(many=True)
+
+
 class PairedVideoImport(APIView):
     """Multipart: scene_id, before, after, objects_before, objects_after, operations."""
 
     permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
     FILES = {"before": "before.mp4", "after": "after.mp4", "objects_before": "objects_before.json",
              "objects_after": "objects_after.json", "operations": "operations.json"}
 
+    @extend_schema(request={"multipart/form-data": PairedVideoImportSerializer},
+                   responses={201: PairedVideosImportedSerializer})
     def post(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
         scene_id = str(request.data.get("scene_id", "")).strip()

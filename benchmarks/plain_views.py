@@ -40,6 +40,8 @@ def page_endpoint(method: str, token_view):
                 return JsonResponse(exc.as_dict(), status=exc.status_code)
 
         view.__doc__ = handle.__doc__
+        # The API schema documents the DRF view, which answers the same shapes (drf-spectacular reads `cls`).
+        view.cls, view.initkwargs = token_view.cls, token_view.initkwargs
         return view
 
     return wrap

@@ -1,7 +1,12 @@
 """API-wide error shape: every 4xx carries the field and the reason."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import status
+from django.http import JsonResponse
+from django.views import defaults
+from drf_spectacular import openapi as spectacular_openapi
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -57,3 +62,78 @@ def exception_handler(exc, context):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return Response(detail, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)
+
+
+def not_found(request, exception=None):
+    """handler404: an API path that matches no route (a malformed id or slug) answers the API's JSON
+    404; every other path gets the page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+# --- the shape in the schema (drf-spectacular) ----------------------------------------------------
+
+
+class ApiError(serializers.Serializer):
+    """An error answer: each field at fault with its reasons (`{field: [reason, ...]}`; a list or object
+    field's reasons nest by index or key). Authentication, permission, not-found and method errors carry
+    one `detail` string; a stale write (409) carries the `current` state beside the reasons."""
+
+
+class ApiErrorSchema(OpenApiSerializerExtension):
+    target_class = ApiError
+
+    def map_serializer(self, auto_schema, direction):
+        return {
+            "type": "object",
+            "description": ApiError.__doc__,
+            "properties": {
+                "detail": {"type": "string", "description": "The reason, when no one field is at fault."},
+                "current": {"type": "object", "additionalProperties": {},
+                            "description": "409 on a stale version: the state saved since."},
+                "completion_code": {"type": "string", "description": "409 on a submitted assignment."},
+            },
+            "additionalProperties": {
+                "oneOf": [{"type": "array", "items": {}}, {"type": "object", "additionalProperties": {}},
+                          {"type": "string"}],
+            },
+            "example": {"text": ["The refined text is empty or too short to be a description."]},
+        }
+
+
+ERROR_DESCRIPTIONS = {
+    400: "The request is not valid: each field at fault with its reasons.",
+    403: "Not signed in, or the caller's role or ownership does not allow this.",
+    404: "No such object (or not one the caller may see).",
+    409: "A conflict: a stale version, a duplicate, or a state that does not allow this.",
+    413: "The body is larger than a request may carry.",
+    429: "Too many requests; try again later.",
+    503: "The task queue cannot be reached: nothing was started; try again after `Retry-After` seconds.",
+}
+
+
+def error(code: int, description: str | None = None) -> OpenApiResponse:
+    """The documented error answer for `code` (an `extend_schema(responses=...)` entry)."""
+    return OpenApiResponse(ApiError, description=description or ERROR_DESCRIPTIONS[code])
+
+
+class AutoSchema(spectacular_openapi.AutoSchema):
+    """Every operation documents the errors every view can give: 400 (input, including what the
+    request guard in config/middleware.py refuses for any endpoint), 403 (authentication and roles),
+    404 where the path names an object (or a page of a list), 413 where a body is sent, 409 where an
+    Idempotency-Key is taken. A view adds others (409, 503) with `extend_schema(responses={409: error(409)})`."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        codes = [400, 403]
+        if "{" in self.path or (self.method == "GET" and self._get_paginator() and self._is_list_view()):
+            codes.append(404)  # no such object, or a page past the last
+        if self.method in ("POST", "PUT", "PATCH"):
+            codes.append(413)
+        if any(getattr(p, "name", None) == "Idempotency-Key" for p in self.get_override_parameters()):
+            codes.append(409)  # the key was used for another request (benchmarks.idempotency)
+        for code in codes:
+            documented = self._get_response_for_code(error(code), str(code), direction=direction)
+            responses.setdefault(str(code), documented)
+        return dict(sorted(responses.items()))

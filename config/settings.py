@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: /api/v1/docs/ works offline
     "channels",
     "axes",  # failed-login lockout (config/throttle.py)
     "benchmarks",
@@ -199,7 +200,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.api.AutoSchema",  # documents the error answers of every operation
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api.exception_handler",
@@ -208,6 +209,19 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "HypoLab API",
     "DESCRIPTION": "Build spatial-reasoning benchmarks with a human baseline.",
     "VERSION": "1",
+    # Request bodies get their own components (no read-only fields in them, required as sent).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+        "CampaignKindEnum": "annotation.models.Campaign.Kind",
+        "ChangeStatusEnum": "benchmarks.models.ContextChange.Status",
+        "ItemStatusEnum": "benchmarks.models.Item.Status",
+        "ReleaseStatusEnum": "benchmarks.models.Release.Status",
+        "DedupRunStatusEnum": "review.models.DedupRun.Status",
+    },
 }
 
 # Throttling (config/throttle.py). Logins: AXES_FAILURE_LIMIT failures for an account, or from an

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from benchmarks.media import serve_media
 
@@ -14,8 +14,14 @@ api_v1 = [
     path("", include("humaneval.api_urls")),
     path("", include("modeleval.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Swagger UI and ReDoc from static files (drf-spectacular-sidecar); the split view serves Swagger's
+    # start-up script from a URL rather than inline, and ReDoc's template loads no web fonts.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="schema", template_name="api/redoc.html"),
+         name="api-redoc"),
 ]
+
+handler404 = "config.api.not_found"  # JSON under /api/
 
 urlpatterns = [
     path("admin/", admin.site.urls),

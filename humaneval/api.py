@@ -3,16 +3,19 @@ import json
 from django.core.cache import cache
 from django.http import JsonResponse
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks.api import SceneViewerSerializer
 from benchmarks.errors import DomainError
 from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
 from benchmarks.plain_views import page_endpoint
 from benchmarks.viewer import scene_viewer_data
+from config.api import error
 
 from . import services
 from .models import ItemRole
@@ -71,6 +74,74 @@ def session_state(session, response, feedback=None) -> dict:
     return state
 
 
+class ImageSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    overlays = serializers.JSONField(help_text="Arrows and marks drawn over the image.")
+
+
+class VideoPairSerializer(serializers.Serializer):
+    before = serializers.CharField()
+    after = serializers.CharField()
+    fps = serializers.FloatField(allow_null=True)
+
+
+class ItemViewSerializer(serializers.Serializer):
+    """One item as the participant sees it (item_view): never the gold."""
+
+    id = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="Its place in the session, from 1.")
+    practice = serializers.BooleanField(help_text="A familiarisation item (feedback after answering).")
+    question = serializers.CharField(allow_blank=True)
+    answer_format = serializers.CharField()
+    choices = serializers.ListField(child=serializers.CharField(allow_blank=True), help_text="As shown.")
+    context_change = serializers.CharField(allow_null=True, allow_blank=True)
+    answer_hint = serializers.CharField(allow_blank=True)
+    answer_count_note = serializers.CharField(allow_blank=True)
+    not_sure_option = serializers.BooleanField()
+    shown_at = serializers.DateTimeField()
+    deadline = serializers.DateTimeField()
+    scene = SceneViewerSerializer(allow_null=True)
+    images = ImageSerializer(many=True)
+    videos = VideoPairSerializer(allow_null=True)
+    world_frame = serializers.ListField(child=serializers.CharField())
+
+
+class AnsweredItemSerializer(ItemViewSerializer):
+    your_answer = serializers.CharField(allow_blank=True)
+
+
+class AnsweredRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+
+
+class FeedbackSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    correct = serializers.BooleanField()
+    answer = serializers.CharField(allow_blank=True, help_text="The right answer as shown.")
+
+
+class SessionStateSerializer(serializers.Serializer):
+    """What the participant's page may know (session_state)."""
+
+    session = serializers.IntegerField()
+    status = serializers.CharField()
+    server_now = serializers.DateTimeField()
+    session_deadline = serializers.DateTimeField()
+    completion_code = serializers.CharField(allow_null=True)
+    n_items = serializers.IntegerField()
+    allow_going_back = serializers.BooleanField()
+    answered = AnsweredRefSerializer(many=True, help_text="Items one may go back to (when the study allows).")
+    feedback = FeedbackSerializer(allow_null=True, help_text="After a familiarisation answer.")
+    item = ItemViewSerializer(allow_null=True, help_text="The open item; null when done or after feedback.")
+
+
+class StudyCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField(allow_blank=True)
+    design = serializers.JSONField(help_text="The design as recorded (humaneval.services.study_design).")
+
+
 class StudyCreateSerializer(serializers.Serializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     name = serializers.CharField(allow_blank=True)
@@ -97,6 +168,7 @@ class StudyCreate(APIView):
     permission_classes = [IsAdmin]
     serializer_class = StudyCreateSerializer
 
+    @extend_schema(request=StudyCreateSerializer, responses={201: StudyCreatedSerializer})
     @idempotent
     def post(self, request):
         data = StudyCreateSerializer(data=request.data)
@@ -115,6 +187,7 @@ class StudyCreate(APIView):
         )
 
 
+@extend_schema_serializer(component_name="SessionAnswer")
 class AnswerSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     answer = serializers.CharField(allow_blank=True)
@@ -143,6 +216,7 @@ def answer_state(participant, session_id: int, answer: dict) -> dict:
 class SessionCurrent(APIView):
     """The participant's current item (its clock starts when first shown)."""
 
+    @extend_schema(responses=SessionStateSerializer, operation_id="sessions_current_retrieve")
     def get(self, request, pk):
         return Response(current_state(request.user, pk))
 
@@ -152,6 +226,8 @@ class SessionAnswer(APIView):
 
     serializer_class = AnswerSerializer
 
+    @extend_schema(request=AnswerSerializer, responses={201: SessionStateSerializer, 409: error(409)},
+                   operation_id="sessions_answer_create")
     def post(self, request, pk):
         data = AnswerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -178,6 +254,7 @@ def session_answer(request, pk):
 class SessionAnsweredItem(APIView):
     """Going back (when the study allows): an answered item with the participant's own answer."""
 
+    @extend_schema(responses=AnsweredItemSerializer)
     def get(self, request, pk, item_id):
         response = services.answered_response(pk, request.user, item_id)
         session = response.session

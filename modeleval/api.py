@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -6,6 +7,7 @@ from benchmarks.errors import DomainError
 from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark
 from benchmarks.permissions import IsAdmin
+from config.api import error
 
 from . import secrets as model_secrets
 from . import services
@@ -39,15 +41,37 @@ class ModelSpecSerializer(serializers.ModelSerializer):
         return attrs
 
 
+class RunSummarySerializer(serializers.Serializer):
+    inference_errors = serializers.IntegerField()
+    extraction = serializers.JSONField(allow_null=True, help_text="Answers read by rule, by judge, or not.")
+
+
+class RunProgressSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    status = serializers.CharField()
+    done = serializers.IntegerField(help_text="Predictions written.")
+    total = serializers.IntegerField(help_text="Predictions the run makes.")
+    errors = serializers.IntegerField(help_text="Predictions whose inference failed.")
+    scores = serializers.JSONField(allow_null=True, help_text="The overall metrics once scored.")
+    summary = RunSummarySerializer(allow_null=True)
+
+
+class RunDetailSerializer(RunProgressSerializer):
+    model = serializers.CharField()
+    result = serializers.JSONField(allow_null=True, help_text="The whole scorer output once scored.")
+
+
 class ModelList(APIView):
     """The model registry."""
 
     permission_classes = [IsAdmin]
     serializer_class = ModelSpecSerializer
 
+    @extend_schema(responses=ModelSpecSerializer(many=True), operation_id="models_list")
     def get(self, request):
         return Response(ModelSpecSerializer(ModelSpec.objects.order_by("name"), many=True).data)
 
+    @extend_schema(request=ModelSpecSerializer, responses={201: ModelSpecSerializer})
     @idempotent
     def post(self, request):
         data = ModelSpecSerializer(data=request.data)
@@ -59,6 +83,7 @@ class RunList(APIView):
     permission_classes = [IsAdmin]
     serializer_class = LaunchRunSerializer
 
+    @extend_schema(request=LaunchRunSerializer, responses={201: RunProgressSerializer, 503: error(503)})
     @idempotent
     def post(self, request):
         data = LaunchRunSerializer(data=request.data)
@@ -73,6 +98,7 @@ class RunList(APIView):
 class RunDetail(APIView):
     permission_classes = [IsAdmin]
 
+    @extend_schema(responses=RunDetailSerializer)
     def get(self, request, pk):
         run = services.run_for_staff(pk)
         return Response({**services.run_progress(run), "model": run.model.name, "result": run.scores or None})
@@ -81,6 +107,7 @@ class RunDetail(APIView):
 class RunCancel(APIView):
     permission_classes = [IsAdmin]
 
+    @extend_schema(request=None, responses={200: RunProgressSerializer, 409: error(409)})
     def post(self, request, pk):
         return Response(services.run_progress(services.cancel_run(pk)))
 
@@ -88,5 +115,6 @@ class RunCancel(APIView):
 class RunResume(APIView):
     permission_classes = [IsAdmin]
 
+    @extend_schema(request=None, responses={200: RunProgressSerializer, 409: error(409), 503: error(503)})
     def post(self, request, pk):
         return Response(services.run_progress(services.resume_run(pk)))

@@ -1,6 +1,8 @@
 """Results over the API: a benchmark's paper tables (reviewers and admins) and a study's (admins).
 Both answer what `results.services.benchmark_results` returns, so they carry the pages' numbers."""
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -10,6 +12,44 @@ from benchmarks.permissions import IsAdmin, IsReviewer
 from humaneval.models import Study
 
 from . import services
+
+
+class ResultRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="chance, human or model.")
+    n = serializers.IntegerField(allow_null=True, help_text="Items scored.")
+    result = serializers.JSONField(allow_null=True, help_text="The scorer's output (overall, by, ...).")
+
+
+class RadarSerializer(serializers.Serializer):
+    by = serializers.CharField(allow_null=True)
+    metric = serializers.CharField()
+    axes = serializers.ListField(child=serializers.CharField())
+    series = serializers.JSONField(help_text="[{name, kind, values}] with one value (or null) per axis.")
+
+
+class ResultTablesSerializer(serializers.Serializer):
+    tables = serializers.JSONField(help_text="The family's paper tables, the main one first.")
+    radar = RadarSerializer()
+    rows = ResultRowSerializer(many=True)
+
+
+class BenchmarkResultsSerializer(ResultTablesSerializer):
+    benchmark = serializers.CharField()
+    family = serializers.CharField()
+    study = serializers.IntegerField(allow_null=True)
+    by = serializers.JSONField(help_text="The main table's breakdown.")
+    metrics = serializers.ListField(child=serializers.CharField())
+    columns = serializers.ListField(child=serializers.CharField())
+
+
+class StudyResultsSerializer(ResultTablesSerializer):
+    """The human result (humaneval.services.study_results: overall, by, agreement, exclusions, design ...)
+    with the tables, radar and rows of the study's benchmark results."""
+
+    overall = serializers.JSONField(required=False)
+    by = serializers.JSONField(required=False)
+    design = serializers.JSONField(required=False)
 
 
 def _study_id(value) -> int:
@@ -24,6 +64,8 @@ class BenchmarkResults(APIView):
 
     permission_classes = [IsReviewer]
 
+    @extend_schema(parameters=[OpenApiParameter("study", int, description="Rows on its scored items.")],
+                   responses=BenchmarkResultsSerializer)
     def get(self, request, slug):
         benchmark = Benchmark.objects.filter(slug=slug).first()
         if benchmark is None:
@@ -43,6 +85,7 @@ class StudyResults(APIView):
 
     permission_classes = [IsAdmin]
 
+    @extend_schema(responses=StudyResultsSerializer)
     def get(self, request, pk):
         study = Study.objects.select_related("benchmark").filter(pk=pk).first()
         if study is None:

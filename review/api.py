@@ -1,4 +1,10 @@
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -7,9 +13,19 @@ from rest_framework.views import APIView
 from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark, ContextChange, Item
 from benchmarks.permissions import IsAdmin, IsReviewer
+from config.api import error
 
 from . import consensus, dedup, polish, services
 from .models import DedupRun
+
+CONFLICT = error(409, "Someone saved a newer version (`current` holds it), or the status does not allow it.")
+
+
+class RevisionSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    text = serializers.CharField()
+    author = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
 
 
 class ChangeSerializer(serializers.ModelSerializer):
@@ -20,6 +36,7 @@ class ChangeSerializer(serializers.ModelSerializer):
         model = ContextChange
         fields = ["id", "scene", "change_type", "raw_text", "refined_text", "status", "version", "revisions"]
 
+    @extend_schema_field(RevisionSerializer(many=True))
     def get_revisions(self, change):
         return [
             {"number": r.number, "text": r.text, "author": r.author.username if r.author else None,
@@ -50,6 +67,8 @@ class QuestionSerializer(serializers.Serializer):
 class ReviewQueue(APIView):
     permission_classes = [IsReviewer]
 
+    @extend_schema(parameters=[OpenApiParameter("campaign", int, description="One campaign's changes.")],
+                   responses=ChangeSerializer(many=True))
     def get(self, request):
         queue = services.review_queue(request.user, request.query_params.get("campaign"))
         return Response(ChangeSerializer(queue[:100], many=True).data)
@@ -58,6 +77,7 @@ class ReviewQueue(APIView):
 class ChangeDetail(APIView):
     permission_classes = [IsReviewer]
 
+    @extend_schema(responses=ChangeSerializer)
     def get(self, request, pk):
         change = ContextChange.objects.filter(pk=pk).first()
         if change is None:
@@ -69,6 +89,7 @@ class RefineChange(APIView):
     permission_classes = [IsReviewer]
     serializer_class = RefineSerializer
 
+    @extend_schema(request=RefineSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = RefineSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -80,6 +101,7 @@ class ApproveChange(APIView):
     permission_classes = [IsReviewer]
     serializer_class = VersionSerializer
 
+    @extend_schema(request=VersionSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = VersionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -91,6 +113,7 @@ class RejectChange(APIView):
     permission_classes = [IsReviewer]
     serializer_class = RejectSerializer
 
+    @extend_schema(request=RejectSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = RejectSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -99,10 +122,18 @@ class RejectChange(APIView):
         return Response(ChangeSerializer(change).data)
 
 
+class AuthoredQuestionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    question = serializers.CharField()
+    answers = serializers.ListField(child=serializers.CharField())
+    tags = serializers.JSONField()
+
+
 class AuthorQuestion(APIView):
     permission_classes = [IsReviewer]
     serializer_class = QuestionSerializer
 
+    @extend_schema(request=QuestionSerializer, responses={201: AuthoredQuestionSerializer, 409: CONFLICT})
     @idempotent
     def post(self, request, pk):
         data = QuestionSerializer(data=request.data)
@@ -113,14 +144,49 @@ class AuthorQuestion(APIView):
                         status=201)
 
 
+class HistoryEntrySerializer(serializers.Serializer):
+    """One entry of a history: a revision (raw text counts as number 0) or a decision."""
+
+    kind = serializers.CharField(help_text="raw, revision or decision.")
+    author = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    number = serializers.IntegerField(required=False, help_text="Revisions.")
+    diff = serializers.CharField(required=False, allow_blank=True,
+                                 help_text="Revisions: removed words as [-...-], added as {+...+}.")
+    action = serializers.CharField(required=False, help_text="Decisions.")
+    criteria = serializers.ListField(child=serializers.CharField(), required=False, help_text="Decisions.")
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class ChangeHistoryEntrySerializer(HistoryEntrySerializer):
+    text = serializers.CharField(required=False, allow_blank=True, help_text="Revisions.")
+
+
+class ItemHistoryEntrySerializer(HistoryEntrySerializer):
+    question = serializers.CharField(required=False, allow_blank=True, help_text="Revisions.")
+    answers = serializers.JSONField(required=False)
+    tags = serializers.JSONField(required=False)
+    answers_before = serializers.JSONField(required=False)
+    tags_before = serializers.JSONField(required=False)
+
+
 class ChangeHistory(APIView):
     """The raw text, every revision with its word diff, and every decision."""
 
     permission_classes = [IsReviewer]
 
+    @extend_schema(responses=ChangeHistoryEntrySerializer(many=True))
     def get(self, request, pk):
         change = get_object_or_404(ContextChange, pk=pk)
         return Response(services.change_history(change))
+
+
+class ReturnedChangeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField()
+    criteria = serializers.ListField(child=serializers.CharField())
+    note = serializers.CharField(allow_blank=True)
 
 
 class ReturnedWork(APIView):
@@ -128,6 +194,7 @@ class ReturnedWork(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(responses=ReturnedChangeSerializer(many=True))
     def get(self, request):
         return Response([
             {"id": r["change"].pk, "text": r["change"].text, "version": r["change"].version,
@@ -140,6 +207,7 @@ class ResubmitChange(APIView):
     permission_classes = [IsAuthenticated]
     serializer_class = RefineSerializer
 
+    @extend_schema(request=RefineSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = RefineSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -167,6 +235,7 @@ class EditItem(APIView):
     permission_classes = [IsReviewer]
     serializer_class = ItemEditSerializer
 
+    @extend_schema(request=ItemEditSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = ItemEditSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -180,6 +249,7 @@ class ApproveItem(APIView):
     permission_classes = [IsReviewer]
     serializer_class = VersionSerializer
 
+    @extend_schema(request=VersionSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = VersionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -190,6 +260,7 @@ class RejectItem(APIView):
     permission_classes = [IsReviewer]
     serializer_class = RejectSerializer
 
+    @extend_schema(request=RejectSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = RejectSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -203,6 +274,7 @@ class ItemHistory(APIView):
 
     permission_classes = [IsReviewer]
 
+    @extend_schema(responses=ItemHistoryEntrySerializer(many=True))
     def get(self, request, pk):
         return Response(services.item_history(get_object_or_404(Item, pk=pk)))
 
@@ -219,6 +291,7 @@ class FilterQuestion(APIView):
     permission_classes = [IsReviewer]
     serializer_class = FilterSerializer
 
+    @extend_schema(request=FilterSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = FilterSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -227,15 +300,35 @@ class FilterQuestion(APIView):
         return Response(ReviewItemSerializer(item).data)
 
 
+KEEP_RATES_SCHEMA = {
+    "type": "object",
+    "description": "Per question type: filtered questions kept and dropped, and the keep rate.",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"kept": {"type": "integer"}, "dropped": {"type": "integer"},
+                       "keep_rate": {"type": "number"}},
+        "required": ["kept", "dropped", "keep_rate"],
+    },
+}
+
+
 class KeepRates(APIView):
     permission_classes = [IsReviewer]
 
+    @extend_schema(responses={200: KEEP_RATES_SCHEMA})
     def get(self, request, slug):
         return Response(services.keep_rates(get_object_or_404(Benchmark, slug=slug)))
 
 
+@extend_schema_serializer(component_name="IndependentAnswer")
 class AnswerSerializer(serializers.Serializer):
     answer = serializers.CharField(allow_blank=True)
+
+
+class ConsensusSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    consensus = serializers.CharField()
+    agreement = serializers.JSONField(allow_null=True)
 
 
 class IndependentAnswerView(APIView):
@@ -244,6 +337,7 @@ class IndependentAnswerView(APIView):
     permission_classes = [IsReviewer]
     serializer_class = AnswerSerializer
 
+    @extend_schema(request=AnswerSerializer, responses={201: ConsensusSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = AnswerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -260,6 +354,7 @@ class AdjudicateItem(APIView):
     permission_classes = [IsReviewer]
     serializer_class = AdjudicateSerializer
 
+    @extend_schema(request=AdjudicateSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
         data = AdjudicateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -267,13 +362,38 @@ class AdjudicateItem(APIView):
         return Response(ReviewItemSerializer(consensus.adjudicate_item(pk, request.user, v["version"], v["answers"])).data)
 
 
+class AgreementSummarySerializer(serializers.Serializer):
+    n_items = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+
+
+class AgreementReportSerializer(serializers.Serializer):
+    benchmark = AgreementSummarySerializer()
+    by_question_type = serializers.DictField(child=AgreementSummarySerializer())
+    flagged = serializers.IntegerField()
+    adjudicated = serializers.IntegerField()
+
+
 class AgreementReport(APIView):
     """Percent agreement and Fleiss' kappa per benchmark and per question type."""
 
     permission_classes = [IsReviewer]
 
+    @extend_schema(responses=AgreementReportSerializer)
     def get(self, request, slug):
         return Response(consensus.agreement_report(get_object_or_404(Benchmark, slug=slug)))
+
+
+class DuplicatePairSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField(help_text="change or item")
+    first_id = serializers.IntegerField()
+    second_id = serializers.IntegerField()
+    first_text = serializers.CharField(allow_blank=True)
+    second_text = serializers.CharField(allow_blank=True)
+    similarity = serializers.FloatField()
+    resolution = serializers.CharField()
 
 
 class DedupRunSerializer(serializers.ModelSerializer):
@@ -286,6 +406,7 @@ class DedupRunSerializer(serializers.ModelSerializer):
                   "finished_at", "pairs"]
         read_only_fields = ["status", "progress", "n_texts", "error", "created_at", "finished_at"]
 
+    @extend_schema_field(DuplicatePairSerializer(many=True, help_text="The first 500 pairs found."))
     def get_pairs(self, run):
         return list(run.pairs.values("id", "kind", "first_id", "second_id", "first_text", "second_text",
                                      "similarity", "resolution")[:500])
@@ -297,6 +418,7 @@ class StartDedup(APIView):
     permission_classes = [IsAdmin]
     serializer_class = DedupRunSerializer
 
+    @extend_schema(request=DedupRunSerializer, responses={201: DedupRunSerializer, 503: error(503)})
     def post(self, request):
         data = DedupRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -309,6 +431,7 @@ class DedupRunDetail(APIView):
     permission_classes = [IsReviewer]
     serializer_class = DedupRunSerializer
 
+    @extend_schema(responses=DedupRunSerializer)
     def get(self, request, pk):
         return Response(DedupRunSerializer(get_object_or_404(DedupRun, pk=pk)).data)
 
@@ -317,10 +440,16 @@ class ResolveSerializer(serializers.Serializer):
     keep = serializers.CharField(help_text="first, second or both.")
 
 
+class ResolvedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    resolution = serializers.CharField()
+
+
 class ResolveDuplicate(APIView):
     permission_classes = [IsReviewer]
     serializer_class = ResolveSerializer
 
+    @extend_schema(request=ResolveSerializer, responses={200: ResolvedSerializer})
     def post(self, request, pk):
         data = ResolveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -333,17 +462,28 @@ class StartPolishSerializer(serializers.Serializer):
     model = serializers.CharField(help_text="Id of an OpenAI-compatible model.")
 
 
+class PolishQueuedSerializer(serializers.Serializer):
+    queued = serializers.IntegerField(help_text="Changes queued.")
+
+
 class StartPolish(APIView):
     """Queue a grammar pass over a benchmark's approved changes (tasks of POLISH_BATCH changes)."""
 
     permission_classes = [IsAdmin]
     serializer_class = StartPolishSerializer
 
+    @extend_schema(request=StartPolishSerializer, responses={202: PolishQueuedSerializer, 503: error(503)})
     def post(self, request):
         data = StartPolishSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         queued = polish.start_polish(data.validated_data["benchmark"], data.validated_data["model"], request.user)
         return Response({"queued": queued}, status=202)
+
+
+class PolishReviewedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    change = ChangeSerializer()
 
 
 class ReviewPolish(APIView):
@@ -352,6 +492,10 @@ class ReviewPolish(APIView):
     permission_classes = [IsReviewer]
     serializer_class = VersionSerializer
 
+    @extend_schema(
+        parameters=[OpenApiParameter("action", str, OpenApiParameter.PATH, enum=["accept", "revert"])],
+        request=VersionSerializer, responses={200: PolishReviewedSerializer, 409: CONFLICT},
+    )
     def post(self, request, pk, action):
         data = VersionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
