@@ -114,9 +114,12 @@ def pipeline_steps(benchmark, facts: dict) -> list[dict]:
 
 
 def reviewer_queues(user) -> dict:
+    changes, items = review_services.review_queue(user), review_services.filtering_queue(user)
     return {
-        "changes": review_services.review_queue(user).count(),
-        "items": review_services.filtering_queue(user).count(),
+        "changes": changes.count(),
+        "items": items.count(),
+        "next_changes": list(changes[:5]),
+        "next_items": list(items[:5]),
         "flagged": Item.objects.filter(consensus=Item.Consensus.FLAGGED).count(),
         "flagged_benchmarks": list(Benchmark.objects.filter(items__consensus=Item.Consensus.FLAGGED)
                                    .annotate(n=Count("items")).order_by("name")),
