@@ -12,10 +12,10 @@ one line on stderr.
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 
 from .engine import FAMILIES, Source, get_family, resolve_profile, score_records
 from .family import Run
+from .records import read_jsonl
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -47,24 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="also report per value of this tag (repeatable)",
     )
     return parser
-
-
-def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tuple[int, object]]:
-    """(line number, record) for each JSON line; blank lines are skipped, bad ones reported."""
-    for number, raw in enumerate(lines, start=1):
-        where = f"{name} line {number}"
-        try:
-            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
-        except UnicodeDecodeError:
-            errors.append(f"{where}: not UTF-8 text")
-            continue
-        if not text:
-            continue
-        try:
-            yield number, json.loads(text)
-        except (ValueError, RecursionError) as error:
-            # RecursionError: JSON nested deeper than the parser goes
-            errors.append(f"{where}: invalid JSON ({getattr(error, 'msg', type(error).__name__)})")
 
 
 def read_lines(path: str) -> list[bytes]:

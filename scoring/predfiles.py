@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .records import read_jsonl
+
 # The benchmark's own ids, in the order a record's key is looked for: 3DSRBench `qid`, Hypo3D /
 # CausalSpatial / M3-Verse `question_id`, CausalSpatial `id`, Spatial457 `question_index`.
 ID_FIELDS = ("qid", "question_id", "id", "question_index")
@@ -150,24 +152,6 @@ def hypo3d_records(data: dict, label: str, errors: list[str]) -> Iterator[Predic
 # --- whole files -------------------------------------------------------------------------------
 
 
-def read_json_lines(data: bytes, label: str, errors: list[str]) -> Iterator[tuple[str, object]]:
-    """(where, value) of each JSON line, as `python -m scoring` reads a JSONL file: blank lines skipped,
-    bad ones reported in the same words."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        where = f"{label} line {number}"
-        try:
-            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
-        except UnicodeDecodeError:
-            errors.append(f"{where}: not UTF-8 text")
-            continue
-        if not text:
-            continue
-        try:
-            yield where, json.loads(text)
-        except (ValueError, RecursionError) as error:
-            errors.append(f"{where}: invalid JSON ({getattr(error, 'msg', type(error).__name__)})")
-
-
 def json_records(data: bytes, label: str, errors: list[str]) -> Iterator[PredictionRecord]:
     """A JSON document (Hypo3D prediction file, lmms-eval `{"logs": [...]}`, a list of rows) or JSONL."""
     document = _whole_json(data)
@@ -179,7 +163,7 @@ def json_records(data: bytes, label: str, errors: list[str]) -> Iterator[Predict
     elif isinstance(document, list):
         rows = [(f"{label}[{n}]", row) for n, row in enumerate(document)]
     else:  # JSONL; a file of one object that is neither of the above is its line 1
-        rows = read_json_lines(data, label, errors)
+        rows = ((f"{label} line {n}", row) for n, row in read_jsonl(data.split(b"\n"), label, errors))
     for where, row in rows:
         record = json_record(row, where, errors)
         if record is not None:

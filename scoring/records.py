@@ -5,7 +5,9 @@ what is wrong; the caller adds where it came from (line number or list index).
 """
 
 import itertools
+import json
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 ANSWER_FORMATS = ("open", "single", "multi")
@@ -157,3 +159,21 @@ def letter_map(shown: tuple[str, ...] | None, canonical: tuple[str, ...]) -> dic
         positions.setdefault(text, []).append(index)
     # equal option texts are paired in order, so a repeated text maps one-to-one
     return {LETTERS[i]: LETTERS[positions[text].pop(0)] for i, text in enumerate(shown)}
+
+
+def read_jsonl(lines: list[bytes], name: str, errors: list[str]) -> Iterator[tuple[int, object]]:
+    """(line number, record) for each JSON line; blank lines are skipped, bad ones reported."""
+    for number, raw in enumerate(lines, start=1):
+        where = f"{name} line {number}"
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+        except UnicodeDecodeError:
+            errors.append(f"{where}: not UTF-8 text")
+            continue
+        if not text:
+            continue
+        try:
+            yield number, json.loads(text)
+        except (ValueError, RecursionError) as error:
+            # RecursionError: JSON nested deeper than the parser goes
+            errors.append(f"{where}: invalid JSON ({getattr(error, 'msg', type(error).__name__)})")
