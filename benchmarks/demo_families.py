@@ -35,25 +35,38 @@ from .demo import ROOMS, generate_room
 
 MODEL_NAME = "Demo VLM"
 FAMILY_SLUGS = {
-    "hypo3d": "hypo3d-finished", "3dsrbench": "3dsrbench-demo", "causalspatial": "causalspatial-demo",
-    "spatial457": "spatial457-demo", "m3verse": "m3verse-demo",
+    "hypo3d": "hypo3d-finished",
+    "3dsrbench": "3dsrbench-demo",
+    "causalspatial": "causalspatial-demo",
+    "spatial457": "spatial457-demo",
+    "m3verse": "m3verse-demo",
 }
 FAMILY_NAMES = {  # name, description
-    "hypo3d": ("Hypo3D demo (finished)",
-               "The three procedural rooms imported as scans, questions on hypothetical changes of each type, and a "
-               "movement campaign whose crowd changes were reviewed and asked about."),
-    "3dsrbench": ("3DSRBench demo",
-                  "Rendered scenes of boxes, spheres and cylinders from common and uncommon viewpoints, imported from "
-                  "a VLMEvalKit TSV with rotated-choice copies and mirrored rows (CircularEval, FlipEval)."),
-    "causalspatial": ("CausalSpatial demo",
-                      "Top views of a table with a motion arrow (collision, compatibility, occlusion, trajectory; "
-                      "levels 1 and 2), each question with a Not sure option; five repeats per model run."),
-    "spatial457": ("Spatial457 demo",
-                   "Super-CLEVR-like vehicle scenes with questions from every level, L1 single object to L5 "
-                   "collision, imported as question JSON per level."),
-    "m3verse": ("M3-Verse demo",
-                "Paired before/after egocentric videos of a row of objects with an operation log; single and "
-                "multiple choice questions, hallucination items among them."),
+    "hypo3d": (
+        "Hypo3D demo (finished)",
+        "The three procedural rooms imported as scans, questions on hypothetical changes of each type, and a "
+        "movement campaign whose crowd changes were reviewed and asked about.",
+    ),
+    "3dsrbench": (
+        "3DSRBench demo",
+        "Rendered scenes of boxes, spheres and cylinders from common and uncommon viewpoints, imported from "
+        "a VLMEvalKit TSV with rotated-choice copies and mirrored rows (CircularEval, FlipEval).",
+    ),
+    "causalspatial": (
+        "CausalSpatial demo",
+        "Top views of a table with a motion arrow (collision, compatibility, occlusion, trajectory; "
+        "levels 1 and 2), each question with a Not sure option; five repeats per model run.",
+    ),
+    "spatial457": (
+        "Spatial457 demo",
+        "Super-CLEVR-like vehicle scenes with questions from every level, L1 single object to L5 "
+        "collision, imported as question JSON per level.",
+    ),
+    "m3verse": (
+        "M3-Verse demo",
+        "Paired before/after egocentric videos of a row of objects with an operation log; single and "
+        "multiple choice questions, hallucination items among them.",
+    ),
 }
 
 
@@ -73,11 +86,12 @@ class Scan:
 class FamilyFiles:
     family: str
     item_files: list[tuple[str, bytes]] = field(default_factory=list)  # import_items, in order
-    image_set: list[tuple[str, bytes]] = field(default_factory=list)  # import_images: (path in the set, bytes)
+    image_set: list[tuple[str, bytes]] = field(
+        default_factory=list
+    )  # import_images: (path in the set, bytes)
     videos: list[tuple[str, bytes]] = field(default_factory=list)  # import_videos: (scene/file, bytes)
     scans: list[Scan] = field(default_factory=list)  # import_scan, one per room
     outputs: list[tuple[str, bytes]] = field(default_factory=list)  # Demo VLM's outputs: one file per repeat
-    flip_images: bool = False  # import_images --flip
 
 
 def _rng(*key) -> random.Random:
@@ -106,16 +120,26 @@ def _jsonl(rows) -> bytes:
 
 def _tsv(header: list[str], rows: list[dict]) -> bytes:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=header, delimiter="\t", lineterminator="\n", extrasaction="ignore")
+    writer = csv.DictWriter(
+        out, fieldnames=header, delimiter="\t", lineterminator="\n", extrasaction="ignore"
+    )
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue().encode()
 
 
 COLOURS = {
-    "red": (196, 44, 40), "blue": (40, 84, 196), "green": (44, 156, 64), "yellow": (228, 196, 40),
-    "purple": (128, 60, 168), "orange": (236, 136, 32), "cyan": (40, 180, 196), "gray": (128, 128, 132),
-    "brown": (128, 84, 48), "white": (236, 236, 232), "black": (40, 40, 44),
+    "red": (196, 44, 40),
+    "blue": (40, 84, 196),
+    "green": (44, 156, 64),
+    "yellow": (228, 196, 40),
+    "purple": (128, 60, 168),
+    "orange": (236, 136, 32),
+    "cyan": (40, 180, 196),
+    "gray": (128, 128, 132),
+    "brown": (128, 84, 48),
+    "white": (236, 236, 232),
+    "black": (40, 40, 44),
 }
 
 
@@ -129,62 +153,151 @@ def _shade(colour, factor: float) -> tuple[int, int, int]:
 # the y = 0 wall, back the y = depth wall, left x = 0, right x = width, as on the top-view map).
 
 HYPO3D_CHANGES = {
-    "demo_room_01": [  # bedroom: bed against the back wall, wardrobe and window on the left, desk on the right
-        ("The chair has been moved from the desk to the spot in front of the wardrobe.", "Movement Change", [
-            ("00001", "Direction", "After the change, is the chair on the left or the right side of the room?",
-             "left"),
-            ("00002", "Semantic Direction", "Which piece of furniture is now directly to the left of the chair?",
-             "wardrobe"),
-        ]),
-        ("The nightstand has been removed from the bedroom.", "Removal Change", [
-            ("00003", "Semantic Direction", "Which object is now the closest one on the left side of the bed?",
-             "wardrobe"),
-        ]),
-        ("The wardrobe has been painted white.", "Attribute Change", [
-            ("00004", "Semantic", "What colour is the wardrobe now?", "white"),
-        ]),
-        ("A bookshelf has been added in the front right corner of the room, next to the door.", "Addition Change", [
-            ("00005", "Direction", "In which corner of the room is the bookshelf?", "front right"),
-        ]),
-        ("The plant has been replaced with a second floor lamp.", "Replacement Change", [
-            ("00006", "Scale", "How many lamps are in the bedroom now?", "2"),
-        ]),
+    # bedroom: bed against the back wall, wardrobe and window on the left, desk on the right
+    "demo_room_01": [
+        (
+            "The chair has been moved from the desk to the spot in front of the wardrobe.",
+            "Movement Change",
+            [
+                (
+                    "00001",
+                    "Direction",
+                    "After the change, is the chair on the left or the right side of the room?",
+                    "left",
+                ),
+                (
+                    "00002",
+                    "Semantic Direction",
+                    "Which piece of furniture is now directly to the left of the chair?",
+                    "wardrobe",
+                ),
+            ],
+        ),
+        (
+            "The nightstand has been removed from the bedroom.",
+            "Removal Change",
+            [
+                (
+                    "00003",
+                    "Semantic Direction",
+                    "Which object is now the closest one on the left side of the bed?",
+                    "wardrobe",
+                ),
+            ],
+        ),
+        (
+            "The wardrobe has been painted white.",
+            "Attribute Change",
+            [
+                ("00004", "Semantic", "What colour is the wardrobe now?", "white"),
+            ],
+        ),
+        (
+            "A bookshelf has been added in the front right corner of the room, next to the door.",
+            "Addition Change",
+            [
+                ("00005", "Direction", "In which corner of the room is the bookshelf?", "front right"),
+            ],
+        ),
+        (
+            "The plant has been replaced with a second floor lamp.",
+            "Replacement Change",
+            [
+                ("00006", "Scale", "How many lamps are in the bedroom now?", "2"),
+            ],
+        ),
     ],
     "demo_room_02": [  # office: bookshelf on the left wall, desk at the back, cabinet and window on the right
-        ("The office chair has been moved from the desk to the window on the right wall.", "Movement Change", [
-            ("00007", "Direction", "Which wall is the office chair next to now?", "right"),
-            ("00008", "Semantic", "Which object is now closest to the office chair?", "window"),
-        ]),
-        ("The table has been removed from the middle of the office.", "Removal Change", [
-            ("00009", "Semantic", "What is now between the two chairs?", "nothing"),
-        ]),
-        ("The cabinet has been painted red.", "Attribute Change", [
-            ("00010", "Semantic", "What colour is the cabinet after the change?", "red"),
-        ]),
-        ("A printer has been added on top of the cabinet.", "Addition Change", [
-            ("00011", "Direction", "On which side of the office is the printer?", "right"),
-        ]),
-        ("The lamp has been replaced with a coat rack.", "Replacement Change", [
-            ("00012", "Semantic Direction", "What stands in the back left corner of the office now?", "coat rack"),
-        ]),
+        (
+            "The office chair has been moved from the desk to the window on the right wall.",
+            "Movement Change",
+            [
+                ("00007", "Direction", "Which wall is the office chair next to now?", "right"),
+                ("00008", "Semantic", "Which object is now closest to the office chair?", "window"),
+            ],
+        ),
+        (
+            "The table has been removed from the middle of the office.",
+            "Removal Change",
+            [
+                ("00009", "Semantic", "What is now between the two chairs?", "nothing"),
+            ],
+        ),
+        (
+            "The cabinet has been painted red.",
+            "Attribute Change",
+            [
+                ("00010", "Semantic", "What colour is the cabinet after the change?", "red"),
+            ],
+        ),
+        (
+            "A printer has been added on top of the cabinet.",
+            "Addition Change",
+            [
+                ("00011", "Direction", "On which side of the office is the printer?", "right"),
+            ],
+        ),
+        (
+            "The lamp has been replaced with a coat rack.",
+            "Replacement Change",
+            [
+                (
+                    "00012",
+                    "Semantic Direction",
+                    "What stands in the back left corner of the office now?",
+                    "coat rack",
+                ),
+            ],
+        ),
     ],
-    "demo_room_03": [  # living room: sofa at the front under the window, tv at the back, bookshelf on the right
-        ("The armchair has been moved from the left wall to the right side of the coffee table.", "Movement Change", [
-            ("00013", "Direction", "Is the armchair now to the left or to the right of the coffee table?", "right"),
-            ("00014", "Semantic", "Which piece of furniture is now closest to the armchair?", "coffee table"),
-        ]),
-        ("The tv has been removed from the tv stand.", "Removal Change", [
-            ("00015", "Semantic", "What is on the tv stand now?", "nothing"),
-        ]),
-        ("The sofa has been reupholstered in blue fabric.", "Attribute Change", [
-            ("00016", "Semantic", "What colour is the sofa now?", "blue"),
-        ]),
-        ("A rug has been added under the coffee table, in front of the sofa.", "Addition Change", [
-            ("00017", "Scale", "How many objects are now between the sofa and the tv stand?", "2"),
-        ]),
-        ("The bookshelf has been replaced with a fireplace.", "Replacement Change", [
-            ("00018", "Direction", "Which wall is the fireplace against?", "right"),
-        ]),
+    # living room: sofa at the front under the window, tv at the back, bookshelf on the right
+    "demo_room_03": [
+        (
+            "The armchair has been moved from the left wall to the right side of the coffee table.",
+            "Movement Change",
+            [
+                (
+                    "00013",
+                    "Direction",
+                    "Is the armchair now to the left or to the right of the coffee table?",
+                    "right",
+                ),
+                (
+                    "00014",
+                    "Semantic",
+                    "Which piece of furniture is now closest to the armchair?",
+                    "coffee table",
+                ),
+            ],
+        ),
+        (
+            "The tv has been removed from the tv stand.",
+            "Removal Change",
+            [
+                ("00015", "Semantic", "What is on the tv stand now?", "nothing"),
+            ],
+        ),
+        (
+            "The sofa has been reupholstered in blue fabric.",
+            "Attribute Change",
+            [
+                ("00016", "Semantic", "What colour is the sofa now?", "blue"),
+            ],
+        ),
+        (
+            "A rug has been added under the coffee table, in front of the sofa.",
+            "Addition Change",
+            [
+                ("00017", "Scale", "How many objects are now between the sofa and the tv stand?", "2"),
+            ],
+        ),
+        (
+            "The bookshelf has been replaced with a fireplace.",
+            "Replacement Change",
+            [
+                ("00018", "Direction", "Which wall is the fireplace against?", "right"),
+            ],
+        ),
     ],
 }
 
@@ -193,26 +306,48 @@ HYPO3D_CHANGES = {
 # ("approve", refined text or None, [(question, answer, question types)]), ("reject", criteria, note),
 # "queue" (left for review) or "draft" (still being written: autosaved, not submitted).
 HYPO3D_CROWD = [
-    ("demo-worker-a", "demo_room_01",
-     "The lamp has been moved from beside the bed to the corner next to the plant.",
-     ("approve", "The lamp has been moved from beside the bed to the front left corner, next to the plant.", [
-         ("Which object is now closest to the lamp?", "plant", ["Semantic"]),
-         ("Is the lamp now nearer the front wall or the back wall?", "front", ["Direction"]),
-     ])),
-    ("demo-worker-b", "demo_room_02",
-     "The cabinet has been moved from the right wall to the spot beside the bookshelf.",
-     ("approve", None, [
-         ("On which side of the office is the cabinet now?", "left", ["Direction"]),
-     ])),
-    ("demo-worker-c", "demo_room_03",
-     "The plant has been moved from its corner to the other corner of the room near the lamp.",
-     ("reject", ["unambiguous"], "Which corner? Say where the plant ends up by naming the object it stands next to.")),
-    ("demo-worker-d", "demo_room_01",
-     "The desk has been moved from the right wall to the space in front of the window.",
-     "queue"),
-    ("demo-worker-e", "demo_room_02",
-     "The table has been moved from the middle of the office to",
-     "draft"),
+    (
+        "demo-worker-a",
+        "demo_room_01",
+        "The lamp has been moved from beside the bed to the corner next to the plant.",
+        (
+            "approve",
+            "The lamp has been moved from beside the bed to the front left corner, next to the plant.",
+            [
+                ("Which object is now closest to the lamp?", "plant", ["Semantic"]),
+                ("Is the lamp now nearer the front wall or the back wall?", "front", ["Direction"]),
+            ],
+        ),
+    ),
+    (
+        "demo-worker-b",
+        "demo_room_02",
+        "The cabinet has been moved from the right wall to the spot beside the bookshelf.",
+        (
+            "approve",
+            None,
+            [
+                ("On which side of the office is the cabinet now?", "left", ["Direction"]),
+            ],
+        ),
+    ),
+    (
+        "demo-worker-c",
+        "demo_room_03",
+        "The plant has been moved from its corner to the other corner of the room near the lamp.",
+        (
+            "reject",
+            ["unambiguous"],
+            "Which corner? Say where the plant ends up by naming the object it stands next to.",
+        ),
+    ),
+    (
+        "demo-worker-d",
+        "demo_room_01",
+        "The desk has been moved from the right wall to the space in front of the window.",
+        "queue",
+    ),
+    ("demo-worker-e", "demo_room_02", "The table has been moved from the middle of the office to", "draft"),
 ]
 
 
@@ -223,7 +358,9 @@ def _ply(xyz: np.ndarray, rgb: np.ndarray) -> bytes:
         f"element vertex {len(xyz)}\nproperty float x\nproperty float y\nproperty float z\n"
         "property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n"
     ).encode()
-    vertex = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("red", "u1"), ("green", "u1"), ("blue", "u1")])
+    vertex = np.dtype(
+        [("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("red", "u1"), ("green", "u1"), ("blue", "u1")]
+    )
     body = np.empty(len(xyz), dtype=vertex)
     body["x"], body["y"], body["z"] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
     body["red"], body["green"], body["blue"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
@@ -234,12 +371,19 @@ def hypo3d_scans(n_rooms: int = 3, points_per_room: int = 220_000) -> list[Scan]
     scans = []
     for index in range(n_rooms):
         room = generate_room(index, points_per_room)
-        boxes = [{"label": o["label"], "center": o["center"], "size": o["size"], "instance_id": o["instance_id"]}
-                 for o in room.objects]
-        scans.append(Scan(
-            scene_id=room.external_id, ply=_ply(room.xyz, room.rgb), boxes=_json(boxes), caption=room.caption,
-            world_frame=f"The {room.anchor['label']} was located at the {room.side} of the scene.",
-        ))
+        boxes = [
+            {"label": o["label"], "center": o["center"], "size": o["size"], "instance_id": o["instance_id"]}
+            for o in room.objects
+        ]
+        scans.append(
+            Scan(
+                scene_id=room.external_id,
+                ply=_ply(room.xyz, room.rgb),
+                boxes=_json(boxes),
+                caption=room.caption,
+                world_frame=f"The {room.anchor['label']} was located at the {room.side} of the scene.",
+            )
+        )
     return scans
 
 
@@ -247,11 +391,20 @@ def _hypo3d_document(predict=None) -> dict:
     document = {}
     for scene_id, changes in HYPO3D_CHANGES.items():
         document[scene_id] = [
-            {"context_change": text, "change_type": change_type, "questions_answers": [
-                {"question_id": qid, "question_type": qtype, "question": question, "answer": answer,
-                 **({"predicted_answer": predict(scene_id, qid, answer)} if predict else {})}
-                for qid, qtype, question, answer in qas
-            ]}
+            {
+                "context_change": text,
+                "change_type": change_type,
+                "questions_answers": [
+                    {
+                        "question_id": qid,
+                        "question_type": qtype,
+                        "question": question,
+                        "answer": answer,
+                        **({"predicted_answer": predict(scene_id, qid, answer)} if predict else {}),
+                    }
+                    for qid, qtype, question, answer in qas
+                ],
+            }
             for text, change_type, qas in changes
         ]
     return document
@@ -287,11 +440,21 @@ def hypo3d_prediction_file(extra=()) -> tuple[str, bytes]:
     question id, question type, question, answer)."""
     document = _hypo3d_document(_hypo3d_predict)
     for scene_id, text, change_type, qid, qtype, question, answer in extra:
-        document.setdefault(scene_id, []).append({"context_change": text, "change_type": change_type,
-                                                  "questions_answers": [{
-                                                      "question_id": qid, "question_type": qtype,
-                                                      "question": question, "answer": answer,
-                                                      "predicted_answer": _hypo3d_predict(scene_id, qid, answer)}]})
+        document.setdefault(scene_id, []).append(
+            {
+                "context_change": text,
+                "change_type": change_type,
+                "questions_answers": [
+                    {
+                        "question_id": qid,
+                        "question_type": qtype,
+                        "question": question,
+                        "answer": answer,
+                        "predicted_answer": _hypo3d_predict(scene_id, qid, answer),
+                    }
+                ],
+            }
+        )
     return "demo_vlm_hypo3d_predictions.json", _json(document)
 
 
@@ -352,17 +515,24 @@ def _render_solids(solids: list[Solid], view: str) -> Image.Image:
         half = solid.size / 2
         (sx, sy), r = project(solid.x, 0, solid.z), focal * half / solid.z
         if not solid.base:
-            draw.ellipse([sx - r * 1.1, sy - r * 0.3, sx + r * 1.1, sy + r * 0.3], fill=(150, 136, 116))  # shadow
+            draw.ellipse(
+                [sx - r * 1.1, sy - r * 0.3, sx + r * 1.1, sy + r * 0.3], fill=(150, 136, 116)
+            )  # shadow
         if solid.shape == "sphere":
             cx, cy = project(solid.x, solid.base + half, solid.z)
             for k in range(12, 0, -1):  # lit from the upper left
                 radius = r * k / 12
                 shift = (1 - k / 12) * r * 0.35
-                draw.ellipse([cx - shift - radius, cy - shift - radius, cx - shift + radius, cy - shift + radius],
-                             fill=_shade(colour, 0.7 + 0.5 * (1 - k / 12)))
+                draw.ellipse(
+                    [cx - shift - radius, cy - shift - radius, cx - shift + radius, cy - shift + radius],
+                    fill=_shade(colour, 0.7 + 0.5 * (1 - k / 12)),
+                )
         elif solid.shape == "cylinder":
             top = solid.top
-            (lx, ty), (rx, by) = project(solid.x - half, top, solid.z), project(solid.x + half, solid.base, solid.z)
+            (lx, ty), (rx, by) = (
+                project(solid.x - half, top, solid.z),
+                project(solid.x + half, solid.base, solid.z),
+            )
             squash = r * (0.15 + 0.25 * min(cam_h / 3, 1))
             draw.ellipse([lx, by - squash, rx, by + squash], fill=_shade(colour, 0.7))
             draw.rectangle([lx, ty, rx, by], fill=_shade(colour, 0.85))
@@ -387,16 +557,41 @@ def _mirror(image: Image.Image) -> Image.Image:
 
 
 SR_SCENES = {
-    "s1": ("common", [Solid("box", "blue", -0.6, 4.0, 0.8), Solid("sphere", "red", -0.6, 4.0, 0.5, base=0.8),
-                      Solid("cylinder", "green", 0.9, 4.5, 0.6, height=0.6)]),
+    "s1": (
+        "common",
+        [
+            Solid("box", "blue", -0.6, 4.0, 0.8),
+            Solid("sphere", "red", -0.6, 4.0, 0.5, base=0.8),
+            Solid("cylinder", "green", 0.9, 4.5, 0.6, height=0.6),
+        ],
+    ),
     "s2": ("common", [Solid("box", "yellow", -1.0, 3.5, 0.7), Solid("sphere", "purple", 0.8, 5.5, 0.7)]),
-    "s3": ("common", [Solid("box", "red", -1.2, 4.5, 0.6), Solid("sphere", "green", -0.4, 4.6, 0.5),
-                      Solid("cylinder", "blue", 0.6, 5.0, 0.5, height=0.8), Solid("box", "orange", 1.4, 3.8, 0.5),
-                      Solid("sphere", "gray", 0.2, 6.5, 0.6)]),
-    "s4": ("uncommon", [Solid("box", "cyan", 0.0, 4.5, 0.6), Solid("sphere", "orange", -0.9, 4.0, 0.5),
-                        Solid("cylinder", "purple", 0.9, 5.2, 0.5, height=0.9)]),
-    "s5": ("common", [Solid("sphere", "red", 0.0, 4.0, 0.5), Solid("box", "blue", -1.1, 4.3, 0.6),
-                      Solid("box", "green", 1.5, 4.2, 0.6)]),
+    "s3": (
+        "common",
+        [
+            Solid("box", "red", -1.2, 4.5, 0.6),
+            Solid("sphere", "green", -0.4, 4.6, 0.5),
+            Solid("cylinder", "blue", 0.6, 5.0, 0.5, height=0.8),
+            Solid("box", "orange", 1.4, 3.8, 0.5),
+            Solid("sphere", "gray", 0.2, 6.5, 0.6),
+        ],
+    ),
+    "s4": (
+        "uncommon",
+        [
+            Solid("box", "cyan", 0.0, 4.5, 0.6),
+            Solid("sphere", "orange", -0.9, 4.0, 0.5),
+            Solid("cylinder", "purple", 0.9, 5.2, 0.5, height=0.9),
+        ],
+    ),
+    "s5": (
+        "common",
+        [
+            Solid("sphere", "red", 0.0, 4.0, 0.5),
+            Solid("box", "blue", -1.1, 4.3, 0.6),
+            Solid("box", "green", 1.5, 4.2, 0.6),
+        ],
+    ),
 }
 
 
@@ -406,7 +601,10 @@ def _sr_solid(scene: str, colour: str) -> Solid:
 
 def _closest(scene: str, to: str, candidates: list[str]) -> str:
     anchor = _sr_solid(scene, to)
-    return min(candidates, key=lambda c: math.dist((anchor.x, anchor.z), (_sr_solid(scene, c).x, _sr_solid(scene, c).z)))
+    return min(
+        candidates,
+        key=lambda c: math.dist((anchor.x, anchor.z), (_sr_solid(scene, c).x, _sr_solid(scene, c).z)),
+    )
 
 
 def _sr_questions() -> list[dict]:
@@ -418,44 +616,109 @@ def _sr_questions() -> list[dict]:
     cyan, cyl4 = s4[0], s4[2]
     side = "right" if cyl4.x > cyan.x else "left"
     depth = "behind" if cyl4.z > cyan.z else "in front"
-    viewpoint_options = ["to the right and behind", "to the left and behind", "to the right and in front",
-                         "to the left and in front"]
+    viewpoint_options = [
+        "to the right and behind",
+        "to the left and behind",
+        "to the right and in front",
+        "to the left and in front",
+    ]
     return [
-        dict(qid="DMSR0001", scene="s1", subtype="height_higher", flip="same",
-             question="Which object is higher in 3D space, the red sphere or the green cylinder?",
-             options=["the red sphere", "the green cylinder"],
-             answer="the red sphere" if red_top > cylinder else "the green cylinder"),
-        dict(qid="DMSR0002", scene="s1", subtype="location_above", flip=None,
-             question="Is the red sphere above the blue box?", options=["yes", "no"], answer="yes"),
-        dict(qid="DMSR0003", scene="s2", subtype="location_closer_to_camera", flip=None,
-             question="Which object is closer to the camera taking this photo, the yellow box or the purple sphere?",
-             options=["the yellow box", "the purple sphere"],
-             answer="the yellow box" if yellow.z < purple.z else "the purple sphere"),
-        dict(qid="DMSR0004", scene="s2", subtype="orientation_on_the_left", flip="swap",
-             question="From the camera's point of view, is the yellow box on the left or on the right of the purple "
-                      "sphere?", options=["left", "right"], answer="left" if yellow.x < purple.x else "right"),
-        dict(qid="DMSR0005", scene="s3", subtype="location_next_to", flip=None,
-             question="Which object is right next to the red box?",
-             options=["the green sphere", "the blue cylinder", "the orange box", "the gray sphere"],
-             answer=_sr_solid("s3", _closest("s3", "red", ["green", "blue", "orange", "gray"])).name),
-        dict(qid="DMSR0006", scene="s3", subtype="multi_object_closer_to", flip=None,
-             question="Which object is closest to the orange box?",
-             options=["the red box", "the green sphere", "the blue cylinder", "the gray sphere"],
-             answer=_sr_solid("s3", _closest("s3", "orange", ["red", "green", "blue", "gray"])).name),
-        dict(qid="DMSR0007", scene="s4", subtype="orientation_viewpoint", flip="swap", flip_rotations=False,
-             question="From the camera's viewpoint, where is the purple cylinder relative to the cyan box?",
-             options=viewpoint_options, answer=f"to the {side} and {depth}"),
-        dict(qid="DMSR0008", scene="s4", subtype="height_higher", flip=None,
-             question="Which object is taller, the purple cylinder or the orange sphere?",
-             options=["the purple cylinder", "the orange sphere"],
-             answer="the purple cylinder" if cyl4.top > s4[1].top else "the orange sphere"),
-        dict(qid="DMSR0009", scene="s5", subtype="multi_object_closer_to", flip=None,
-             question="Is the red sphere closer to the blue box or to the green box?",
-             options=["the blue box", "the green box"],
-             answer=_sr_solid("s5", _closest("s5", "red", ["blue", "green"])).name),
+        dict(
+            qid="DMSR0001",
+            scene="s1",
+            subtype="height_higher",
+            flip="same",
+            question="Which object is higher in 3D space, the red sphere or the green cylinder?",
+            options=["the red sphere", "the green cylinder"],
+            answer="the red sphere" if red_top > cylinder else "the green cylinder",
+        ),
+        dict(
+            qid="DMSR0002",
+            scene="s1",
+            subtype="location_above",
+            flip=None,
+            question="Is the red sphere above the blue box?",
+            options=["yes", "no"],
+            answer="yes",
+        ),
+        dict(
+            qid="DMSR0003",
+            scene="s2",
+            subtype="location_closer_to_camera",
+            flip=None,
+            question="Which object is closer to the camera taking this photo, the yellow box or the purple "
+            "sphere?",
+            options=["the yellow box", "the purple sphere"],
+            answer="the yellow box" if yellow.z < purple.z else "the purple sphere",
+        ),
+        dict(
+            qid="DMSR0004",
+            scene="s2",
+            subtype="orientation_on_the_left",
+            flip="swap",
+            question="From the camera's point of view, is the yellow box on the left or on the right of the "
+            "purple "
+            "sphere?",
+            options=["left", "right"],
+            answer="left" if yellow.x < purple.x else "right",
+        ),
+        dict(
+            qid="DMSR0005",
+            scene="s3",
+            subtype="location_next_to",
+            flip=None,
+            question="Which object is right next to the red box?",
+            options=["the green sphere", "the blue cylinder", "the orange box", "the gray sphere"],
+            answer=_sr_solid("s3", _closest("s3", "red", ["green", "blue", "orange", "gray"])).name,
+        ),
+        dict(
+            qid="DMSR0006",
+            scene="s3",
+            subtype="multi_object_closer_to",
+            flip=None,
+            question="Which object is closest to the orange box?",
+            options=["the red box", "the green sphere", "the blue cylinder", "the gray sphere"],
+            answer=_sr_solid("s3", _closest("s3", "orange", ["red", "green", "blue", "gray"])).name,
+        ),
+        dict(
+            qid="DMSR0007",
+            scene="s4",
+            subtype="orientation_viewpoint",
+            flip="swap",
+            flip_rotations=False,
+            question="From the camera's viewpoint, where is the purple cylinder relative to the cyan box?",
+            options=viewpoint_options,
+            answer=f"to the {side} and {depth}",
+        ),
+        dict(
+            qid="DMSR0008",
+            scene="s4",
+            subtype="height_higher",
+            flip=None,
+            question="Which object is taller, the purple cylinder or the orange sphere?",
+            options=["the purple cylinder", "the orange sphere"],
+            answer="the purple cylinder" if cyl4.top > s4[1].top else "the orange sphere",
+        ),
+        dict(
+            qid="DMSR0009",
+            scene="s5",
+            subtype="multi_object_closer_to",
+            flip=None,
+            question="Is the red sphere closer to the blue box or to the green box?",
+            options=["the blue box", "the green box"],
+            answer=_sr_solid("s5", _closest("s5", "red", ["blue", "green"])).name,
+        ),
         # Written without saying what "next to" means here: the reviewer rejects it as ambiguous.
-        dict(qid="DMSR0010", scene="s5", subtype="location_next_to", flip=None, rotations=False,
-             question="Is the red sphere next to the blue box?", options=["yes", "no"], answer="yes"),
+        dict(
+            qid="DMSR0010",
+            scene="s5",
+            subtype="location_next_to",
+            flip=None,
+            rotations=False,
+            question="Is the red sphere next to the blue box?",
+            options=["yes", "no"],
+            answer="yes",
+        ),
     ]
 
 
@@ -463,8 +726,21 @@ def _swap_sides(text: str) -> str:
     return " ".join({"left": "right", "right": "left"}.get(word, word) for word in text.split())
 
 
-SR_HEADER = ["index", "qid", "question", "A", "B", "C", "D", "answer", "category", "image", "image_source",
-             "image_url", "viewpoint"]
+SR_HEADER = [
+    "index",
+    "qid",
+    "question",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "image",
+    "image_source",
+    "image_url",
+    "viewpoint",
+]
 SR_PRED_HEADER = [h for h in SR_HEADER if h not in ("image", "image_url")] + ["prediction"]
 
 
@@ -497,12 +773,20 @@ def _sr_rows() -> list[dict]:
                 image = base64.b64encode(images[q["scene"]][1 if mirrored else 0]).decode()
             else:
                 image = holders[mirrored]
-            rows.append({
-                "index": index, "qid": q["qid"] + suffix, "question": q["question"],
-                **{letter: options[i] if i < n else "" for i, letter in enumerate("ABCD")},
-                "answer": "ABCD"[options.index(answer)], "category": q["subtype"], "image": image,
-                "image_source": "HypoLab demo render", "image_url": "", "viewpoint": view,
-            })
+            rows.append(
+                {
+                    "index": index,
+                    "qid": q["qid"] + suffix,
+                    "question": q["question"],
+                    **{letter: options[i] if i < n else "" for i, letter in enumerate("ABCD")},
+                    "answer": "ABCD"[options.index(answer)],
+                    "category": q["subtype"],
+                    "image": image,
+                    "image_source": "HypoLab demo render",
+                    "image_url": "",
+                    "viewpoint": view,
+                }
+            )
     return rows
 
 
@@ -512,7 +796,9 @@ def srbench_files() -> FamilyFiles:
     for row in rows:
         letters = [letter for letter in "ABCD" if row[letter]]
         rng = _rng("3dsrbench", row["qid"])
-        letter = row["answer"] if rng.random() < 0.62 else rng.choice([x for x in letters if x != row["answer"]])
+        letter = (
+            row["answer"] if rng.random() < 0.62 else rng.choice([x for x in letters if x != row["answer"]])
+        )
         said = rng.choice([letter, letter, f"The answer is {letter}.", f"{letter}. {row[letter]}"])
         predictions.append({**row, "prediction": said})
     return FamilyFiles(
@@ -558,16 +844,29 @@ def _roll(x, y, dx, dy, obstacles: list[Thing], bounce: bool, steps: int = 2000)
     sides only (pockets)."""
     norm = math.hypot(dx, dy)
     dx, dy = dx / norm, dy / norm
-    left, top, right, bottom = CUSHION + BALL_R, CUSHION + BALL_R, CS_SIZE[0] - CUSHION - BALL_R, \
-        CS_SIZE[1] - CUSHION - BALL_R
+    left, top, right, bottom = (
+        CUSHION + BALL_R,
+        CUSHION + BALL_R,
+        CS_SIZE[0] - CUSHION - BALL_R,
+        CS_SIZE[1] - CUSHION - BALL_R,
+    )
     bounced = False
     for _ in range(steps):
         x, y = x + dx, y + dy
         for thing in obstacles:
             if _overlaps_ball(thing.rect, x, y, BALL_R):
                 return "hit", thing
-        side = ("left" if x <= left else "right" if x >= right else "top" if y <= top else
-                "bottom" if y >= bottom else None)
+        side = (
+            "left"
+            if x <= left
+            else "right"
+            if x >= right
+            else "top"
+            if y <= top
+            else "bottom"
+            if y >= bottom
+            else None
+        )
         if side is None:
             continue
         if bounce == "pockets":
@@ -584,15 +883,20 @@ def _roll(x, y, dx, dy, obstacles: list[Thing], bounce: bool, steps: int = 2000)
 def _arrow(draw: ImageDraw.ImageDraw, start, end, colour=(214, 30, 30)) -> None:
     draw.line([start, end], fill=colour, width=4)
     angle = math.atan2(end[1] - start[1], end[0] - start[0])
-    head = [end, (end[0] - 13 * math.cos(angle - 0.45), end[1] - 13 * math.sin(angle - 0.45)),
-            (end[0] - 13 * math.cos(angle + 0.45), end[1] - 13 * math.sin(angle + 0.45))]
+    head = [
+        end,
+        (end[0] - 13 * math.cos(angle - 0.45), end[1] - 13 * math.sin(angle - 0.45)),
+        (end[0] - 13 * math.cos(angle + 0.45), end[1] - 13 * math.sin(angle + 0.45)),
+    ]
     draw.polygon(head, fill=colour)
 
 
 def _table(things: list[Thing], arrows: list[tuple], pockets: bool = False) -> Image.Image:
     image = Image.new("RGB", CS_SIZE, (112, 78, 50))
     draw = ImageDraw.Draw(image)
-    draw.rectangle([CUSHION, CUSHION, CS_SIZE[0] - CUSHION - 1, CS_SIZE[1] - CUSHION - 1], fill=(226, 206, 170))
+    draw.rectangle(
+        [CUSHION, CUSHION, CS_SIZE[0] - CUSHION - 1, CS_SIZE[1] - CUSHION - 1], fill=(226, 206, 170)
+    )
     for k in range(CUSHION, CS_SIZE[1] - CUSHION, 14):  # wood grain
         draw.line([(CUSHION, k), (CS_SIZE[0] - CUSHION, k + 3)], fill=(214, 192, 156))
     if pockets:
@@ -601,15 +905,20 @@ def _table(things: list[Thing], arrows: list[tuple], pockets: bool = False) -> I
     for thing in things:
         colour = COLOURS[thing.colour]
         if thing.kind == "ball":
-            draw.ellipse([thing.x - BALL_R, thing.y - BALL_R, thing.x + BALL_R, thing.y + BALL_R], fill=colour,
-                         outline=_shade(colour, 0.6))
+            draw.ellipse(
+                [thing.x - BALL_R, thing.y - BALL_R, thing.x + BALL_R, thing.y + BALL_R],
+                fill=colour,
+                outline=_shade(colour, 0.6),
+            )
             draw.ellipse([thing.x - 5, thing.y - 6, thing.x - 1, thing.y - 2], fill=_shade(colour, 1.5))
         elif thing.kind in ("box", "wall"):
             draw.rectangle(thing.rect, fill=colour, outline=_shade(colour, 0.6))
         elif thing.kind == "camera":
             draw.rectangle([thing.x - 10, thing.y - 6, thing.x + 10, thing.y + 6], fill=(30, 30, 34))
-            draw.polygon([(thing.x - 5, thing.y - 6), (thing.x + 5, thing.y - 6), (thing.x, thing.y - 13)],
-                         fill=(30, 30, 34))
+            draw.polygon(
+                [(thing.x - 5, thing.y - 6), (thing.x + 5, thing.y - 6), (thing.x, thing.y - 13)],
+                fill=(30, 30, 34),
+            )
     for start, end in arrows:
         _arrow(draw, start, end)
     return image
@@ -622,8 +931,10 @@ def _tip(thing: Thing, dx: float, dy: float, length: float = 46.0) -> tuple[floa
 
 def _crosses(p, q, wall: Thing) -> bool:
     """Whether the segment p-q passes through the wall's rectangle (sampled finely)."""
-    return any(_overlaps_ball(wall.rect, p[0] + (q[0] - p[0]) * t / 200, p[1] + (q[1] - p[1]) * t / 200, 0.5)
-               for t in range(201))
+    return any(
+        _overlaps_ball(wall.rect, p[0] + (q[0] - p[0]) * t / 200, p[1] + (q[1] - p[1]) * t / 200, 0.5)
+        for t in range(201)
+    )
 
 
 YES_NO = ["Yes", "No"]
@@ -635,26 +946,48 @@ def _causal_items() -> list[dict]:
 
     def add(item_id, things, arrows, question, options, answer, pockets=False):
         options = [*options, "Not sure"]
-        items.append(dict(id=item_id, things=things, arrows=arrows, pockets=pockets, options=options,
-                          answer=answer, question=question + " " + " ".join(
-                              f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options))))
+        items.append(
+            dict(
+                id=item_id,
+                things=things,
+                arrows=arrows,
+                pockets=pockets,
+                options=options,
+                answer=answer,
+                question=question
+                + " "
+                + " ".join(f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options)),
+            )
+        )
 
     for n, (ball_y, dy, box_y) in enumerate([(96, 0.0, 100), (60, 0.08, 140)]):
         ball, box = Thing("ball", "red", 50, ball_y), Thing("box", "blue", 190, box_y, 36, 36)
         what, thing = _roll(ball.x, ball.y, 1, dy, [box], bounce=False)
-        add(f"Collision_Level_1_{n}", [ball, box], [((ball.x, ball.y), _tip(ball, 1, dy))],
-            "The red ball rolls in the direction of the arrow. Will it hit the blue box?", YES_NO,
-            "Yes" if what == "hit" else "No")
-    for n, (start, direction, blue, green) in enumerate([
-        ((40, 150), (1, -0.55), (112, 50), (205, 60)), ((40, 40), (1, 0.45), (130, 82), (210, 150)),
-    ]):
+        add(
+            f"Collision_Level_1_{n}",
+            [ball, box],
+            [((ball.x, ball.y), _tip(ball, 1, dy))],
+            "The red ball rolls in the direction of the arrow. Will it hit the blue box?",
+            YES_NO,
+            "Yes" if what == "hit" else "No",
+        )
+    for n, (start, direction, blue, green) in enumerate(
+        [
+            ((40, 150), (1, -0.55), (112, 50), (205, 60)),
+            ((40, 40), (1, 0.45), (130, 82), (210, 150)),
+        ]
+    ):
         ball = Thing("ball", "red", *start)
         boxes = [Thing("box", "blue", *blue, 34, 34), Thing("box", "green", *green, 36, 36)]
         what, thing = _roll(ball.x, ball.y, *direction, boxes, bounce=False)
-        add(f"Collision_Level_2_{n}", [ball, *boxes], [((ball.x, ball.y), _tip(ball, *direction))],
+        add(
+            f"Collision_Level_2_{n}",
+            [ball, *boxes],
+            [((ball.x, ball.y), _tip(ball, *direction))],
             "The red ball rolls in the direction of the arrow. Which box does it hit first?",
             ["the blue box", "the green box", "neither"],
-            f"the {thing.colour} box" if what == "hit" else "neither")
+            f"the {thing.colour} box" if what == "hit" else "neither",
+        )
 
     def walls(*gaps):
         """A gray wall across the table at y = 90 with the given (left, right) gaps."""
@@ -666,48 +999,88 @@ def _causal_items() -> list[dict]:
     for n, (box_w, gap) in enumerate([(30, (106, 150)), (52, (108, 148))]):
         box = Thing("box", "green", 128, 150, box_w, 26)
         fits = box_w < gap[1] - gap[0] and gap[0] <= box.x - box_w / 2 and box.x + box_w / 2 <= gap[1]
-        add(f"Compatibility_Level_1_{n}", [*walls(gap), box], [((box.x, box.y - 16), (box.x, box.y - 56))],
-            "The green box slides in the direction of the arrow. Can it pass through the gap between the gray "
-            "walls?", YES_NO, "Yes" if fits else "No")
+        add(
+            f"Compatibility_Level_1_{n}",
+            [*walls(gap), box],
+            [((box.x, box.y - 16), (box.x, box.y - 56))],
+            "The green box slides in the direction of the arrow. Can it pass through the gap between the "
+            "gray "
+            "walls?",
+            YES_NO,
+            "Yes" if fits else "No",
+        )
     for n, right_gap in enumerate([(170, 206), (158, 218)]):
         yellow, purple = Thing("box", "yellow", 65, 150, 26, 24), Thing("box", "purple", 188, 150, 48, 24)
         fits = [b.colour for b, gap in ((yellow, (40, 90)), (purple, right_gap)) if b.w < gap[1] - gap[0]]
-        add(f"Compatibility_Level_2_{n}", [*walls((40, 90), right_gap), yellow, purple],
+        add(
+            f"Compatibility_Level_2_{n}",
+            [*walls((40, 90), right_gap), yellow, purple],
             [((b.x, b.y - 14), (b.x, b.y - 54)) for b in (yellow, purple)],
-            "Each box is pushed straight along its arrow. Which of them can pass through the gap in front of it?",
+            "Each box is pushed straight along its arrow. Which of them can pass through the gap in front of "
+            "it?",
             ["the yellow box", "the purple box", "both"],
-            "both" if len(fits) == 2 else f"the {fits[0]} box" if fits else "neither")
+            "both" if len(fits) == 2 else f"the {fits[0]} box" if fits else "neither",
+        )
 
     camera = Thing("camera", "black", 128, 176)
     for n, (start, end) in enumerate([((60, 50), (130, 50)), ((130, 50), (226, 50))]):
         ball, wall = Thing("ball", "yellow", *start), Thing("wall", "gray", 128, 110, 80, 8)
         hidden = _crosses((camera.x, camera.y - 8), end, wall)
-        add(f"Occlusion_Level_1_{n}", [wall, camera, ball], [((ball.x, ball.y), end)],
-            "The yellow ball rolls to the tip of the arrow. Seen from the camera at the bottom, will the gray "
-            "wall hide it there?", YES_NO, "Yes" if hidden else "No")
+        add(
+            f"Occlusion_Level_1_{n}",
+            [wall, camera, ball],
+            [((ball.x, ball.y), end)],
+            "The yellow ball rolls to the tip of the arrow. Seen from the camera at the bottom, will the "
+            "gray "
+            "wall hide it there?",
+            YES_NO,
+            "Yes" if hidden else "No",
+        )
     for n, (start, end) in enumerate([((128, 40), (200, 40)), ((70, 40), (128, 40))]):
         ball = Thing("ball", "yellow", *start)
         left_wall, right_wall = Thing("wall", "gray", 70, 110, 60, 8), Thing("wall", "gray", 186, 110, 60, 8)
-        hiding = [name for name, wall in (("left", left_wall), ("right", right_wall))
-                  if _crosses((camera.x, camera.y - 8), end, wall)]
-        add(f"Occlusion_Level_2_{n}", [left_wall, right_wall, camera, ball], [((ball.x, ball.y), end)],
+        hiding = [
+            name
+            for name, wall in (("left", left_wall), ("right", right_wall))
+            if _crosses((camera.x, camera.y - 8), end, wall)
+        ]
+        add(
+            f"Occlusion_Level_2_{n}",
+            [left_wall, right_wall, camera, ball],
+            [((ball.x, ball.y), end)],
             "The yellow ball rolls to the tip of the arrow. Which wall hides it from the camera there?",
-            ["the left wall", "the right wall", "neither"], f"the {hiding[0]} wall" if hiding else "neither")
+            ["the left wall", "the right wall", "neither"],
+            f"the {hiding[0]} wall" if hiding else "neither",
+        )
 
     for n, (start, direction) in enumerate([((60, 150), (0.9, -1)), ((200, 150), (-0.3, -1))]):
         ball = Thing("ball", "purple", *start)
         what, side = _roll(ball.x, ball.y, *direction, [], bounce=True)
-        add(f"Trajectory_Level_1_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
-            "The purple ball rolls along the arrow and bounces off the top cushion. Which cushion does it reach "
-            "next?", ["the left cushion", "the right cushion", "the bottom cushion"], f"the {side} cushion")
+        add(
+            f"Trajectory_Level_1_{n}",
+            [ball],
+            [((ball.x, ball.y), _tip(ball, *direction))],
+            "The purple ball rolls along the arrow and bounces off the top cushion. Which cushion does it "
+            "reach "
+            "next?",
+            ["the left cushion", "the right cushion", "the bottom cushion"],
+            f"the {side} cushion",
+        )
     for n, (start, direction) in enumerate([((60, 170), (1, -1.1)), ((200, 170), (1, -0.7))]):
         ball = Thing("ball", "purple", *start)
         what, landing = _roll(ball.x, ball.y, *direction, [], bounce="pockets")
         pocket = min(((50, "left"), (128, "middle"), (206, "right")), key=lambda p: abs(p[0] - landing))[1]
-        add(f"Trajectory_Level_2_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
-            "The purple ball rolls along the arrow, bouncing off the side cushions. Which pocket does it fall "
-            "into?", ["the left pocket", "the middle pocket", "the right pocket"], f"the {pocket} pocket",
-            pockets=True)
+        add(
+            f"Trajectory_Level_2_{n}",
+            [ball],
+            [((ball.x, ball.y), _tip(ball, *direction))],
+            "The purple ball rolls along the arrow, bouncing off the side cushions. Which pocket does it "
+            "fall "
+            "into?",
+            ["the left pocket", "the middle pocket", "the right pocket"],
+            f"the {pocket} pocket",
+            pockets=True,
+        )
     return items
 
 
@@ -719,9 +1092,15 @@ def causalspatial_files() -> FamilyFiles:
         path = f"{task}/{item['id']}.png"
         image_set.append((path, _png(_table(item["things"], item["arrows"], item["pockets"]))))
         letters = "ABCDE"[: len(item["options"])]
-        rows.append({"id": item["id"], "question": item["question"],
-                     "answer": f"({letters[item['options'].index(item['answer'])]})",
-                     "not_sure": f"({letters[-1]})", "image": path})
+        rows.append(
+            {
+                "id": item["id"],
+                "question": item["question"],
+                "answer": f"({letters[item['options'].index(item['answer'])]})",
+                "not_sure": f"({letters[-1]})",
+                "image": path,
+            }
+        )
     image_set.append(("items.jsonl", _jsonl(rows)))
     outputs = []
     for repeat in range(5):  # CausalSpatial reports five runs, mean and std
@@ -730,20 +1109,33 @@ def causalspatial_files() -> FamilyFiles:
             rng = _rng("causalspatial", item["id"], repeat)
             letters = "ABCDE"[: len(item["options"])]
             draw = rng.random()
-            letter = (row["answer"][1] if draw < 0.5 else letters[-1] if draw < 0.62
-                      else rng.choice([x for x in letters[:-1] if x != row["answer"][1]] or letters[:1]))
+            letter = (
+                row["answer"][1]
+                if draw < 0.5
+                else letters[-1]
+                if draw < 0.62
+                else rng.choice([x for x in letters[:-1] if x != row["answer"][1]] or letters[:1])
+            )
             task, level = item["id"].split("_Level_")
-            lines.append({
-                "question_id": item["id"], "question": item["question"], "gt_answer": row["answer"],
-                "model_answer": f"{{'Reasoning': 'Following the arrow, the {task.lower()} outcome is option "
-                                f"{letter}.', 'Answer': '({letter})'}}",
-                "model": MODEL_NAME, "not_sure": row["not_sure"], "type": task.lower(),
-                "difficulty": int(level.split("_")[0]),
-            })
+            lines.append(
+                {
+                    "question_id": item["id"],
+                    "question": item["question"],
+                    "gt_answer": row["answer"],
+                    "model_answer": f"{{'Reasoning': 'Following the arrow, the {task.lower()} outcome is "
+                    "option "
+                    f"{letter}.', 'Answer': '({letter})'}}",
+                    "model": MODEL_NAME,
+                    "not_sure": row["not_sure"],
+                    "type": task.lower(),
+                    "difficulty": int(level.split("_")[0]),
+                }
+            )
         outputs.append((f"demo_vlm_causalspatial_run{repeat}.jsonl", _jsonl(lines)))
     return FamilyFiles(
         family="causalspatial",
-        image_set=image_set, outputs=outputs,
+        image_set=image_set,
+        outputs=outputs,
     )
 
 
@@ -753,8 +1145,12 @@ def causalspatial_files() -> FamilyFiles:
 
 SP_SIZE = (320, 240)
 SP_SHAPES = {  # length, height (metres at size "large"; "small" is 0.6 of it)
-    "sedan": (1.6, 0.55), "suv": (1.6, 0.75), "truck": (2.0, 0.85), "school bus": (2.4, 0.95),
-    "minivan": (1.7, 0.8), "mountain bike": (1.0, 0.6),
+    "sedan": (1.6, 0.55),
+    "suv": (1.6, 0.75),
+    "truck": (2.0, 0.85),
+    "school bus": (2.4, 0.95),
+    "minivan": (1.7, 0.8),
+    "mountain bike": (1.0, 0.6),
 }
 
 
@@ -782,7 +1178,10 @@ def _sp_project(x: float, y: float, z: float) -> tuple[float, float]:
 
 def _sp_box(v: Vehicle) -> tuple[float, float, float, float]:
     length, height = (d * v.scale for d in SP_SHAPES[v.shape])
-    (left, bottom), (right, top) = _sp_project(v.x - length / 2, 0, v.z), _sp_project(v.x + length / 2, height, v.z)
+    (left, bottom), (right, top) = (
+        _sp_project(v.x - length / 2, 0, v.z),
+        _sp_project(v.x + length / 2, height, v.z),
+    )
     return left, top, right, bottom
 
 
@@ -798,29 +1197,44 @@ def _draw_vehicle(draw: ImageDraw.ImageDraw, v: Vehicle) -> None:
     wheel = h * 0.22
     if v.shape == "mountain bike":
         for t in (0.18, 0.82):
-            draw.ellipse([fx(t) - wheel * 1.3, bottom - wheel * 2.6, fx(t) + wheel * 1.3, bottom], outline=dark,
-                         width=2)
-        draw.line([(fx(0.18), bottom - wheel * 1.3), (fx(0.5), top + h * 0.35), (fx(0.82), bottom - wheel * 1.3)],
-                  fill=colour, width=3)
+            draw.ellipse(
+                [fx(t) - wheel * 1.3, bottom - wheel * 2.6, fx(t) + wheel * 1.3, bottom],
+                outline=dark,
+                width=2,
+            )
+        draw.line(
+            [(fx(0.18), bottom - wheel * 1.3), (fx(0.5), top + h * 0.35), (fx(0.82), bottom - wheel * 1.3)],
+            fill=colour,
+            width=3,
+        )
         draw.line([(fx(0.5), top + h * 0.35), (fx(0.78), top + h * 0.1)], fill=colour, width=3)
         return
     body_top = top + h * (0.45 if v.shape == "sedan" else 0.25)
     draw.rectangle([left, body_top, right, bottom - wheel], fill=colour, outline=dark)
     if v.shape == "sedan":
-        draw.polygon([(fx(0.2), body_top), (fx(0.32), top), (fx(0.68), top), (fx(0.8), body_top)], fill=colour,
-                     outline=dark)
-        draw.polygon([(fx(0.36), top + 3), (fx(0.64), top + 3), (fx(0.74), body_top), (fx(0.3), body_top)],
-                     fill=(190, 214, 230))
+        draw.polygon(
+            [(fx(0.2), body_top), (fx(0.32), top), (fx(0.68), top), (fx(0.8), body_top)],
+            fill=colour,
+            outline=dark,
+        )
+        draw.polygon(
+            [(fx(0.36), top + 3), (fx(0.64), top + 3), (fx(0.74), body_top), (fx(0.3), body_top)],
+            fill=(190, 214, 230),
+        )
     elif v.shape == "truck":
         draw.rectangle([min(fx(0.7), fx(1)), top, max(fx(0.7), fx(1)), body_top], fill=colour, outline=dark)
-        draw.rectangle([min(fx(0.75), fx(0.95)), top + 3, max(fx(0.75), fx(0.95)), body_top - 2], fill=(190, 214, 230))
+        draw.rectangle(
+            [min(fx(0.75), fx(0.95)), top + 3, max(fx(0.75), fx(0.95)), body_top - 2], fill=(190, 214, 230)
+        )
     else:  # suv, minivan, school bus: a tall body with a row of windows
         draw.rectangle([left, top, right, body_top], fill=colour, outline=dark)
         n = 5 if v.shape == "school bus" else 3
         for k in range(n):
             a, b = fx(0.08 + k * 0.86 / n), fx(0.08 + (k + 0.8) * 0.86 / n)
             draw.rectangle([min(a, b), top + 3, max(a, b), body_top + 4], fill=(190, 214, 230))
-    draw.rectangle([min(fx(0.97), fx(1.0)), body_top + 4, max(fx(0.97), fx(1.0)), body_top + 9], fill=(250, 236, 150))
+    draw.rectangle(
+        [min(fx(0.97), fx(1.0)), body_top + 4, max(fx(0.97), fx(1.0)), body_top + 9], fill=(250, 236, 150)
+    )
     for t in (0.2, 0.8):
         draw.ellipse([fx(t) - wheel, bottom - 2 * wheel, fx(t) + wheel, bottom], fill=(30, 30, 30))
 
@@ -863,18 +1277,37 @@ def _collides(a: Vehicle, b: Vehicle) -> bool:
 
 
 SP_SCENES = [
-    [Vehicle("sedan", "red", "large", -1.4, 6.0, "right"), Vehicle("school bus", "yellow", "large", 1.6, 8.5, "left"),
-     Vehicle("mountain bike", "blue", "small", 0.9, 5.0, "left")],
-    [Vehicle("suv", "green", "large", -0.6, 6.5, "left"), Vehicle("truck", "gray", "large", -0.4, 8.5, "right"),
-     Vehicle("sedan", "purple", "small", 1.8, 6.4, "left")],
-    [Vehicle("minivan", "cyan", "large", 1.2, 7.0, "left"), Vehicle("sedan", "brown", "small", -1.2, 7.2, "right"),
-     Vehicle("mountain bike", "red", "large", -0.2, 5.2, "right"), Vehicle("suv", "red", "small", -3.0, 9.0, "left")],
-    [Vehicle("truck", "blue", "large", 0.2, 6.0, "right"), Vehicle("sedan", "yellow", "large", 0.5, 8.0, "left"),
-     Vehicle("school bus", "purple", "small", -2.0, 7.5, "right")],
-    [Vehicle("suv", "brown", "large", -1.6, 6.8, "right"), Vehicle("minivan", "gray", "small", 1.0, 6.6, "left"),
-     Vehicle("sedan", "green", "large", 0.6, 9.0, "right")],
-    [Vehicle("school bus", "cyan", "large", 0.0, 8.0, "right"), Vehicle("sedan", "red", "small", -0.8, 5.6, "left"),
-     Vehicle("mountain bike", "green", "large", 1.7, 5.8, "left")],
+    [
+        Vehicle("sedan", "red", "large", -1.4, 6.0, "right"),
+        Vehicle("school bus", "yellow", "large", 1.6, 8.5, "left"),
+        Vehicle("mountain bike", "blue", "small", 0.9, 5.0, "left"),
+    ],
+    [
+        Vehicle("suv", "green", "large", -0.6, 6.5, "left"),
+        Vehicle("truck", "gray", "large", -0.4, 8.5, "right"),
+        Vehicle("sedan", "purple", "small", 1.8, 6.4, "left"),
+    ],
+    [
+        Vehicle("minivan", "cyan", "large", 1.2, 7.0, "left"),
+        Vehicle("sedan", "brown", "small", -1.2, 7.2, "right"),
+        Vehicle("mountain bike", "red", "large", -0.2, 5.2, "right"),
+        Vehicle("suv", "red", "small", -3.0, 9.0, "left"),
+    ],
+    [
+        Vehicle("truck", "blue", "large", 0.2, 6.0, "right"),
+        Vehicle("sedan", "yellow", "large", 0.5, 8.0, "left"),
+        Vehicle("school bus", "purple", "small", -2.0, 7.5, "right"),
+    ],
+    [
+        Vehicle("suv", "brown", "large", -1.6, 6.8, "right"),
+        Vehicle("minivan", "gray", "small", 1.0, 6.6, "left"),
+        Vehicle("sedan", "green", "large", 0.6, 9.0, "right"),
+    ],
+    [
+        Vehicle("school bus", "cyan", "large", 0.0, 8.0, "right"),
+        Vehicle("sedan", "red", "small", -0.8, 5.6, "left"),
+        Vehicle("mountain bike", "green", "large", 1.7, 5.8, "left"),
+    ],
 ]
 
 
@@ -889,37 +1322,89 @@ def _spatial457_questions() -> dict[str, list[tuple[int, str, object, list]]]:
             (4, "What size is the gray minivan?", s[4][1].size, filter_ + [{"type": "query_size"}]),
         ],
         "L2_objects": [
-            (2, "How many red objects are there?", sum(v.colour == "red" for v in s[2]), filter_ + [{"type": "count"}]),
-            (3, "Is there a bus that has the same color as the small school bus?", False,
-             filter_ + [{"type": "same_color"}, {"type": "exist"}]),
+            (
+                2,
+                "How many red objects are there?",
+                sum(v.colour == "red" for v in s[2]),
+                filter_ + [{"type": "count"}],
+            ),
+            (
+                3,
+                "Is there a bus that has the same color as the small school bus?",
+                False,
+                filter_ + [{"type": "same_color"}, {"type": "exist"}],
+            ),
             (5, "How many vehicles are there?", len(s[5]), filter_ + [{"type": "count"}]),
         ],
         "L3_2d_spatial": [
-            (0, "Is the yellow school bus to the right of the red sedan?", s[0][1].x > s[0][0].x,
-             filter_ + [{"type": "relate", "side_inputs": ["right"]}, {"type": "exist"}]),
-            (3, "What is the color of the vehicle that is left of the blue truck?", "purple",
-             filter_ + [{"type": "relate", "side_inputs": ["left"]}, {"type": "query_color"}]),
+            (
+                0,
+                "Is the yellow school bus to the right of the red sedan?",
+                s[0][1].x > s[0][0].x,
+                filter_ + [{"type": "relate", "side_inputs": ["right"]}, {"type": "exist"}],
+            ),
+            (
+                3,
+                "What is the color of the vehicle that is left of the blue truck?",
+                "purple",
+                filter_ + [{"type": "relate", "side_inputs": ["left"]}, {"type": "query_color"}],
+            ),
         ],
         "L4_occ": [
-            (1, "Is the gray truck occluded by another object?", _occluded(s[1], s[1][1]),
-             filter_ + [{"type": "query_occlusion"}]),
-            (5, "Is the cyan school bus occluded?", _occluded(s[5], s[5][0]), filter_ + [{"type": "query_occlusion"}]),
+            (
+                1,
+                "Is the gray truck occluded by another object?",
+                _occluded(s[1], s[1][1]),
+                filter_ + [{"type": "query_occlusion"}],
+            ),
+            (
+                5,
+                "Is the cyan school bus occluded?",
+                _occluded(s[5], s[5][0]),
+                filter_ + [{"type": "query_occlusion"}],
+            ),
         ],
         "L4_pose": [
-            (2, "Which direction is the cyan minivan facing?", s[2][0].facing, filter_ + [{"type": "query_pose"}]),
-            (4, "Which direction is the large brown suv facing?", s[4][0].facing, filter_ + [{"type": "query_pose"}]),
+            (
+                2,
+                "Which direction is the cyan minivan facing?",
+                s[2][0].facing,
+                filter_ + [{"type": "query_pose"}],
+            ),
+            (
+                4,
+                "Which direction is the large brown suv facing?",
+                s[4][0].facing,
+                filter_ + [{"type": "query_pose"}],
+            ),
         ],
         "L5_6d_spatial": [
-            (0, "Is the red sedan facing towards the yellow school bus?", _faces(s[0][0], s[0][1]),
-             filter_ + [{"type": "query_facing"}]),
-            (2, "Is the brown sedan facing towards the cyan minivan?", _faces(s[2][1], s[2][0]),
-             filter_ + [{"type": "query_facing"}]),
+            (
+                0,
+                "Is the red sedan facing towards the yellow school bus?",
+                _faces(s[0][0], s[0][1]),
+                filter_ + [{"type": "query_facing"}],
+            ),
+            (
+                2,
+                "Is the brown sedan facing towards the cyan minivan?",
+                _faces(s[2][1], s[2][0]),
+                filter_ + [{"type": "query_facing"}],
+            ),
         ],
         "L5_collision": [
-            (1, "If the purple sedan moves forward, will it collide with the green suv?", _collides(s[1][2], s[1][0]),
-             filter_ + [{"type": "query_collision"}]),
-            (4, "If the large brown suv moves forward, will it collide with the gray minivan?",
-             _collides(s[4][0], s[4][1]), filter_ + [{"type": "query_collision"}]),
+            (
+                1,
+                "If the purple sedan moves forward, will it collide with the green suv?",
+                _collides(s[1][2], s[1][0]),
+                filter_ + [{"type": "query_collision"}],
+            ),
+            (
+                4,
+                "If the large brown suv moves forward, will it collide with the gray minivan?",
+                _collides(s[4][0], s[4][1]),
+                filter_ + [{"type": "query_collision"}],
+            ),
         ],
     }
     return levels
@@ -930,8 +1415,13 @@ def _sp_image_name(index: int) -> str:
 
 
 def spatial457_pool(answer: str) -> list[str]:
-    pools = (("yes", "no"), tuple("0123456789"), ("small", "large"), ("left", "right", "front", "back"),
-             ("gray", "blue", "purple", "brown", "green", "cyan", "red", "yellow"))
+    pools = (
+        ("yes", "no"),
+        tuple("0123456789"),
+        ("small", "large"),
+        ("left", "right", "front", "back"),
+        ("gray", "blue", "purple", "brown", "green", "cyan", "red", "yellow"),
+    )
     return next((list(pool) for pool in pools if answer in pool), [answer])
 
 
@@ -941,23 +1431,43 @@ def spatial457_files() -> FamilyFiles:
     for level, questions in _spatial457_questions().items():
         rows = []
         for number, (image, question, answer, program) in enumerate(questions):
-            rows.append({"split": level, "image_filename": _sp_image_name(image), "image_index": image,
-                         "question": question, "program": program, "answer": answer,
-                         "template_filename": f"{level}.json", "question_family_index": 0, "question_index": number})
+            rows.append(
+                {
+                    "split": level,
+                    "image_filename": _sp_image_name(image),
+                    "image_index": image,
+                    "question": question,
+                    "program": program,
+                    "answer": answer,
+                    "template_filename": f"{level}.json",
+                    "question_family_index": 0,
+                    "question_index": number,
+                }
+            )
             text = "yes" if answer is True else "no" if answer is False else str(answer)
             rng = _rng("spatial457", level, number)
-            said = text if rng.random() < 0.5 else rng.choice([a for a in spatial457_pool(text) if a != text] or [text])
-            output = (said.capitalize() + "." if rng.random() < 0.1 else
-                      f"{{'Reasoning': 'I look for the objects the question names and compare them.', "
-                      f"'Answer': '{said}'}}")
+            said = (
+                text
+                if rng.random() < 0.5
+                else rng.choice([a for a in spatial457_pool(text) if a != text] or [text])
+            )
+            output = (
+                said.capitalize() + "."
+                if rng.random() < 0.1
+                else f"{{'Reasoning': 'I look for the objects the question names and compare them.', "
+                f"'Answer': '{said}'}}"
+            )
             lines.append({"id": f"{level}/{number}", "output": output})
-        level_files.append((f"{level}.json", _json({"info": {"split": level, "version": "demo"}, "questions": rows})))
+        level_files.append(
+            (f"{level}.json", _json({"info": {"split": level, "version": "demo"}, "questions": rows}))
+        )
     # The image set carries the first level's questions as its items file; every level file is imported
     # after it (the first one again, unchanged).
     image_set.append(("items.json", level_files[0][1]))
     return FamilyFiles(
         family="spatial457",
-        image_set=image_set, item_files=level_files,
+        image_set=image_set,
+        item_files=level_files,
         outputs=[("demo_vlm_spatial457.jsonl", _jsonl(lines))],
     )
 
@@ -982,7 +1492,9 @@ def _glyph(draw: ImageDraw.ImageDraw, kind: str, colour: str, u: float, base: fl
         draw.rectangle([u - 7, base - 16, u + 5, base], fill=c, outline=dark)
         draw.arc([u + 1, base - 13, u + 11, base - 4], -90, 90, fill=dark, width=2)
     elif kind == "laptop":
-        draw.polygon([(u - 14, base), (u + 14, base), (u + 11, base - 4), (u - 11, base - 4)], fill=c, outline=dark)
+        draw.polygon(
+            [(u - 14, base), (u + 14, base), (u + 11, base - 4), (u - 11, base - 4)], fill=c, outline=dark
+        )
         draw.rectangle([u - 11, base - 22, u + 11, base - 5], fill=c, outline=dark)
         draw.rectangle([u - 8, base - 19, u + 8, base - 8], fill=(60, 80, 110))
     elif kind == "book":
@@ -993,8 +1505,11 @@ def _glyph(draw: ImageDraw.ImageDraw, kind: str, colour: str, u: float, base: fl
         draw.ellipse([u - 12, base - 32, u + 12, base - 8], fill=c, outline=dark)
     elif kind == "lamp":
         draw.line([(u, base), (u, base - 26)], fill=(50, 50, 54), width=2)
-        draw.polygon([(u - 9, base - 24), (u + 9, base - 24), (u + 5, base - 36), (u - 5, base - 36)], fill=c,
-                     outline=dark)
+        draw.polygon(
+            [(u - 9, base - 24), (u + 9, base - 24), (u + 5, base - 36), (u - 5, base - 36)],
+            fill=c,
+            outline=dark,
+        )
         draw.rectangle([u - 6, base - 2, u + 6, base], fill=(50, 50, 54))
     else:  # vase
         draw.ellipse([u - 8, base - 20, u + 8, base], fill=c, outline=dark)
@@ -1023,29 +1538,75 @@ def _encode_video(frames: list[bytes]) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "video.mp4"
         subprocess.run(
-            ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
-             f"{M3_SIZE[0]}x{M3_SIZE[1]}", "-r", str(M3_FPS), "-i", "-", "-c:v", "libx264", "-preset", "ultrafast",
-             "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out)],
-            input=b"".join(frames), check=True, capture_output=True, timeout=60,
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "rawvideo",
+                "-pix_fmt",
+                "rgb24",
+                "-s",
+                f"{M3_SIZE[0]}x{M3_SIZE[1]}",
+                "-r",
+                str(M3_FPS),
+                "-i",
+                "-",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-pix_fmt",
+                "yuv420p",
+                "-movflags",
+                "+faststart",
+                str(out),
+            ],
+            input=b"".join(frames),
+            check=True,
+            capture_output=True,
+            timeout=60,
         )
         return out.read_bytes()
 
 
 # scene -> (objects before: (type, colour, x), operations: (operation, type, parameters))
 M3_SCENES = {
-    "scene_800": ([("apple", "red", 1.0), ("mug", "white", 2.2), ("laptop", "gray", 3.4), ("plant", "green", 4.6)],
-                  [("add", "book", {"colour": "blue", "x": 2.8}), ("add", "lamp", {"colour": "yellow", "x": 5.4}),
-                   ("change_color", "mug", {"colour": "red"})]),
-    "scene_801": ([("vase", "blue", 1.2), ("book", "red", 2.4), ("apple", "green", 3.6), ("lamp", "yellow", 4.8)],
-                  [("remove", "book", {}), ("move", "apple", {"x": 1.8})]),
-    "scene_802": ([("plant", "green", 1.4), ("laptop", "black", 2.6), ("mug", "blue", 3.8)],
-                  [("change_color", "laptop", {"colour": "white"}), ("add", "vase", {"colour": "purple", "x": 5.0})]),
-    "scene_803": ([("lamp", "orange", 1.0), ("book", "green", 2.0), ("vase", "red", 3.0), ("apple", "red", 4.0),
-                   ("mug", "yellow", 5.0)],
-                  [("remove", "vase", {}), ("move", "lamp", {"x": 5.6})]),
-    "scene_804": ([("laptop", "gray", 1.5), ("plant", "green", 3.0), ("book", "purple", 4.5)],
-                  [("add", "apple", {"colour": "red", "x": 2.2}), ("add", "mug", {"colour": "cyan", "x": 3.8}),
-                   ("change_color", "book", {"colour": "orange"})]),
+    "scene_800": (
+        [("apple", "red", 1.0), ("mug", "white", 2.2), ("laptop", "gray", 3.4), ("plant", "green", 4.6)],
+        [
+            ("add", "book", {"colour": "blue", "x": 2.8}),
+            ("add", "lamp", {"colour": "yellow", "x": 5.4}),
+            ("change_color", "mug", {"colour": "red"}),
+        ],
+    ),
+    "scene_801": (
+        [("vase", "blue", 1.2), ("book", "red", 2.4), ("apple", "green", 3.6), ("lamp", "yellow", 4.8)],
+        [("remove", "book", {}), ("move", "apple", {"x": 1.8})],
+    ),
+    "scene_802": (
+        [("plant", "green", 1.4), ("laptop", "black", 2.6), ("mug", "blue", 3.8)],
+        [("change_color", "laptop", {"colour": "white"}), ("add", "vase", {"colour": "purple", "x": 5.0})],
+    ),
+    "scene_803": (
+        [
+            ("lamp", "orange", 1.0),
+            ("book", "green", 2.0),
+            ("vase", "red", 3.0),
+            ("apple", "red", 4.0),
+            ("mug", "yellow", 5.0),
+        ],
+        [("remove", "vase", {}), ("move", "lamp", {"x": 5.6})],
+    ),
+    "scene_804": (
+        [("laptop", "gray", 1.5), ("plant", "green", 3.0), ("book", "purple", 4.5)],
+        [
+            ("add", "apple", {"colour": "red", "x": 2.2}),
+            ("add", "mug", {"colour": "cyan", "x": 3.8}),
+            ("change_color", "book", {"colour": "orange"}),
+        ],
+    ),
 }
 # scene -> the questions asked about it: (template, argument)
 M3_QUESTIONS = {
@@ -1060,8 +1621,10 @@ M3_TYPES = ("apple", "mug", "laptop", "book", "plant", "lamp", "vase")
 
 def _m3_states(scene_id: str) -> tuple[list[dict], list[dict], list[dict]]:
     before_spec, operations = M3_SCENES[scene_id]
-    before = [{"id": f"{kind.capitalize()}|{n}", "type": kind, "colour": colour, "x": x}
-              for n, (kind, colour, x) in enumerate(before_spec, start=1)]
+    before = [
+        {"id": f"{kind.capitalize()}|{n}", "type": kind, "colour": colour, "x": x}
+        for n, (kind, colour, x) in enumerate(before_spec, start=1)
+    ]
     after = [dict(obj) for obj in before]
     log = []
     for operation, kind, parameters in operations:
@@ -1069,21 +1632,44 @@ def _m3_states(scene_id: str) -> tuple[list[dict], list[dict], list[dict]]:
         if operation == "add":
             found = {"id": f"{kind.capitalize()}|{len(before) + len(log) + 1}", "type": kind, **parameters}
             after.append(found)
-            log.append({"objectId": found["id"], "operation": "add", "parameters": parameters, "before": None,
-                        "after": dict(found)})
+            log.append(
+                {
+                    "objectId": found["id"],
+                    "operation": "add",
+                    "parameters": parameters,
+                    "before": None,
+                    "after": dict(found),
+                }
+            )
         elif operation == "remove":
             after.remove(found)
-            log.append({"objectId": found["id"], "operation": "remove", "parameters": {}, "before": dict(found),
-                        "after": None})
+            log.append(
+                {
+                    "objectId": found["id"],
+                    "operation": "remove",
+                    "parameters": {},
+                    "before": dict(found),
+                    "after": None,
+                }
+            )
         else:
             previous = dict(found)
             found.update(parameters)
-            log.append({"objectId": found["id"], "operation": operation, "parameters": parameters,
-                        "before": previous, "after": dict(found)})
+            log.append(
+                {
+                    "objectId": found["id"],
+                    "operation": operation,
+                    "parameters": parameters,
+                    "before": previous,
+                    "after": dict(found),
+                }
+            )
     return before, after, log
 
 
-def _options(rng: random.Random, right: list[str], pool: list[str], hallucination: bool) -> tuple[list[str], list]:
+def _options(
+    rng: random.Random, right: list[str], pool: list[str], hallucination: bool
+) -> tuple[list[str], list]:
     """Four options with "No correct option is listed." among them; the letters of the right ones."""
     wrong = [p for p in pool if p not in right]
     rng.shuffle(wrong)
@@ -1091,8 +1677,10 @@ def _options(rng: random.Random, right: list[str], pool: list[str], hallucinatio
     rng.shuffle(texts)
     texts.insert(rng.randrange(len(texts) + 1), NO_OPTION)
     answers = [NO_OPTION] if hallucination else right
-    return ([f"{'ABCD'[i]}. {t[:1].upper() + t[1:]}" for i, t in enumerate(texts)],
-            sorted("ABCD"[texts.index(a)] for a in answers))
+    return (
+        [f"{'ABCD'[i]}. {t[:1].upper() + t[1:]}" for i, t in enumerate(texts)],
+        sorted("ABCD"[texts.index(a)] for a in answers),
+    )
 
 
 def _m3_items(scene_id: str) -> list[dict]:
@@ -1100,34 +1688,60 @@ def _m3_items(scene_id: str) -> list[dict]:
     rng = _rng("m3verse", scene_id)
     items = []
     for number, (template, argument) in enumerate(M3_QUESTIONS[scene_id]):
-        by_op = {op: [entry for entry in log if entry["operation"] == op] for op in ("add", "remove", "move",
-                                                                                        "change_color")}
+        by_op = {
+            op: [entry for entry in log if entry["operation"] == op]
+            for op in ("add", "remove", "move", "change_color")
+        }
         if template == "new":
             right = [entry["after"]["type"] for entry in by_op["add"]]
-            question, category, sub = "Which objects newly appear in the second video?", "object_changes", \
-                "new_visible_objects"
-            capabilities, state, pool = ["temporal understanding", "attribute recognition"], "inter-states", M3_TYPES
+            question, category, sub = (
+                "Which objects newly appear in the second video?",
+                "object_changes",
+                "new_visible_objects",
+            )
+            capabilities, state, pool = (
+                ["temporal understanding", "attribute recognition"],
+                "inter-states",
+                M3_TYPES,
+            )
         elif template == "removed":
             right = [entry["before"]["type"] for entry in by_op["remove"]]
-            question, category, sub = "Which object is no longer there in the second video?", "object_changes", \
-                "disappeared_objects"
-            capabilities, state, pool = ["temporal understanding", "reasoning"], "inter-states", \
-                [o["type"] for o in before]
+            question, category, sub = (
+                "Which object is no longer there in the second video?",
+                "object_changes",
+                "disappeared_objects",
+            )
+            capabilities, state, pool = (
+                ["temporal understanding", "reasoning"],
+                "inter-states",
+                [o["type"] for o in before],
+            )
         elif template == "moved":
             right = [entry["before"]["type"] for entry in by_op["move"]]
-            question, category, sub = "Which object changed its position between the two videos?", \
-                "object_changes", "position_changes"
-            capabilities, state, pool = ["spatial understanding", "temporal understanding", "reasoning"], \
-                "inter-states", [o["type"] for o in before]
+            question, category, sub = (
+                "Which object changed its position between the two videos?",
+                "object_changes",
+                "position_changes",
+            )
+            capabilities, state, pool = (
+                ["spatial understanding", "temporal understanding", "reasoning"],
+                "inter-states",
+                [o["type"] for o in before],
+            )
         elif template == "colour":
             change = next((e for e in by_op["change_color"] if e["before"]["type"] == argument), None)
             right = [change["after"]["colour"]] if change else []
-            question = (f"What color is the {argument} in the second video?" if change else
-                        f"What color did the {argument} change to in the second video?")
+            question = (
+                f"What color is the {argument} in the second video?"
+                if change
+                else f"What color did the {argument} change to in the second video?"
+            )
             category, sub = "attribute_changes", "color_changes"
             capabilities, state = ["attribute recognition", "temporal understanding"], "inter-states"
             current = next(o["colour"] for o in before if o["type"] == argument)
-            pool = [c for c in ("red", "blue", "green", "yellow", "white", "orange", "purple") if c != current]
+            pool = [
+                c for c in ("red", "blue", "green", "yellow", "white", "orange", "purple") if c != current
+            ]
         else:  # right_of / left_of, within one state
             which, anchor = argument
             row = sorted(before if which == "before" else after, key=lambda o: o["x"])
@@ -1141,19 +1755,36 @@ def _m3_items(scene_id: str) -> list[dict]:
             capabilities, pool = ["spatial understanding"], [o["type"] for o in row if o["type"] != anchor]
         hallucination = not right
         options, answer = _options(rng, right, list(pool), hallucination)
-        items.append({
-            "scene_id": scene_id, "category": category, "question_id": f"{scene_id}-{number}", "state_type": state,
-            "question": question, "options": options, "answer": answer,
-            "question_type": "multiple_choice" if len(answer) > 1 else "single_choice",
-            "subcategory": sub, "generator_name": category, "hallucination": hallucination,
-            "capabilities": capabilities,
-        })
+        items.append(
+            {
+                "scene_id": scene_id,
+                "category": category,
+                "question_id": f"{scene_id}-{number}",
+                "state_type": state,
+                "question": question,
+                "options": options,
+                "answer": answer,
+                "question_type": "multiple_choice" if len(answer) > 1 else "single_choice",
+                "subcategory": sub,
+                "generator_name": category,
+                "hallucination": hallucination,
+                "capabilities": capabilities,
+            }
+        )
     return items
 
 
 def _m3_objects(state: list[dict]) -> list[dict]:
-    return [{"objectId": o["id"], "objectType": o["type"].capitalize(), "color": o["colour"],
-             "position": {"x": o["x"], "y": 0.0, "z": 0.4}, "parentReceptacle": "Floor"} for o in state]
+    return [
+        {
+            "objectId": o["id"],
+            "objectType": o["type"].capitalize(),
+            "color": o["colour"],
+            "position": {"x": o["x"], "y": 0.0, "z": 0.4},
+            "parentReceptacle": "Floor",
+        }
+        for o in state
+    ]
 
 
 def m3verse_files() -> FamilyFiles:
@@ -1180,11 +1811,19 @@ def m3verse_files() -> FamilyFiles:
         else:
             said = [rng.choice([x for x in letters if x not in item["answer"]])]
         text = ", ".join(said)
-        samples.append({"doc_id": doc_id, "doc": item, "target": ", ".join(item["answer"]),
-                        "resps": [[text]], "filtered_resps": [text]})
+        samples.append(
+            {
+                "doc_id": doc_id,
+                "doc": item,
+                "target": ", ".join(item["answer"]),
+                "resps": [[text]],
+                "filtered_resps": [text],
+            }
+        )
     return FamilyFiles(
         family="m3verse",
-        videos=videos, item_files=[("m3verse_demo.jsonl", _jsonl(items))],
+        videos=videos,
+        item_files=[("m3verse_demo.jsonl", _jsonl(items))],
         outputs=[("demo_vlm_m3verse_samples.jsonl", _jsonl(samples))],
     )
 

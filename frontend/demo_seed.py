@@ -94,7 +94,9 @@ class DemoClock:
 
     @contextmanager
     def running(self):
-        fields = [f for model in apps.get_models() for f in model._meta.concrete_fields if f.default is _real_now]
+        fields = [
+            f for model in apps.get_models() for f in model._meta.concrete_fields if f.default is _real_now
+        ]
         for f in fields:
             f.default = self
             f.__dict__.pop("_get_default", None)  # Django caches the default's callable
@@ -133,8 +135,9 @@ def crowd_params(worker_id: str, study: str) -> dict:
 # --- the build ----------------------------------------------------------------------------------------
 
 
-def build_finished_demo(log: Callable[[str], None] = print, movement_guidelines: str = "",
-                        points_per_room: int = 220_000) -> list[str]:
+def build_finished_demo(
+    log: Callable[[str], None] = print, movement_guidelines: str = "", points_per_room: int = 220_000
+) -> list[str]:
     """Build (or complete) the five finished benchmarks; one summary line each."""
     roles.ensure_role_groups()
     people = {
@@ -145,15 +148,22 @@ def build_finished_demo(log: Callable[[str], None] = print, movement_guidelines:
     start = _real_now().replace(minute=0, second=0, microsecond=0) - timedelta(days=3)
     summaries = []
     for number, family in enumerate(ORDER):
-        builder = FamilyBuild(family, people, DemoClock(start + timedelta(hours=2 * number)), log,
-                              movement_guidelines, points_per_room)
+        builder = FamilyBuild(
+            family,
+            people,
+            DemoClock(start + timedelta(hours=2 * number)),
+            log,
+            movement_guidelines,
+            points_per_room,
+        )
         summaries.append(builder.build())
     return summaries
 
 
 class FamilyBuild:
-    def __init__(self, family: str, people: dict, clock: DemoClock, log, movement_guidelines: str,
-                 points_per_room: int):
+    def __init__(
+        self, family: str, people: dict, clock: DemoClock, log, movement_guidelines: str, points_per_room: int
+    ):
         self.family, self.people, self.clock, self.log = family, people, clock, log
         self.movement_guidelines = movement_guidelines
         self.points_per_room = points_per_room
@@ -184,14 +194,18 @@ class FamilyBuild:
             runs = self.model_runs(benchmark)
             release = self.release(benchmark)
         approved = benchmark.items.filter(status=Item.Status.APPROVED).count()
-        return (f"{benchmark.name}: /benchmarks/{benchmark.slug}/results/ ({approved} approved items, study "
-                f"#{study.pk}, runs {', '.join(f'#{r.pk}' for r in runs)}, release {release.version})")
+        return (
+            f"{benchmark.name}: /benchmarks/{benchmark.slug}/results/ ({approved} approved items, study "
+            f"#{study.pk}, runs {', '.join(f'#{r.pk}' for r in runs)}, release {release.version})"
+        )
 
     # 1. benchmark, material, items -------------------------------------------------------------------
 
     def create_benchmark(self) -> Benchmark:
         spec = NAMES[self.family]
-        call_command("create_benchmark", self.slug, "--family", self.family, "--name", spec[0], stdout=io.StringIO())
+        call_command(
+            "create_benchmark", self.slug, "--family", self.family, "--name", spec[0], stdout=io.StringIO()
+        )
         benchmark = Benchmark.objects.get(slug=self.slug)
         if not benchmark.description:
             benchmark.description = spec[1]
@@ -202,12 +216,16 @@ class FamilyBuild:
         files = self.files
         for scan in files.scans:
             if not benchmark.scenes.filter(external_id=scan.scene_id).exists():
-                import_scan(benchmark, scan.scene_id, NamedFile(f"{scan.scene_id}.ply", scan.ply),
-                            boxes=NamedFile(f"{scan.scene_id}_boxes.json", scan.boxes), caption=scan.caption,
-                            world_frame=scan.world_frame)
+                import_scan(
+                    benchmark,
+                    scan.scene_id,
+                    NamedFile(f"{scan.scene_id}.ply", scan.ply),
+                    boxes=NamedFile(f"{scan.scene_id}_boxes.json", scan.boxes),
+                    caption=scan.caption,
+                    world_frame=scan.world_frame,
+                )
         if files.image_set and not benchmark.scenes.exists():
-            report = import_image_set(benchmark, [NamedFile(n, b) for n, b in files.image_set],
-                                      flip=files.flip_images, author=None)
+            report = import_image_set(benchmark, [NamedFile(n, b) for n, b in files.image_set])
             self.log(f"  {self.slug}: {report.images} images, {report.items} items from the image set")
         if files.videos and not benchmark.scenes.exists():
             scenes = import_paired_videos(benchmark, [NamedFile(n, b) for n, b in files.videos])
@@ -227,8 +245,9 @@ class FamilyBuild:
         for external_id, question, answers in EDITS.get(self.family, []):
             item = benchmark.items.get(external_id=external_id)
             self.clock.advance(random.Random(external_id).randint(60, 300))
-            review_services.edit_item(item.pk, reviewer, item.version, question or item.question,
-                                      answers or item.answers)
+            review_services.edit_item(
+                item.pk, reviewer, item.version, question or item.question, answers or item.answers
+            )
         for external_id, criteria, note in REJECTIONS.get(self.family, []):
             item = benchmark.items.get(external_id=external_id)
             self.clock.advance(120)
@@ -240,8 +259,13 @@ class FamilyBuild:
         if Campaign.objects.filter(benchmark=benchmark, name=CAMPAIGN_NAME).exists():
             return
         campaign = annotation_services.create_campaign(
-            benchmark, CAMPAIGN_NAME, "movement", benchmark.scenes.order_by("external_id"),
-            guidelines=self.movement_guidelines, descriptions_per_assignment=1)
+            benchmark,
+            CAMPAIGN_NAME,
+            "movement",
+            benchmark.scenes.order_by("external_id"),
+            guidelines=self.movement_guidelines,
+            descriptions_per_assignment=1,
+        )
         reviewer, second = self.people["reviewer"], self.people["reviewer2"]
         submitted = []
         for number, (worker_id, scene_id, text, outcome) in enumerate(demo_families.HYPO3D_CROWD):
@@ -250,8 +274,9 @@ class FamilyBuild:
                 self.clock.set(_real_now() - timedelta(minutes=4))
             else:
                 self.clock.set(campaign.created_at + timedelta(minutes=20 + 25 * number))
-            worker, _ = annotation_services.enter_from_crowd_link(crowd_params(worker_id, "demo-campaign"),
-                                                                  role=roles.ANNOTATOR)
+            worker, _ = annotation_services.enter_from_crowd_link(
+                crowd_params(worker_id, "demo-campaign"), role=roles.ANNOTATOR
+            )
             assignment = annotation_services.lease_assignment(campaign, worker)
             if assignment.scene.external_id != scene_id:
                 raise RuntimeError(f"{worker_id} leased {assignment.scene.external_id}, not {scene_id}")
@@ -295,19 +320,30 @@ class FamilyBuild:
         if study is None:
             ids = list(benchmark.items.filter(status=Item.Status.APPROVED).values_list("pk", flat=True))
             study = humaneval_services.create_study(
-                benchmark, STUDY_NAME, ids, self.people["admin"], seconds_per_item=human["seconds_per_item"],
-                seconds_per_session=3600, participants_per_item=EVALUATORS, shuffle_choices=True, seed=2024,
+                benchmark,
+                STUDY_NAME,
+                ids,
+                self.people["admin"],
+                seconds_per_item=human["seconds_per_item"],
+                seconds_per_session=3600,
+                participants_per_item=EVALUATORS,
+                shuffle_choices=True,
+                seed=2024,
             )
         for number in range(1, EVALUATORS + 1):
             worker_id = f"demo-{self.family}-eval-{number}"
-            done = EvalSession.objects.filter(study=study, participant__username__endswith=f"-{worker_id}",
-                                              status=EvalSession.Status.FINISHED)
+            done = EvalSession.objects.filter(
+                study=study,
+                participant__username__endswith=f"-{worker_id}",
+                status=EvalSession.Status.FINISHED,
+            )
             if done.exists():
                 continue
             self.clock.set(study.created_at + timedelta(minutes=30 + 40 * number))
             with transaction.atomic():  # one participant's session, written whole (and one commit, not 200)
                 user, session = humaneval_services.enter_study_from_crowd_link(
-                    study.pk, crowd_params(worker_id, f"demo-{self.slug}"))
+                    study.pk, crowd_params(worker_id, f"demo-{self.slug}")
+                )
                 self.take_session(study, session, user, number)
         if study.is_open:
             # full: closed, as the admin's "open" switch does
@@ -332,8 +368,13 @@ class FamilyBuild:
             seconds = rng.uniform(*human["seconds"])
             self.clock.advance(seconds)
             answer = human_answer(self.family, response.entry, rng, accuracy, vocabulary)
-            humaneval_services.answer_item(session.pk, user, response.item_id, answer,
-                                           client_latency_ms=int(seconds * 1000) - rng.randint(80, 400))
+            humaneval_services.answer_item(
+                session.pk,
+                user,
+                response.item_id,
+                answer,
+                client_latency_ms=int(seconds * 1000) - rng.randint(80, 400),
+            )
             self.clock.advance(rng.uniform(1, 4))
 
     # 4. model runs -------------------------------------------------------------------------------------
@@ -343,11 +384,16 @@ class FamilyBuild:
         repeats = 5 if self.family == "causalspatial" else 1
         baseline = modeleval_services.ensure_baseline_model()
         plus, _ = ModelSpec.objects.get_or_create(
-            name=RANDOM_PLUS_PLUS_NAME, defaults={"adapter": ModelSpec.Adapter.RANDOM_PLUS_PLUS, "seed": 0})
+            name=RANDOM_PLUS_PLUS_NAME, defaults={"adapter": ModelSpec.Adapter.RANDOM_PLUS_PLUS, "seed": 0}
+        )
         runs = []
         for model in (baseline, plus):
-            runs.append(self.finished_run(model, benchmark) or self.launch(
-                lambda model=model: modeleval_services.launch_run(model.pk, benchmark, admin, 64, repeats)))
+            runs.append(
+                self.finished_run(model, benchmark)
+                or self.launch(
+                    lambda model=model: modeleval_services.launch_run(model.pk, benchmark, admin, 64, repeats)
+                )
+            )
         name = f"{demo_families.MODEL_NAME} ({benchmark.name})"
         recorded_model = ModelSpec.objects.filter(name=name).first()
         run = self.finished_run(recorded_model, benchmark) if recorded_model else None
@@ -356,14 +402,20 @@ class FamilyBuild:
             recorded = modeleval_services.read_recorded_outputs(benchmark, outputs)
             # The outputs cover the published file; an item the reviewer rejected is left out, as
             # `run_eval --allow-partial` leaves it out. Anything else would be a fault in the demo's files.
-            rejected = benchmark.items.filter(status=Item.Status.REJECTED).values_list("external_id", flat=True)
+            rejected = benchmark.items.filter(status=Item.Status.REJECTED).values_list(
+                "external_id", flat=True
+            )
             unexpected = [p for p in recorded.problems if not any(f"'{r}'" in p for r in rejected)]
             if unexpected:
                 raise RuntimeError(f"{self.slug}: {'; '.join(unexpected[:5])}")
-            model = modeleval_services.register_recorded_outputs(benchmark, name, recorded,
-                                                                 ", ".join(n for n, _ in outputs))
-            run = self.launch(lambda: modeleval_services.launch_run(
-                model.pk, benchmark, admin, 64, recorded.repeats, "main", recorded.protocol.as_data()))
+            model = modeleval_services.register_recorded_outputs(
+                benchmark, name, recorded, ", ".join(n for n, _ in outputs)
+            )
+            run = self.launch(
+                lambda: modeleval_services.launch_run(
+                    model.pk, benchmark, admin, 64, recorded.repeats, "main", recorded.protocol.as_data()
+                )
+            )
         runs.append(run)
         return runs
 
@@ -372,19 +424,37 @@ class FamilyBuild:
         their release id), so its row covers every approved item as the others do."""
         if self.family != "hypo3d":
             return self.files.outputs
-        written = benchmark.items.filter(status=Item.Status.APPROVED, external_id="").select_related(
-            "scene", "change").order_by("pk")
-        return [demo_families.hypo3d_prediction_file([
-            (item.scene.external_id, item.change.text, item.change.change_type, item.release_id,
-             " ".join(item.tags.get("question_type") or []), item.question, item.answers[0])
-            for item in written
-        ])]
+        written = (
+            benchmark.items.filter(status=Item.Status.APPROVED, external_id="")
+            .select_related("scene", "change")
+            .order_by("pk")
+        )
+        return [
+            demo_families.hypo3d_prediction_file(
+                [
+                    (
+                        item.scene.external_id,
+                        item.change.text,
+                        item.change.change_type,
+                        item.release_id,
+                        " ".join(item.tags.get("question_type") or []),
+                        item.question,
+                        item.answers[0],
+                    )
+                    for item in written
+                ]
+            )
+        ]
 
     @staticmethod
     def finished_run(model, benchmark) -> Run | None:
         """The model's run on the benchmark, finished or still with the workers (a broker's queue)."""
-        return (Run.objects.filter(model=model, benchmark=benchmark)
-                .exclude(status__in=[Run.Status.FAILED, Run.Status.CANCELLED]).order_by("pk").first())
+        return (
+            Run.objects.filter(model=model, benchmark=benchmark)
+            .exclude(status__in=[Run.Status.FAILED, Run.Status.CANCELLED])
+            .order_by("pk")
+            .first()
+        )
 
     def launch(self, start) -> Run:
         """Tasks run in-process in the embedded default, so the run is finished when launch_run returns;
@@ -393,7 +463,9 @@ class FamilyBuild:
         run = start()
         run.refresh_from_db()
         if run.status != Run.Status.FINISHED:
-            self.log(f"  {self.slug}: run #{run.pk} ({run.model.name}) is {run.status}: the workers finish it")
+            self.log(
+                f"  {self.slug}: run #{run.pk} ({run.model.name}) is {run.status}: the workers finish it"
+            )
         return run
 
     # 5. the release ------------------------------------------------------------------------------------
@@ -403,8 +475,11 @@ class FamilyBuild:
         if release is None:
             self.clock.advance(3600)
             release = benchmark_services.export_release(
-                benchmark, RELEASE_VERSION, self.people["admin"],
-                notes="The finished demo's first release: every approved item with its scenes and files.")
+                benchmark,
+                RELEASE_VERSION,
+                self.people["admin"],
+                notes="The finished demo's first release: every approved item with its scenes and files.",
+            )
         return release
 
 
@@ -431,7 +506,9 @@ def human_answer(family: str, entry, rng: random.Random, accuracy: float, vocabu
         if unsure is not None and draw > accuracy + (1 - accuracy) / 2:
             chosen = [unsure]
         elif draw < accuracy:
-            chosen = right if len(right) == 1 or rng.random() > 0.15 else right[:1]  # sometimes half the truth
+            chosen = (
+                right if len(right) == 1 or rng.random() > 0.15 else right[:1]
+            )  # sometimes half the truth
         else:
             wrong = [i for i in range(len(item.choices)) if i not in right and i != unsure]
             chosen = [rng.choice(wrong)] if wrong else right
@@ -462,15 +539,23 @@ EDITS = {
         ("DMSR0003-1", "Which object is closer to the camera, the yellow box or the purple sphere?", None),
     ],
     "causalspatial": [
-        ("Collision_Level_1_0", "The red ball rolls along the arrow. Will it hit the blue box? (A) Yes (B) No "
-                                "(C) Not sure", None),
+        (
+            "Collision_Level_1_0",
+            "The red ball rolls along the arrow. Will it hit the blue box? (A) Yes (B) No (C) Not sure",
+            None,
+        ),
     ],
     "spatial457": [("L2_objects/2", "How many vehicles are there in the image?", None)],
     "m3verse": [("scene_801-0", "Which object is missing from the second video?", None)],
 }
 # Reviewer rejections: (external id, criteria, note).
 REJECTIONS = {
-    "3dsrbench": [("DMSR0010", ["unambiguous"],
-                   "'Next to' is not defined here: every object on this floor could be said to be next to the "
-                   "sphere.")],
+    "3dsrbench": [
+        (
+            "DMSR0010",
+            ["unambiguous"],
+            "'Next to' is not defined here: every object on this floor could be said to be next to the "
+            "sphere.",
+        )
+    ],
 }
