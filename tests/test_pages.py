@@ -201,6 +201,7 @@ def test_crowd_link_templates_for_each_platform_on_campaign_and_study_pages(clie
     prolific = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
     connect = "?participant_id={{%PARTICIPANT_ID%}}&amp;assignment_id={{%ASSIGNMENT_ID%}}"
     for url, entry in ((f"/campaigns/{campaign.pk}/settings/", f"/crowd/campaigns/{campaign.pk}/"),
+                       (f"/campaigns/{campaign.pk}/dashboard/", f"/crowd/campaigns/{campaign.pk}/"),
                        (f"/studies/{study.pk}/settings/", f"/crowd/studies/{study.pk}/"),
                        (f"/studies/{study.pk}/results/", f"/crowd/studies/{study.pk}/")):
         page = client.get(url).content.decode()

@@ -13,6 +13,7 @@ from config.throttle import crowd_entry_limited
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
 from .common import BACKEND, carries_platform_ids, error_page
+from .home import crowd_links
 
 # Kinds whose stimulus is images or videos, not a 3D scene.
 SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
@@ -147,4 +148,5 @@ def campaign_dashboard(request, campaign_id):
     return render(request, "frontend/campaign_dashboard.html", {
         "campaign": campaign, "progress": annotation_services.campaign_progress(campaign),
         "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
+        "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/"),
     })
