@@ -32,6 +32,7 @@ os.environ.update({
     "DJANGO_SETTINGS_MODULE": "config.settings",
     "MEDIA_ROOT": "/tmp/hypolab-load-media",
     "DEBUG": "false",
+    "HTTPS": "false",  # plain HTTP on loopback (config/settings.py)
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
 })
 sys.path.insert(0, str(ROOT))

@@ -20,6 +20,22 @@ DEBUG = env.bool("DEBUG", default=True)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# HTTPS (`manage.py check --deploy` passes with DEBUG false): unless told otherwise a production site is
+# served over HTTPS only: plain HTTP is redirected, cookies are sent only over HTTPS and browsers are told to
+# come back over HTTPS for a year (HSTS). HTTPS=false turns all of it off, for a production-like stack on
+# plain HTTP (docker-compose on localhost, load tests); each setting can also be set on its own. Behind a
+# proxy that ends TLS, SECURE_PROXY_SSL_HEADER names the header it sets, e.g. HTTP_X_FORWARDED_PROTO,https
+# (only when the proxy always sets or strips it: a client could send it too).
+HTTPS = env.bool("HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+SECURE_PROXY_SSL_HEADER = env.tuple("SECURE_PROXY_SSL_HEADER", default=None) or None
+SECURE_REDIRECT_EXEMPT = env.list("SECURE_REDIRECT_EXEMPT", default=[])
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",

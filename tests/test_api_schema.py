@@ -35,7 +35,7 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = {schemathesis.GenerationMode.POSITIVE: 6, schemathesis.GenerationMode.NEGATIVE: 4}
 CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance]
-BUDGET_S = 170  # the whole fuzz run; it stops early (and says so) rather than run over
+BUDGET_S = 240  # the whole fuzz run (about 70 s of CPU); it fails, naming where, rather than run on
 
 
 def test_schema_validates_with_no_warning(tmp_path):

@@ -252,7 +252,7 @@ def live_gunicorn(own_redis, tmp_path):
     needs_services()
     port = free_port()
     env = process_env(REDIS_URL=f"redis://127.0.0.1:{own_redis}/0", REDIS_KEY_PREFIX="outage-", DEBUG="false",
-                      ALLOWED_HOSTS="127.0.0.1,localhost", CONN_MAX_AGE="300", LOG_LEVEL="ERROR")
+                      HTTPS="false", ALLOWED_HOSTS="127.0.0.1,localhost", CONN_MAX_AGE="300", LOG_LEVEL="ERROR")
     log = tmp_path / "gunicorn.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", "2", "-k", "gthread", "--threads", "4",
