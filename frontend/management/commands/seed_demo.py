@@ -46,5 +46,8 @@ class Command(BaseCommand):
             f"Accounts (password '{DEMO_PASSWORD}'): {', '.join(roles.ROLES)}.\n"
             f"Annotator crowd link: /crowd/campaigns/{campaign.pk}/?PROLIFIC_PID=demo-worker-1&STUDY_ID=demo&SESSION_ID=s1"
         ))
-        for summary in finished:
-            self.stdout.write(summary)
+        if finished:
+            self.stdout.write(f"Finished benchmarks (and a second reviewer account, '{demo_seed.SECOND_REVIEWER}', "
+                              "same password):")
+            for summary in finished:
+                self.stdout.write(f"  {summary}")
