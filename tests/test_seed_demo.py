@@ -33,8 +33,11 @@ APPS = ("auth", "benchmarks", "annotation", "review", "humaneval", "modeleval")
 
 
 def row_counts() -> dict[str, int]:
-    return {model._meta.label: model.objects.count() for model in apps.get_models()
-            if model._meta.app_label in APPS}
+    return {
+        model._meta.label: model.objects.count()
+        for model in apps.get_models()
+        if model._meta.app_label in APPS
+    }
 
 
 def seed() -> str:
@@ -57,8 +60,13 @@ def check_benchmark(benchmark: Benchmark) -> None:
     assert statistics.median(r.latency_ms for r in answered) > 3000
 
     runs = Run.objects.filter(benchmark=benchmark, status=Run.Status.FINISHED).select_related("model")
-    assert sorted(run.model.adapter for run in runs) == sorted([
-        ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS, ModelSpec.Adapter.RECORDED_OUTPUTS])
+    assert sorted(run.model.adapter for run in runs) == sorted(
+        [
+            ModelSpec.Adapter.RANDOM_BASELINE,
+            ModelSpec.Adapter.RANDOM_PLUS_PLUS,
+            ModelSpec.Adapter.RECORDED_OUTPUTS,
+        ]
+    )
     assert all(run.predictions.exists() and run.scores for run in runs)
 
     release = Release.objects.get(benchmark=benchmark)
@@ -77,7 +85,9 @@ def check_benchmark(benchmark: Benchmark) -> None:
     assert human["result"]["overall"][primary] > recorded["result"]["overall"][primary]
     # a readable radar chart: at least three spokes, a value on each for the human row
     assert len(results["radar"]["axes"]) >= 3
-    assert all(v is not None for v in next(s for s in results["radar"]["series"] if s["kind"] == "human")["values"])
+    assert all(
+        v is not None for v in next(s for s in results["radar"]["series"] if s["kind"] == "human")["values"]
+    )
 
 
 def check_review_history() -> None:
@@ -88,7 +98,12 @@ def check_review_history() -> None:
     leased = campaign.assignments.get(status=Assignment.Status.LEASED)
     assert leased.draft.text  # autosaved, not yet submitted
     changes = ContextChange.objects.filter(provenance__campaign=campaign.pk)
-    assert sorted(changes.values_list("status", flat=True)) == ["approved", "approved", "rejected", "submitted"]
+    assert sorted(changes.values_list("status", flat=True)) == [
+        "approved",
+        "approved",
+        "rejected",
+        "submitted",
+    ]
     assert ChangeRevision.objects.filter(change__in=changes).exists()
     assert ReviewDecision.objects.filter(change__in=changes, action="reject").exists()
     queued = review_services.review_queue(demo_account("reviewer"))
