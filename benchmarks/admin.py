@@ -22,6 +22,10 @@ class ScanImportForm(forms.Form):
     aggregation = forms.FileField(required=False, help_text="ScanNet *.aggregation.json (with the segments file).")
     segments = forms.FileField(required=False, help_text="ScanNet *_vh_clean_2.0.010000.segs.json.")
     boxes = forms.FileField(required=False, help_text="Or: a JSON list of {label, center, size[, yaw]} boxes.")
+    meta = forms.FileField(required=False, label="Scene .txt",
+                           help_text="ScanNet sceneXXXX_YY.txt: its axisAlignment is applied. Without it the "
+                                     "alignment (floor on XY, walls on the axes) is estimated from the scan.")
+    no_align = forms.BooleanField(required=False, label="Keep the scan's own frame (no alignment)")
     caption = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     world_frame = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                   help_text="e.g. The desk was located at the left of the scene.")
@@ -59,7 +63,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
 
             try:
                 scene = import_scan(benchmark, data["scene_id"], named("ply"), aggregation=named("aggregation"),
-                                    segments=named("segments"), boxes=named("boxes"), caption=data["caption"],
+                                    segments=named("segments"), boxes=named("boxes"), meta=named("meta"),
+                                    align=not data["no_align"], caption=data["caption"],
                                     world_frame=data["world_frame"])
             except MaterialError as exc:
                 for error in exc.errors:

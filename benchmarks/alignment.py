@@ -13,8 +13,9 @@ estimated here from the scan's own surfaces:
    circle, then the weighted circular mean around its peak); the turn about Z is the smallest that
    puts the dominant wall direction on an axis;
 4. floor: the lowest horizontal plane (of the upward-facing elements' heights, the lowest bin with
-   a good share of the largest) goes to z = 0; the footprint is centred on the origin, as ScanNet's
-   aligned scenes are.
+   a good share of the largest) goes to z = 0 (levelled by a robust fit of that plane); the
+   footprint is centred on the origin, as ScanNet's aligned scenes are. A scan already aligned
+   (tilt and turn under 0.1 degrees) keeps its coordinates; only a floor off z = 0 is moved.
 
 Object boxes are fitted in the aligned frame as the minimum-area rectangle of the object's footprint
 (rotating calipers over the 2D convex hull) with its yaw, so a wall is a thin box and a turned sofa
@@ -32,17 +33,22 @@ except ImportError:  # pragma: no cover - scipy is in the environment
 
 IDENTITY = np.eye(4)
 UP_CONE_DEG = 45.0  # normals within this of +Z (or -Z) may belong to horizontal surfaces
-UP_STEPS_DEG = (25.0, 15.0, 8.0, 4.0, 2.0)
+UP_STEPS_DEG = (25.0, 15.0, 8.0, 5.0)
 WALL_MAX_TILT = math.sin(math.radians(15.0))  # |n_z| below this: a vertical surface
 WALL_WINDOW_DEG = 10.0  # half-width (in 4 x angle) of the peak the wall direction is averaged over
+MIN_UP_PEAK = 0.05  # share of all surface weight within 8 degrees of up
 MIN_SHARE = 0.03  # horizontal (or vertical) surfaces must hold this share of the surface weight
 MIN_WALL_PEAK = 0.15  # share of vertical weight at the wall peak (uniform directions give 0.056)
 FLOOR_BIN_M = 0.02
 FLOOR_SHARE_OF_PEAK = 0.3
+ALREADY_ALIGNED_DEG = 0.1  # a smaller tilt and turn leave the scan's coordinates as they are
+FLOOR_TOLERANCE_M = 0.02  # and a floor this close to z = 0 stays where it is
+FLOOR_BAND_M = 0.05  # points this close to the floor's height are fitted as its plane
 MAX_EDGE_M = 0.5  # longer triangle edges are not a surface patch (or not metres): ignored
 VOXEL_SIZES_M = (0.1, 0.2, 0.4)
 MIN_VOXEL_POINTS = 6
-MAX_SAMPLES = 1_000_000
+PLANARITY = 0.25  # a cell is flat when its smallest spread is under this share of the next one
+MAX_SAMPLES = 500_000
 SNAP_AREA_RATIO = 1.02  # a box whose axis-aligned rectangle is at most 2% larger is kept at yaw 0
 
 
@@ -96,31 +102,59 @@ def _rotation_z(angle: float) -> np.ndarray:
 # --- surface elements ----------------------------------------------------------------------------
 
 
-def _sample(n: int, limit: int) -> np.ndarray | slice:
-    if n <= limit:
-        return slice(None)
-    return np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
+def _sample(n: int, limit: int) -> slice:
+    """Every k-th element, at most `limit` of them (files list neighbours together, so a stride
+    samples the whole scan)."""
+    return slice(None, None, max(1, -(-n // limit)))
+
+
+def _short_edges(xyz: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    v0, v1, v2 = (xyz[faces[:, k]] for k in range(3))
+    longest = np.maximum.reduce([((a - b) ** 2).sum(axis=1) for a, b in ((v1, v0), (v2, v1), (v0, v2))])
+    return longest <= MAX_EDGE_M**2
 
 
 def _face_elements(xyz: np.ndarray, faces: np.ndarray):
-    """(normals, weights, centres) of the triangles, area-weighted; long-edged ones left out."""
+    """(normals, weights, centres) of the triangles, area-weighted; long-edged ones left out. None
+    when most triangles are long (not a surface mesh in metres)."""
     faces = faces[_sample(len(faces), MAX_SAMPLES)]
+    probe = faces[_sample(len(faces), 20_000)]
+    if _short_edges(xyz, probe).mean() < 0.2:
+        return None
     v0, v1, v2 = (xyz[faces[:, k]].astype(np.float64) for k in range(3))
-    e0, e1, e2 = v1 - v0, v2 - v1, v0 - v2
-    longest = np.sqrt(np.maximum.reduce([(e * e).sum(axis=1) for e in (e0, e1, e2)]))
-    cross = np.cross(e0, -e2)
+    cross = np.cross(v1 - v0, v2 - v0)
     area2 = np.linalg.norm(cross, axis=1)
-    keep = (area2 > 1e-12) & (longest <= MAX_EDGE_M)
+    keep = (area2 > 1e-12) & _short_edges(xyz, faces)
     if keep.sum() < max(200, 0.2 * len(faces)):
         return None
     normals = cross[keep] / area2[keep, None]
-    return normals, area2[keep] / 2, (v0[keep] + v1[keep] + v2[keep]) / 3
+    return _cell_average(normals, area2[keep] / 2, (v0[keep] + v1[keep] + v2[keep]) / 3)
+
+
+def _cell_average(normals: np.ndarray, weights: np.ndarray, centres: np.ndarray):
+    """Triangle normals averaged per voxel cell (area-weighted), keeping the cells whose triangles
+    agree (resultant length over 0.9: one flat, consistently wound patch): a scanned mesh's single
+    triangles are noisy, a 10 cm patch of them is not."""
+    low = centres.min(axis=0)
+    cells = np.floor((centres - low) / VOXEL_SIZES_M[0]).astype(np.int64)
+    dims = cells.max(axis=0) + 1
+    keys = (cells[:, 0] * dims[1] + cells[:, 1]) * dims[2] + cells[:, 2]
+    _, inverse = np.unique(keys, return_inverse=True)
+    n = inverse.max() + 1
+    total = np.stack([np.bincount(inverse, normals[:, a] * weights, n) for a in range(3)], axis=1)
+    area = np.bincount(inverse, weights, n)
+    where = np.stack([np.bincount(inverse, centres[:, a] * weights, n) for a in range(3)], axis=1) / area[:, None]
+    length = np.linalg.norm(total, axis=1)
+    coherent = length > 0.9 * area
+    if coherent.sum() < 20:
+        return None
+    return total[coherent] / length[coherent, None], area[coherent], where[coherent]
 
 
 def _voxel_elements(xyz: np.ndarray):
     """(normals, weights, centres) of the planar cells of a voxel grid: per cell the covariance of
     its points (sums by bincount, one eigen-decomposition per cell), the normal its smallest
-    eigenvector, the weight its point count. The cell grows until cells hold enough points."""
+    eigenvector, the weight 1 (a cell's area). The cell grows until cells hold enough points."""
     points = np.asarray(xyz[_sample(len(xyz), MAX_SAMPLES)], dtype=np.float64)
     if len(points) < 50:
         return None
@@ -130,7 +164,7 @@ def _voxel_elements(xyz: np.ndarray):
         dims = cells.max(axis=0) + 1
         keys = (cells[:, 0] * dims[1] + cells[:, 1]) * dims[2] + cells[:, 2]
         _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-        if np.median(counts[inverse]) >= 2 * MIN_VOXEL_POINTS or size == VOXEL_SIZES_M[-1]:
+        if np.median(counts) >= 2 * MIN_VOXEL_POINTS or size == VOXEL_SIZES_M[-1]:
             break
     local = points - (cells + 0.5) * size - low  # small numbers: no cancellation in the moments
     n = len(counts)
@@ -142,12 +176,13 @@ def _voxel_elements(xyz: np.ndarray):
     full = counts >= MIN_VOXEL_POINTS
     cov = moments[full] - mean[full, :, None] * mean[full, None, :]
     values, vectors = np.linalg.eigh(cov)
-    planar = (values[:, 1] > 1e-8) & (values[:, 0] < 0.05 * values[:, 1])
+    planar = (values[:, 1] > 1e-8) & (values[:, 0] < PLANARITY * values[:, 1])
     if planar.sum() < 20:
         return None
     cell_of = np.flatnonzero(full)[planar]
     centres = mean[cell_of] + low + (cells[first[cell_of]] + 0.5) * size
-    return vectors[planar, :, 0], counts[cell_of].astype(np.float64), centres
+    # Each flat cell weighs the same, about its area: dense parts of a scan do not outvote the rest.
+    return vectors[planar, :, 0], np.ones(len(cell_of)), centres
 
 
 def surface_elements(xyz: np.ndarray, faces: np.ndarray | None = None):
@@ -171,13 +206,17 @@ def _up_direction(normals: np.ndarray, weights: np.ndarray) -> np.ndarray | None
     w = weights[cone]
     up = np.array([0.0, 0.0, 1.0])
     for step in UP_STEPS_DEG:
-        for _ in range(3):
+        for _ in range(20):  # a flat-kernel mean shift: to its fixed point, the mode
             near = candidates @ up >= math.cos(math.radians(step))
             if not near.any():
                 return up
             total = (candidates[near] * w[near, None]).sum(axis=0)
-            up = total / np.linalg.norm(total)
-    return up
+            moved, up = up, total / np.linalg.norm(total)
+            if moved @ up > math.cos(1e-5):
+                break
+    # A floor is a peak of the normals: random directions put under 1% of the weight within 8 degrees.
+    peak = w[candidates @ up >= math.cos(math.radians(8.0))].sum()
+    return up if peak >= MIN_UP_PEAK * weights.sum() else None
 
 
 def _wall_angle(normals: np.ndarray, weights: np.ndarray) -> tuple[float, float] | None:
@@ -194,10 +233,14 @@ def _wall_angle(normals: np.ndarray, weights: np.ndarray) -> tuple[float, float]
     kernel = np.exp(-0.5 * (np.arange(-12, 13) / 3.0) ** 2)
     smooth = np.convolve(np.r_[hist[-12:], hist, hist[:12]], kernel, mode="valid")
     peak = (np.argmax(smooth) + 0.5) / bins * 2 * math.pi
-    for _ in range(3):
-        offset = np.angle(np.exp(1j * (quad - peak)))
-        near = np.abs(offset) <= math.radians(WALL_WINDOW_DEG)
-        peak = peak + math.atan2((w[near] * np.sin(offset[near])).sum(), (w[near] * np.cos(offset[near])).sum())
+    for window in (WALL_WINDOW_DEG * 3, WALL_WINDOW_DEG * 2, WALL_WINDOW_DEG):
+        for _ in range(20):  # circular mean shift to its fixed point
+            offset = np.angle(np.exp(1j * (quad - peak)))
+            near = np.abs(offset) <= math.radians(window)
+            step = math.atan2((w[near] * np.sin(offset[near])).sum(), (w[near] * np.cos(offset[near])).sum())
+            peak += step
+            if abs(step) < 1e-5:
+                break
     share = float(w[near].sum() / w.sum())
     if share < MIN_WALL_PEAK:
         return None
@@ -221,11 +264,35 @@ def _floor_height(normals: np.ndarray, weights: np.ndarray, heights: np.ndarray)
     return float(z[near][order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
 
+def _floor_plane(points: np.ndarray, floor: float) -> np.ndarray | None:
+    """The unit normal (+Z side) of the plane fitted to the points near height `floor` (points
+    already roughly levelled): PCA, then refits on the points within 2.5 robust deviations of the
+    plane, so wall bottoms and furniture feet drop out. None when too few points or too small a
+    patch to tell a plane by."""
+    near = points[np.abs(points[:, 2] - floor) <= FLOOR_BAND_M]
+    if len(near) < 500:
+        return None
+    normal = np.array([0.0, 0.0, 1.0])
+    for _ in range(5):
+        centre = near.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.cov((near - centre).T))
+        if values[1] < 0.3**2:  # the patch spans less than about a metre: not a floor to level by
+            return None
+        normal = vectors[:, 0] * np.sign(vectors[2, 0])
+        residual = (near - centre) @ normal
+        spread = 1.4826 * np.median(np.abs(residual))
+        keep = np.abs(residual) <= max(2.5 * spread, 0.003)
+        if keep.all() or keep.sum() < 500:
+            break
+        near = near[keep]
+    return normal
+
+
 def estimate_alignment(xyz: np.ndarray, faces: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """(4x4 matrix taking the scan to the aligned frame, details). details["source"] is
-    "estimated" when at least the floor was found (then also "tilt_deg", "turn_deg", "floor_z" in
-    the raw frame, "walls" found or not, "normals" from "faces" or "points"), else "none" with the
-    identity and a "reason"."""
+    "estimated" when at least the floor was found (then also "tilt_deg", "turn_deg", "walls" found
+    or not, "normals" from "faces" or "points", "floor": "plane" when the floor's own plane levelled
+    the scan), else "none" with the identity and a "reason"."""
     xyz = np.asarray(xyz, dtype=np.float32)
     elements = surface_elements(xyz, faces)
     if elements is None:
@@ -234,27 +301,43 @@ def estimate_alignment(xyz: np.ndarray, faces: np.ndarray | None = None) -> tupl
     up = _up_direction(normals, weights)
     if up is None:
         return IDENTITY.copy(), {"source": "none", "reason": "no horizontal surface (floor) found"}
+    sample = np.asarray(xyz[_sample(len(xyz), MAX_SAMPLES // 2)], dtype=np.float64)
+    # Level by all horizontal surfaces, find the floor, then level by the floor's own plane.
     tilt = _rotation_onto_z(up)
+    floor = _floor_height(normals @ tilt.T, weights, (centres @ tilt.T)[:, 2])
+    plane = _floor_plane(sample @ tilt.T, floor) if floor is not None else None
+    if plane is not None:
+        up = tilt.T @ plane
+        tilt = _rotation_onto_z(up)
     normals, centres = normals @ tilt.T, centres @ tilt.T
     wall = _wall_angle(normals, weights)
     turn = -wall[0] if wall else 0.0
     rotation = _rotation_z(turn) @ tilt
-    floor = _floor_height(normals, weights, centres[:, 2])
-    sample = np.asarray(xyz[_sample(len(xyz), MAX_SAMPLES)], dtype=np.float64) @ rotation.T
+    sample = sample @ rotation.T
+    if plane is not None:
+        floor = float(np.median(sample[np.abs(sample[:, 2] - floor) <= FLOOR_BAND_M, 2]))
     if floor is None:
         floor = float(np.quantile(sample[:, 2], 0.01))
-    centre_xy = (sample[:, :2].min(axis=0) + sample[:, :2].max(axis=0)) / 2
-    matrix = np.eye(4)
-    matrix[:3, :3] = rotation
-    matrix[:3, 3] = [-centre_xy[0], -centre_xy[1], -floor]
+    tilt_deg = math.degrees(math.acos(min(1.0, float(up[2]))))
     details = {
         "source": "estimated",
         "normals": kind,
-        "tilt_deg": round(math.degrees(math.acos(min(1.0, float(up[2])))), 3),
+        "floor": "plane" if plane is not None else "surfaces",
+        "tilt_deg": round(tilt_deg, 3),
         "turn_deg": round(math.degrees(turn), 3),
         "walls": wall is not None,
         "wall_share": round(wall[1], 3) if wall else None,
     }
+    matrix = np.eye(4)
+    if tilt_deg < ALREADY_ALIGNED_DEG and abs(math.degrees(turn)) < ALREADY_ALIGNED_DEG:
+        # Aligned already (a published aligned scan, a generated room): its coordinates are kept,
+        # only a floor off z = 0 is moved there.
+        details["already_aligned"] = True
+        matrix[2, 3] = -floor if abs(floor) > FLOOR_TOLERANCE_M else 0.0
+        return matrix, details
+    centre_xy = (sample[:, :2].min(axis=0) + sample[:, :2].max(axis=0)) / 2
+    matrix[:3, :3] = rotation
+    matrix[:3, 3] = [-centre_xy[0], -centre_xy[1], -floor]
     return matrix, details
 
 

@@ -276,10 +276,15 @@ def _named(request, key: str, name: str | None = None) -> material.NamedFile | N
 
 class ScanImportSerializer(serializers.Serializer):
     scene_id = serializers.CharField()
-    ply = serializers.FileField()
+    ply = serializers.FileField(required=False, help_text="The PLY (or give `archive`).")
     aggregation = serializers.FileField(required=False, help_text="ScanNet aggregation JSON (with segments).")
     segments = serializers.FileField(required=False, help_text="ScanNet segments JSON.")
     boxes = serializers.FileField(required=False, help_text="Oriented boxes JSON (instead of aggregation).")
+    meta = serializers.FileField(required=False, help_text="ScanNet sceneXXXX_YY.txt: its axisAlignment is applied.")
+    archive = serializers.FileField(required=False, help_text="Instead of the files: a .zip of a ScanNet or 3RScan "
+                                                              "scan folder.")
+    format = serializers.ChoiceField(["scannet", "3rscan"], required=False, help_text="Of the archive.")
+    no_align = serializers.BooleanField(required=False, help_text="Keep the scan's own frame.")
     caption = serializers.CharField(required=False, allow_blank=True)
     world_frame = serializers.CharField(required=False, allow_blank=True)
 
@@ -291,7 +296,8 @@ class ScanImportedSerializer(serializers.Serializer):
 
 
 class ScanImport(APIView):
-    """Multipart: scene_id, ply, aggregation + segments or boxes, caption, world_frame."""
+    """Multipart: scene_id, ply, aggregation + segments or boxes, meta (ScanNet .txt), no_align, caption,
+    world_frame; or scene_id + `archive` (a .zip of a ScanNet or 3RScan scan folder) [+ format]."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -300,14 +306,21 @@ class ScanImport(APIView):
                    responses={201: ScanImportedSerializer, 503: error(503)})
     def post(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
-        ply = _named(request, "ply")
-        if ply is None:
-            raise DomainError("Attach the PLY file.", field="ply")
-        scene = material.import_scan(
-            benchmark, request.data.get("scene_id", ""), ply, aggregation=_named(request, "aggregation"),
-            segments=_named(request, "segments"), boxes=_named(request, "boxes"),
-            caption=request.data.get("caption", ""), world_frame=request.data.get("world_frame", ""),
-        )
+        ply, archive = _named(request, "ply"), _named(request, "archive")
+        if ply is None and archive is None:
+            raise DomainError("Attach the PLY file (or a .zip of the scan folder as `archive`).", field="ply")
+        common = {"align": str(request.data.get("no_align", "")).lower() not in ("1", "true", "on", "yes"),
+                  "caption": request.data.get("caption", ""), "world_frame": request.data.get("world_frame", "")}
+        if archive is not None:
+            scene = material.import_scan_files(
+                benchmark, request.data.get("scene_id", ""), material.files_from_zip(archive.name, archive.content),
+                format=request.data.get("format") or None, **common)
+        else:
+            scene = material.import_scan(
+                benchmark, request.data.get("scene_id", ""), ply, aggregation=_named(request, "aggregation"),
+                segments=_named(request, "segments"), boxes=_named(request, "boxes"), meta=_named(request, "meta"),
+                **common,
+            )
         return Response({"id": scene.pk, "external_id": scene.external_id,
                          "objects": scene.scene_objects.count()}, status=201)
 

@@ -38,6 +38,8 @@ class Scene(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="scenes")
     external_id = models.CharField(max_length=100, help_text="Id in the source dataset, e.g. scene0000_00.")
     caption = models.TextField(blank=True, help_text="Short scene caption (text input for LLMs).")
+    meta = models.JSONField(default=dict, blank=True,
+                            help_text="Scan facts: alignment {source, matrix}, source_format, scene_type.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

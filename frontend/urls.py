@@ -38,6 +38,7 @@ urlpatterns = [
     path("benchmarks/<slug:slug>/results/", manage.results, name="benchmark_results"),
     path("results/<slug:slug>/", manage.results, name="results"),
     path("manage/scenes/<int:scene_id>/", scenes.scene_media, name="scene_media"),
+    path("scenes/<int:scene_id>/", scenes.scene_page, name="scene_page"),
     # releases
     path("releases/<int:release_id>/", releases.release_detail, name="release_detail"),
     # evaluators

@@ -8,6 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from benchmarks.alignment import transform
 from benchmarks.material import MaterialError, NamedFile, import_scan
 from benchmarks.models import Asset, AssetRole, Scene, SceneObject, WorldFrame
 from benchmarks.scans import ScanError, read_ply, write_points_ply
@@ -126,12 +127,18 @@ def test_scannet_scan_becomes_a_scene_with_objects_frame_and_viewer_assets(djang
     assert cloud.meta["source_sha256"] == hashlib.sha256(inputs["ply"].content).hexdigest()
     assert cloud.sha256 == hashlib.sha256(cloud.file.read()).hexdigest()
     xyz, rgb, instance = read_ply(cloud.file.open("rb").read())
-    assert np.array_equal(xyz, XYZ) and np.array_equal(rgb, RGB)
+    # Stored in the aligned frame (here: floor to z = 0, footprint centred), recorded on the scene.
+    alignment = scene.meta["alignment"]
+    assert alignment["source"] == "estimated" and cloud.meta["alignment"] == alignment
+    aligned = transform(np.array(alignment["matrix"]), XYZ)
+    assert np.allclose(xyz, aligned, atol=1e-5) and np.array_equal(rgb, RGB)
+    assert abs(np.median(xyz[:400, 2])) < 1e-4
     assert np.bincount(instance).tolist() == [400, 300, 200]
     table, chair = SceneObject.objects.filter(scene=scene).order_by("instance_id")
     assert (table.instance_id, table.label, chair.instance_id, chair.label) == (1, "table", 2, "chair")
-    assert np.allclose(table.center, (TABLE.min(0) + TABLE.max(0)) / 2, atol=1e-4)
-    assert np.allclose(chair.size, CHAIR.max(0) - CHAIR.min(0), atol=1e-4)
+    table_xyz, chair_xyz = aligned[400:700], aligned[700:]
+    assert np.allclose(table.center, (table_xyz.min(0) + table_xyz.max(0)) / 2, atol=1e-4)
+    assert np.allclose(chair.size, chair_xyz.max(0) - chair_xyz.min(0), atol=1e-4)
     frame = WorldFrame.objects.get(scene=scene)
     assert (frame.anchor, frame.side, frame.text) == (chair, "right", FRAME)
     roles = set(scene.assets.values_list("role", flat=True))

@@ -1,10 +1,14 @@
-"""An admin's page for one scene's files: the paired videos in the locked player, every asset with
-its checksum and a signed download link, and the upload widget."""
+"""Scene pages: any scene for reviewers and admins (3D viewer, top views, objects with their boxes,
+how the scan was aligned), and an admin's page for one scene's files: the paired videos in the
+locked player, every asset with its checksum and a signed download link, and the upload widget."""
+
+import math
 
 from django.shortcuts import get_object_or_404, render
 
 from benchmarks import roles
 from benchmarks.models import AssetRole, Scene
+from benchmarks.viewer import scene_viewer_data
 
 from ..access import role_required
 
@@ -20,4 +24,28 @@ def scene_media(request, scene_id):
                 "fps": videos["before"].meta.get("fps")}
     return render(request, "frontend/scene_media.html", {
         "scene": scene, "scene_list": [scene], "assets": assets, "pair": pair, "asset_roles": AssetRole.choices,
+    })
+
+
+ALIGNMENT_SOURCES = {
+    "axisAlignment": "ScanNet's axisAlignment (from the scene's .txt), applied as given",
+    "estimated": "estimated from the scan: floor plane and dominant wall directions",
+    "none": "none: the scan's own frame",
+}
+
+
+@role_required(roles.REVIEWER)
+def scene_page(request, scene_id):
+    """One scene without needing an item: the viewer, both top views, the objects table (centre,
+    size, yaw) and the alignment record (source and 4x4 matrix). Reviewers and admins only."""
+    scene = get_object_or_404(Scene.objects.select_related("benchmark"), pk=scene_id)
+    alignment = (scene.meta or {}).get("alignment") or {}
+    objects = [{"instance_id": o.instance_id, "label": o.label, "center": o.center, "size": o.size,
+                "yaw_deg": math.degrees(o.yaw)} for o in scene.scene_objects.order_by("instance_id")]
+    facts = {key: value for key, value in alignment.items() if key not in ("source", "matrix")}
+    return render(request, "frontend/scene.html", {
+        "scene": scene, "viewer": scene_viewer_data(scene), "objects": objects, "alignment": alignment,
+        "alignment_source": ALIGNMENT_SOURCES.get(alignment.get("source"), "not recorded (imported before alignment)"),
+        "alignment_facts": facts, "is_admin": roles.has_role(request.user, roles.ADMIN),
+        "scene_type": (scene.meta or {}).get("scene_type"), "source_format": (scene.meta or {}).get("source_format"),
     })
