@@ -14,9 +14,11 @@ import functools
 import hashlib
 import json
 import re
+import uuid
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.http import HttpResponse, HttpResponseRedirect
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -97,6 +99,41 @@ def idempotent(view_method):
         return response
 
     return extend_schema(parameters=[PARAMETER])(post)
+
+
+FORM_FIELD = "form_key"
+
+
+def new_form_key() -> str:
+    """A key for one rendering of a page form (a hidden `form_key` field)."""
+    return uuid.uuid4().hex
+
+
+def once_per_form(request, write):
+    """A page form's POST carrying `form_key` writes once: a second submission of the same rendering (a
+    double click, a resent form) is sent where the first one went. `write()` returns the response; only
+    a redirect (the write happened) is kept, so a form refused with 400 can be corrected and sent again."""
+    key = request.POST.get(FORM_FIELD, "")
+    if not _KEY.match(key) or not request.user.is_authenticated:
+        return write()
+    scope = {"user": request.user, "key": f"form:{key}", "path": request.path[:300]}
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                record = IdempotentRequest.objects.create(**scope, fingerprint="form")
+        except IntegrityError:
+            record = IdempotentRequest.objects.filter(**scope).exclude(body="").first()
+            if record is None:  # the first submission is still being answered
+                return HttpResponse("This form is being sent already; wait for the page to load.",
+                                    status=409, content_type="text/plain")
+            return HttpResponseRedirect(record.body)
+        response = write()
+        if response.status_code not in (301, 302, 303):
+            record.delete()
+            return response
+        record.status, record.body = response.status_code, response["Location"]
+        record.save(update_fields=["status", "body"])
+    return response
 
 
 def purge_expired() -> int:

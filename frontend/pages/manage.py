@@ -12,6 +12,7 @@ from annotation.models import Campaign
 from benchmarks import roles
 from benchmarks import services as benchmark_services
 from benchmarks.errors import DomainError
+from benchmarks.idempotency import new_form_key, once_per_form
 from benchmarks.models import AssetRole, Benchmark, Item, Release
 from humaneval import services as humaneval_services
 from humaneval.models import Study
@@ -29,6 +30,7 @@ STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "second
 def _manage_context(benchmark, **extra):
     return {
         "benchmark": benchmark,
+        "form_key": new_form_key(),
         "study_form": STUDY_FORM_DEFAULTS,
         "campaigns": Campaign.objects.filter(benchmark=benchmark).order_by("-created_at"),
         "approved_items": Item.objects.filter(benchmark=benchmark, status="approved").select_related("change"),
@@ -56,6 +58,10 @@ def manage(request, slug):
 @role_required(roles.ADMIN)
 @require_http_methods(["POST"])
 def create_study(request, slug):
+    return once_per_form(request, lambda: _create_study(request, slug))
+
+
+def _create_study(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     try:
         item_ids = [int(i) for i in request.POST.getlist("items") if i.isdigit()]
@@ -73,6 +79,10 @@ def create_study(request, slug):
 @role_required(roles.ADMIN)
 @require_http_methods(["POST"])
 def launch_run(request, slug):
+    return once_per_form(request, lambda: _launch_run(request, slug))
+
+
+def _launch_run(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     try:
         run = modeleval_services.launch_run(
