@@ -7,8 +7,10 @@ the production stack (see README "Configuration").
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -48,6 +50,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: /api/v1/docs/ works offline
+    "csp",  # Content-Security-Policy (CONTENT_SECURITY_POLICY below)
     "channels",
     "axes",  # failed-login lockout (config/throttle.py)
     "benchmarks",
@@ -61,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every answer (policy below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # NUL characters, lone surrogates, deep JSON and oversize bodies: 400/413 before any view
     "config.middleware.InputGuardMiddleware",
@@ -154,6 +158,34 @@ STORAGES = {
     "default": {"BACKEND": DEFAULT_FILE_STORAGE_BACKEND, "OPTIONS": DEFAULT_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Content-Security-Policy (django-csp): scripts only from this site, and inline scripts only with the
+# request's nonce (`<script nonce="{{ request.csp_nonce }}">` in templates; no inline event handlers);
+# styles may be inline (style attributes, ReDoc's and Swagger UI's); images, videos and the viewer's
+# downloads from this site, data:/blob: URLs and the S3 endpoint when files are in a bucket (presigned
+# URLs: uploads PUT there, pages fetch and show from there); websockets to this host (ws:/wss:);
+# workers from blob: (ReDoc's search).
+if S3_BUCKET:
+    _endpoint = urlsplit(env("S3_ENDPOINT_URL", default="") or "")
+    _origin = f"{_endpoint.scheme}://{_endpoint.netloc}" if _endpoint.netloc else "https://*.amazonaws.com"
+    STORAGE_ORIGINS = [_origin]
+else:
+    STORAGE_ORIGINS = []
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:", "blob:", *STORAGE_ORIGINS],
+        "media-src": [SELF, "data:", "blob:", *STORAGE_ORIGINS],
+        "connect-src": [SELF, "ws:", "wss:", *STORAGE_ORIGINS],
+        "worker-src": [SELF, "blob:"],
+        "font-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
 # How long signed URLs work: browser uploads straight to storage, and asset downloads.
 UPLOAD_URL_EXPIRY_S = env.int("UPLOAD_URL_EXPIRY_S", default=900)
 DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
