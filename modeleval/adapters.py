@@ -117,6 +117,16 @@ class EndpointError(RuntimeError):
     pass
 
 
+def provider_params(params: dict) -> dict:
+    """A run's provider parameters (Run.settings) as chat-completions fields: temperature and
+    max_tokens as they are, reasoning_effort (OpenAI reasoning models), thinking_budget as
+    `thinking: {type: enabled, budget_tokens}` (Anthropic's OpenAI-compatible API; vLLM passes it on)."""
+    fields = {key: params[key] for key in ("temperature", "max_tokens", "reasoning_effort") if key in params}
+    if params.get("thinking_budget"):
+        fields["thinking"] = {"type": "enabled", "budget_tokens": int(params["thinking_budget"])}
+    return fields
+
+
 class OpenAICompatible:
     """Chat completions over HTTP (a vLLM server or a hosted API); images go as data URLs.
 
@@ -146,13 +156,14 @@ class OpenAICompatible:
             mime = "image/jpeg" if image[:3] == b"\xff\xd8\xff" else "image/png"
             url = f"data:{mime};base64,{base64.b64encode(image).decode()}"
             content.append({"type": "image_url", "image_url": {"url": url}})
-        return {
+        payload = {
             "model": self.model,
             "messages": [{"role": "user", "content": content}],
             "max_tokens": self.max_new_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
         }
+        return {**payload, **provider_params(request.params)}
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
         body = json.dumps(self.payload(request)).encode()

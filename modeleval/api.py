@@ -23,6 +23,21 @@ class LaunchRunSerializer(serializers.Serializer):
     protocol = serializers.JSONField(
         default=dict, help_text='{"circular": every rotation of the options, "flip": the mirrored image}.'
     )
+    subset = serializers.JSONField(
+        default=dict, help_text='Items by tags, e.g. {"level": ["L1_single", "L2_objects"]}; empty: all approved.'
+    )
+    prompts = serializers.JSONField(
+        default=dict, help_text='A prompt template per tag value: {"by": "level", "templates": {"L1_single": '
+        '"<condition>"}}; other items get `condition`.'
+    )
+    settings = serializers.JSONField(
+        default=dict, help_text="Provider parameters: temperature, max_tokens, reasoning_effort, thinking_budget."
+    )
+    examples = serializers.JSONField(default=list, help_text="In-context examples: [{question, answer}].")
+    judge_model = serializers.IntegerField(
+        required=False, allow_null=True, default=None,
+        help_text="3DSRBench: an OpenAI-compatible ModelSpec id that reads choices the rules cannot.",
+    )
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -90,7 +105,8 @@ class RunList(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
-                                  v["condition"], v["protocol"])
+                                  v["condition"], v["protocol"], subset=v["subset"], prompts=v["prompts"],
+                                  settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"])
         run.refresh_from_db()
         return Response(services.run_progress(run), status=201)
 

@@ -112,11 +112,34 @@ class Run(StatusTransitions, models.Model):
         help_text='Variants per item (benchmarks.protocols): {"circular": every rotation of the options, '
         '"flip": the mirrored image}; empty: vanilla.',
     )
+    subset = models.JSONField(
+        default=dict, blank=True,
+        help_text='Items by tags, e.g. {"level": ["L1_single", "L2_objects"]}: an item is run when, for every '
+        "tag named, its value is one of those listed; empty: every approved item.",
+    )
+    prompt_templates = models.JSONField(
+        default=dict, blank=True,
+        help_text='A prompt per tag value: {"by": "level", "templates": {"L1_single": {"id", "condition", '
+        '"version"}}}; items whose value is not listed get `prompt_template`.',
+    )
+    examples = models.JSONField(
+        default=list, blank=True, help_text="In-context examples [{question, answer}] put before each prompt."
+    )
+    judge_model = models.ForeignKey(
+        ModelSpec, null=True, blank=True, on_delete=models.PROTECT, related_name="judged_runs",
+        help_text="3DSRBench: an OpenAI-compatible model that reads the choice when the rules cannot.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     batch_size = models.PositiveIntegerField(default=8)
     total = models.PositiveIntegerField(default=0, help_text="Predictions expected: item variants x repeats.")
     scores = models.JSONField(default=dict, blank=True, help_text="Output of scoring.score for this run.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    # after created_by: the field's name shadows django.conf.settings in this class body
+    settings = models.JSONField(
+        default=dict, blank=True,
+        help_text="Provider parameters sent with every request: temperature, max_tokens, reasoning_effort, "
+        "thinking_budget.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -81,6 +81,8 @@ class InferenceRequest:
     images: list[bytes] = field(default_factory=list)
     choices: list[str] = field(default_factory=list)
     variant: str = ""
+    # Provider parameters of the run (Run.settings): temperature, max_tokens, reasoning_effort, thinking_budget.
+    params: dict = field(default_factory=dict)
 
     @property
     def prompt_sha256(self) -> str:
@@ -152,10 +154,33 @@ def stimulus_images(model: ModelSpec, item: Item, flip: bool = False) -> list[by
     return images
 
 
+def with_examples(prompt: str, examples: list[dict] | None) -> str:
+    """In-context examples ({question, answer}) put before the prompt, in the order given."""
+    if not examples:
+        return prompt
+    shots = "".join(f"Example question: {e['question']}\nExample answer: {e['answer']}\n\n" for e in examples)
+    return shots + prompt
+
+
+def template_for(run, item: Item) -> PromptTemplate | None:
+    """The run's prompt for this item: the template named for the item's value of the run's `by` tag
+    (Run.prompt_templates), else the run's template."""
+    per_tag = run.prompt_templates or {}
+    chosen = (per_tag.get("templates") or {}).get(str((item.tags or {}).get(per_tag.get("by"), "")))
+    if not chosen:
+        return run.prompt_template
+    cache = run.__dict__.setdefault("_templates_by_id", {})
+    if chosen["id"] not in cache:
+        cache[chosen["id"]] = PromptTemplate.objects.get(pk=chosen["id"])
+    return cache[chosen["id"]]
+
+
 def build_request(
-    model: ModelSpec, template: PromptTemplate | None, item: Item, variant: Variant = VANILLA
+    model: ModelSpec, template: PromptTemplate | None, item: Item, variant: Variant = VANILLA,
+    examples: list[dict] | None = None, params: dict | None = None,
 ) -> InferenceRequest:
-    """The prompt and stimulus of one item under one protocol variant (rotated options, mirrored image)."""
+    """The prompt and stimulus of one item under one protocol variant (rotated options, mirrored image),
+    after the run's in-context examples, with the run's provider parameters."""
     choices = protocols.shown_choices(item.choices, variant)
     if template:
         prompt = render_prompt(template, item, model.modality, choices)
@@ -163,6 +188,7 @@ def build_request(
         prompt = f"{item.question}\n{lettered(choices)}\n{CHOICE_TAIL}"
     else:
         prompt = item.question
+    prompt = with_examples(prompt, examples)
     mirrored = protocols.shows_mirrored(item.tags, variant)
     return InferenceRequest(prompt=prompt, images=stimulus_images(model, item, mirrored), choices=choices,
-                            variant=variant.name)
+                            variant=variant.name, params=dict(params or {}))

@@ -27,7 +27,7 @@ from scoring.tables import breakdowns
 from . import secrets as model_secrets
 from .adapters import load_adapter
 from .models import ModelSpec, Prediction, RecordedOutput, Run
-from .prompts import InferenceRequest, build_request, latest_template
+from .prompts import InferenceRequest, build_request, latest_template, template_for
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
 MAX_REPEATS = 10
@@ -85,10 +85,102 @@ def _check_imported_variants(protocol: Protocol, approved) -> None:
                               "their ids: launch the run without 'flip'.", field="protocol")
 
 
+# Provider parameters a run may set (Run.settings), each with its check.
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+MAX_EXAMPLES = 20
+
+
+def _checked_settings(settings) -> dict:
+    settings = settings or {}
+    if not isinstance(settings, dict):
+        raise DomainError("Provider parameters are an object.", field="settings")
+    unknown = sorted(set(settings) - {"temperature", "max_tokens", "reasoning_effort", "thinking_budget"})
+    if unknown:
+        raise DomainError(f"Unknown provider parameter(s): {', '.join(unknown)}; known: temperature, max_tokens, "
+                          "reasoning_effort, thinking_budget.", field="settings")
+    checked = {}
+    if "temperature" in settings:
+        value = settings["temperature"]
+        if type(value) not in (int, float) or not 0 <= value <= 2:
+            raise DomainError("temperature is a number from 0 to 2.", field="settings")
+        checked["temperature"] = float(value)
+    if "max_tokens" in settings:
+        checked["max_tokens"] = whole_number(settings["max_tokens"], "settings", 1, 262_144)
+    if "reasoning_effort" in settings:
+        if settings["reasoning_effort"] not in REASONING_EFFORTS:
+            raise DomainError(f"reasoning_effort is one of {', '.join(REASONING_EFFORTS)}.", field="settings")
+        checked["reasoning_effort"] = settings["reasoning_effort"]
+    if "thinking_budget" in settings:
+        checked["thinking_budget"] = whole_number(settings["thinking_budget"], "settings", 0, 262_144)
+    return checked
+
+
+def _checked_subset(subset) -> dict:
+    """{tag: [values]}: items whose tag has one of the values (every tag named must match)."""
+    subset = subset or {}
+    if not isinstance(subset, dict) or not all(
+        isinstance(tag, str) and tag and isinstance(values, list) and values
+        and all(isinstance(v, str | int) and not isinstance(v, bool) for v in values)
+        for tag, values in subset.items()
+    ):
+        raise DomainError('The subset is {tag: [values]}, e.g. {"level": ["L1_single"]}.', field="subset")
+    return {tag: [str(v) for v in values] for tag, values in subset.items()}
+
+
+def _subset_filter(items, subset: dict):
+    for tag, values in subset.items():
+        items = items.filter(**{f"tags__{tag}__in": values})
+    return items
+
+
+def _checked_prompts(prompts, family: str) -> dict:
+    """{"by": tag, "templates": {value: condition}} resolved to the latest version of each condition."""
+    if not prompts:
+        return {}
+    if not isinstance(prompts, dict) or not isinstance(prompts.get("by"), str) or not prompts["by"] or not (
+        isinstance(prompts.get("templates"), dict) and prompts["templates"]
+    ):
+        raise DomainError('Prompts per tag are {"by": tag, "templates": {value: condition}}.', field="prompts")
+    resolved = {}
+    for value, condition in prompts["templates"].items():
+        template = latest_template(family, condition) if isinstance(condition, str) else None
+        if template is None:
+            raise DomainError(f"No prompt template {condition!r} for {family} (for {prompts['by']} {value}).",
+                              field="prompts")
+        resolved[str(value)] = {"id": template.pk, "condition": template.condition, "version": template.version}
+    return {"by": prompts["by"], "templates": resolved}
+
+
+def _checked_examples(examples) -> list[dict]:
+    examples = examples or []
+    if not isinstance(examples, list) or len(examples) > MAX_EXAMPLES or not all(
+        isinstance(e, dict) and isinstance(e.get("question"), str) and e["question"].strip()
+        and isinstance(e.get("answer"), str) and e["answer"].strip() for e in examples
+    ):
+        raise DomainError(f"In-context examples are a list of at most {MAX_EXAMPLES} "
+                          "{question, answer} texts.", field="examples")
+    return [{"question": e["question"].strip(), "answer": e["answer"].strip()} for e in examples]
+
+
+def _checked_judge(judge_model, benchmark: Benchmark) -> ModelSpec | None:
+    if judge_model in (None, ""):
+        return None
+    judge = ModelSpec.objects.filter(pk=judge_model).first() if str(judge_model).isdigit() else None
+    if judge is None or judge.adapter != ModelSpec.Adapter.OPENAI_COMPATIBLE:
+        raise DomainError("The judge is a registered OpenAI-compatible model.", field="judge_model")
+    if benchmark.family != "3dsrbench":
+        raise DomainError("A judge reads choices of 3DSRBench runs only.", field="judge_model")
+    model_secrets.check_model_config(judge.adapter, judge.config)
+    return judge
+
+
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
-               protocol=None) -> Run:
-    """A run of the model over the benchmark's approved items: one prediction per item, protocol
-    variant (benchmarks.protocols: rotated options, mirrored image) and repeat."""
+               protocol=None, subset=None, prompts=None, settings=None, examples=None, judge_model=None) -> Run:
+    """A run of the model over the benchmark's approved items (or those of `subset`, by tags): one
+    prediction per item, protocol variant (benchmarks.protocols: rotated options, mirrored image) and
+    repeat. `prompts` names a template per tag value (Spatial457's per-level prompts), `settings` the
+    provider parameters, `examples` in-context examples, `judge_model` the model reading 3DSRBench
+    choices the rules cannot; all are recorded on the run."""
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
@@ -104,20 +196,26 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     if template is None and condition != "main":
         raise DomainError(f"No prompt template '{condition}' for {benchmark.get_family_display()}.",
                           field="condition")
-    rows = list(
-        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
-        .values_list("pk", "question", "choices", "answers", "tags")
-    )
+    subset = _checked_subset(subset)
+    prompts = _checked_prompts(prompts, benchmark.family)
+    settings = _checked_settings(settings)
+    examples = _checked_examples(examples)
+    judge = _checked_judge(judge_model, benchmark)
+    approved = _subset_filter(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED), subset)
+    rows = list(approved.order_by("pk").values_list("pk", "question", "choices", "answers", "tags"))
     if not rows:
+        if subset:
+            raise DomainError("No approved item of this benchmark is in the subset.", field="subset")
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
     _check_protocol(protocol, model, rows)
-    _check_imported_variants(protocol, Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED))
+    _check_imported_variants(protocol, approved)
     items = [pk for pk, *_ in rows]
     variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
     with transaction.atomic():
         run = Run.objects.create(
             model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
             prompt_template=template, total=variant_count * repeats, protocol=protocol.as_data(),
+            subset=subset, prompt_templates=prompts, settings=settings, examples=examples, judge_model=judge,
         )
         run.items.set(items)
         run.move_to(Run.Status.RUNNING)
@@ -257,7 +355,7 @@ def _flush(predictions: list[Prediction], on_write=None) -> int:
 def _request(adapter, run: Run, item: Item, variant: Variant) -> InferenceRequest:
     """The prompt and stimulus; an adapter that reads no prompt (recorded outputs) gets the options only."""
     if getattr(adapter, "reads_prompts", True):
-        return build_request(run.model, run.prompt_template, item, variant)
+        return build_request(run.model, template_for(run, item), item, variant, run.examples, run.settings)
     return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
 
 
@@ -280,7 +378,8 @@ def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> 
     ready, failed = [], []
     for item, variant, repeat in work:
         try:
-            ready.append((item, variant, repeat, build_request(run.model, run.prompt_template, item, variant)))
+            ready.append((item, variant, repeat, build_request(run.model, template_for(run, item), item, variant,
+                                                               run.examples, run.settings)))
         except Exception as exc:  # a missing stimulus fails this item only
             failed.append(Prediction(run=run, item=item, variant=variant.name, repeat=repeat,
                                      error=f"{type(exc).__name__}: {exc}"))
@@ -344,7 +443,8 @@ def score_run(run_id: int) -> dict | None:
         # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
         # model, so it is not loaded on every run.
         family = run.benchmark.family
-        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True)
+        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True,
+                                   judge=run_judge(run))
         _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
@@ -358,7 +458,49 @@ def rescore_run(run: Run, by=(), profile: str | None = None, sbert: bool | None 
     """A run's gold and predictions scored again as `python -m scoring` would score them (`sbert=None`:
     SBERT exactly when the CLI computes it), with the caller's breakdowns and profile."""
     gold, rows = scoring_lines(run, {i.pk: i for i in run.items.all()})
-    return scoring.score(run.benchmark.family, gold, rows, profile, list(by), sbert=sbert)
+    return scoring.score(run.benchmark.family, gold, rows, profile, list(by), sbert=sbert, judge=run_judge(run))
+
+
+# VLMEvalKit's MMBench choice-extraction prompt (utils/multiple_choice.py build_prompt), which 3DSRBench's
+# official evaluation uses when no option can be read from an output by rule.
+JUDGE_PROMPT = (
+    "You are an AI assistant who will help me to match an answer with several options of a single-choice "
+    "question. You are provided with a question, several options, and an answer, and you need to find which "
+    "option is most similar to the answer. If the meaning of all options are significantly different from the "
+    "answer, output Z. Your should output a single uppercase character in A, B, C, D (if they are valid "
+    "options), and Z. \n"
+    "Example 1: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n"
+    "Answer: a cute teddy bear\nYour output: A\n"
+    "Example 2: \nQuestion: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n"
+    "Answer: Spider\nYour output: Z\n"
+    "Example 3: \nQuestion: {question}?\nOptions: {options}\nAnswer: {output}\nYour output: "
+)
+JUDGE_TRIES = 3  # VLMEvalKit asks again when the judge's own reply names no option
+
+
+def run_judge(run: Run):
+    """The scorer's judge(question, {letter: option text}, output) -> letter or None for a run that
+    names a judge model: the MMBench extraction prompt sent to it, its reply read by rule."""
+    if not run.judge_model_id:
+        return None
+    from scoring.threedsrbench import infer_option, infer_text
+
+    adapter = load_adapter(run.judge_model_id, model_settings_key(run.judge_model), run.benchmark_id)
+
+    def judge(question: str, options: dict[str, str], output: str) -> str | None:
+        prompt = JUDGE_PROMPT.format(question=question.rstrip("?"), output=output,
+                                     options=" ".join(f"{letter}. {text}" for letter, text in options.items()))
+        for _ in range(JUDGE_TRIES):
+            try:
+                reply = adapter.answer(InferenceRequest(prompt=prompt, params={"temperature": 0.0}), item=None)
+            except Exception:  # an unreachable judge leaves the answer unread (failed), never a guess
+                return None
+            letter = infer_option(reply, options) or infer_text(reply, options)
+            if letter is not None:
+                return letter
+        return None
+
+    return judge
 
 
 def _store_extractions(run: Run, items: dict[int, Item], read: list[dict]) -> None:

@@ -45,6 +45,19 @@ class Command(BaseCommand):
         parser.add_argument("--flip", action="store_true",
                             help="The mirrored image too, on items tagged flip: swap/same (FlipEval).")
         parser.add_argument("--batch-size", type=int, default=8)
+        parser.add_argument("--subset", action="append", default=[], metavar="TAG=V1,V2",
+                            help="Only items whose TAG is one of the values (repeatable: every tag must match).")
+        parser.add_argument("--prompt-by", metavar="TAG", help="Choose the prompt template by this tag's value.")
+        parser.add_argument("--prompt", action="append", default=[], metavar="VALUE=CONDITION",
+                            help="With --prompt-by: the template condition for items with this value (repeatable).")
+        parser.add_argument("--temperature", type=float, help="Provider parameter sent with every request.")
+        parser.add_argument("--max-tokens", type=int, help="Provider parameter sent with every request.")
+        parser.add_argument("--reasoning-effort", choices=services.REASONING_EFFORTS)
+        parser.add_argument("--thinking-budget", type=int, help="Thinking tokens (sent as thinking.budget_tokens).")
+        parser.add_argument("--examples", metavar="FILE",
+                            help="In-context examples: a JSON list of {question, answer}, put before each prompt.")
+        parser.add_argument("--judge", metavar="MODEL",
+                            help="3DSRBench: a registered OpenAI-compatible model (name or id) reading choices.")
         parser.add_argument("--timeout", type=float, default=3600, help="Seconds to wait for the run.")
 
     def handle(self, *args, **options):
@@ -94,10 +107,46 @@ class Command(BaseCommand):
         self.stderr.write(f"model {model.name!r}, run {run.pk}")
         self.stdout.write(json.dumps(result))
 
+    def run_options(self, options) -> dict:
+        """The run's subset, prompts per tag value, provider parameters, examples and judge."""
+        def pairs(values, flag):
+            for value in values:
+                key, sep, rest = value.partition("=")
+                if not sep or not key or not rest:
+                    raise CommandError(f"{flag} takes KEY=VALUE, not {value!r}.")
+                yield key, rest
+
+        subset = {tag: values.split(",") for tag, values in pairs(options.get("subset") or [], "--subset")}
+        templates = dict(pairs(options.get("prompt") or [], "--prompt"))
+        if bool(templates) != bool(options.get("prompt_by")):
+            raise CommandError("--prompt-by and --prompt go together.")
+        prompts = {"by": options["prompt_by"], "templates": templates} if templates else {}
+        names = {"temperature": "temperature", "max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort",
+                 "thinking_budget": "thinking_budget"}
+        settings = {key: options[name] for name, key in names.items() if options.get(name) is not None}
+        examples = []
+        if options.get("examples"):
+            try:
+                with open(options["examples"], encoding="utf-8") as handle:
+                    examples = json.load(handle)
+            except (OSError, ValueError) as exc:
+                raise CommandError(f"--examples: {exc}") from None
+        judge = None
+        if options.get("judge"):
+            key = options["judge"]
+            found = ModelSpec.objects.filter(pk=int(key)).first() if key.isdigit() else None
+            found = found or ModelSpec.objects.filter(name=key).first()
+            if found is None:
+                raise CommandError(f"No registered model {key!r} (--judge).")
+            judge = found.pk
+        return {"subset": subset, "prompts": prompts, "settings": settings, "examples": examples,
+                "judge_model": judge}
+
     def launch(self, model: ModelSpec, benchmark: Benchmark, options, repeats: int, protocol: dict) -> Run:
+        extra = self.run_options(options)
         try:
             run = services.launch_run(model.pk, benchmark, None, options["batch_size"], repeats,
-                                      options["condition"], protocol)
+                                      options["condition"], protocol, **extra)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         deadline = time.monotonic() + options["timeout"]
