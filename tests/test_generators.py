@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from benchmarks.models import Item
 from review.generators import m3verse, spatial457
@@ -452,3 +452,43 @@ def test_m3verse_file_round_trips_through_import_items(tmp_path):
             item.tags["hallucination"] == row["hallucination"]
             and item.tags["subcategory"] == row["subcategory"]
         )
+
+
+def _ai2thor(objects):
+    """The same objects as AI2-THOR reports them (objectId, objectType, position {x,y,z}, parentReceptacles)."""
+    return [
+        {
+            "objectId": o["id"],
+            "objectType": o["type"],
+            "position": dict(zip("xyz", o["position"], strict=True)),
+            "parentReceptacles": [o["parent"]] if o["parent"] else None,
+            "room": o["room"],
+            **(o.get("attributes") or {}),
+        }
+        for o in objects
+    ]
+
+
+def test_generate_items_reads_one_file_per_state_and_refuses_bad_input(tmp_path):
+    before, after = _states()["states"]
+    (tmp_path / "before.json").write_text(json.dumps(_ai2thor(before)))
+    (tmp_path / "after.json").write_text(json.dumps({"objects": _ai2thor(after)}))
+    out = tmp_path / "items.jsonl"
+    call_command(
+        "generate_items", "--family", "m3verse", "--scene-meta", str(tmp_path / "before.json"),
+        "--states", str(tmp_path / "after.json"), "--scene-id", "scene_9", "--out", str(out), "--seed", "2",
+    )  # fmt: skip
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == m3verse.generate(_states(), seed=2)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(CommandError, match="not valid JSON"):
+        call_command(
+            "generate_items", "--family", "spatial457", "--scene-meta", str(tmp_path / "bad.json"),
+            "--out", str(out),
+        )  # fmt: skip
+    (tmp_path / "empty.json").write_text(json.dumps({"objects": []}))
+    with pytest.raises(CommandError, match="non-empty 'objects'"):
+        call_command(
+            "generate_items", "--family", "spatial457", "--scene-meta", str(tmp_path / "empty.json"),
+            "--out", str(out),
+        )  # fmt: skip

@@ -32,27 +32,52 @@ class Command(BaseCommand):
         parser.add_argument(
             "--per-template", type=int, default=1, help="Spatial457: tries per template and scene."
         )
+        parser.add_argument("--metadata", help="Spatial457: a vocabulary file (CLEVR's metadata.json shape).")
+        parser.add_argument("--scene-id", help="M3-Verse: the scene id, when the files do not carry one.")
 
     def handle(self, *args, **options):
         family, out = options["family"], Path(options["out"])
         try:
             meta = self._read(options["scene_meta"])
             if family == "spatial457":
+                metadata = self._read(options["metadata"]) if options["metadata"] else None
                 data = spatial457.generate(
-                    meta, options["level"], per_template=options["per_template"], seed=options["seed"]
+                    meta,
+                    options["level"],
+                    per_template=options["per_template"],
+                    seed=options["seed"],
+                    metadata=metadata,
                 )
                 out.write_text(json.dumps(data, indent=1), encoding="utf-8")
                 count = len(data["questions"])
             else:
-                states = self._read(options["states"]) if options["states"] else meta
-                if isinstance(meta, dict) and meta.get("scene_id") and "scene_id" not in states:
-                    states = {**states, "scene_id": meta["scene_id"]}
+                states = self._states(meta, self._read(options["states"]) if options["states"] else None)
+                if options["scene_id"]:
+                    states["scene_id"] = options["scene_id"]
                 rows = m3verse.generate(states, seed=options["seed"])
                 out.write_text(m3verse.write_jsonl(rows), encoding="utf-8")
                 count = len(rows)
         except (ValueError, KeyError, TypeError) as exc:
             raise CommandError(f"Cannot generate: {exc}") from None
         self.stdout.write(json.dumps({"family": family, "out": str(out), "items": count}))
+
+    @staticmethod
+    def _states(meta, states) -> dict:
+        """Both states in one file, or --scene-meta as state 0 and --states as state 1."""
+
+        def both(data):
+            return isinstance(data, dict) and ("states" in data or "state_0" in data)
+
+        if states is None:
+            states = meta
+        elif not both(states):
+            states = {"states": [meta, states]}
+        if not isinstance(states, dict):
+            raise ValueError("expected {'scene_id', 'states': [objects_0, objects_1]}")
+        states = dict(states)
+        if isinstance(meta, dict) and meta.get("scene_id"):
+            states.setdefault("scene_id", meta["scene_id"])
+        return states
 
     @staticmethod
     def _read(path: str):
