@@ -29,6 +29,7 @@ from benchmarks.broadcast import send_to_group
 from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 from benchmarks.validation import is_http_url
+from review import services as review_services
 
 from .checks import check_description
 from .kinds import SUBMITTERS, frame_text
@@ -587,6 +588,8 @@ def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict |
     assignment.save(update_fields=["status", "submitted_at", "completion_code", "result"])
     AssignmentDraft.objects.filter(assignment=assignment).delete()
     announce(assignment.campaign_id, "submitted")
+    # the new texts are embedded for near-duplicate search in the background (review.services)
+    review_services.texts_arrived(result.get("changes", []), result.get("items", []))
     return assignment
 
 

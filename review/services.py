@@ -11,6 +11,7 @@ from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
 
+from .dedup import texts_arrived
 from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
 
 # What a question must meet (Hypo3D's question criteria); a rejected item names the ones it fails.
@@ -76,6 +77,7 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
     ChangeRevision.objects.create(change=change, number=number, text=text, author=reviewer)
     change.refined_text = text
     bump_change(change, ["refined_text"])
+    texts_arrived(change_ids=[change.pk])  # embedded for near-duplicate search (review/dedup.py)
     return change
 
 
@@ -173,6 +175,7 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
     if self_approved:
         ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.APPROVE,
                                     note="self-approved (the benchmark allows it)")
+    texts_arrived(item_ids=[item.pk])
     return item
 
 
@@ -215,6 +218,7 @@ def resubmit_change(change_id: int, author, text: str, expected_version) -> Cont
     ChangeRevision.objects.create(change=change, number=change.revisions.count() + 1, text=text, author=author)
     change.refined_text = text
     bump_change(change, ["status", "refined_text"])
+    texts_arrived(change_ids=[change.pk])
     return change
 
 
@@ -271,6 +275,7 @@ def save_item_content(item: Item, author, question: str, answers: list, tags: di
     revision.save()
     item.question, item.answers, item.tags = question, answers, tags
     _bump_item(item, ["question", "answers", "tags"])
+    texts_arrived(item_ids=[item.pk])
     return item
 
 

