@@ -317,11 +317,20 @@ def _states():
             "room": "Kitchen",
         },
         {"id": "Sofa|1", "type": "Sofa", "position": [5, 0, 5], "parent": None, "room": "LivingRoom"},
+        {
+            "id": "Fridge|1",
+            "type": "Fridge",
+            "position": [0, 0, 3],
+            "parent": None,
+            "room": "Kitchen",
+            "attributes": {"isOpen": False, "color": "white"},
+        },
         {"id": "Vase|1", "type": "Vase", "position": [6, 0, 5], "parent": "Sofa|1", "room": "LivingRoom"},
         {"id": "Pen|1", "type": "Pen", "position": [6, 0, 6], "parent": "Sofa|1", "room": "LivingRoom"},
     ]
     after = [copy.deepcopy(o) for o in before if o["id"] not in ("Vase|1", "Pen|1")]
     after[0].update(position=[2, 0, 1.5], parent="DiningTable|1")  # red apple moved
+    after[7]["attributes"]["isOpen"] = True  # fridge opened
     after[2]["attributes"]["color"] = "black"  # mug changed colour
     after[3].update(position=[1.5, 0, 1], parent="CounterTop|1", room="Kitchen")  # book changed rooms
     after.append(
@@ -341,7 +350,8 @@ def _states():
 TRUTH = {
     "new_visible_objects": {"laptop"},
     "lost_visible_objects": {"vase", "pen"},
-    "attribute_changed_objects": {"mug"},
+    "attribute_changed_objects": {"mug", "fridge"},
+    "openness_state_comparison": {"closed in state_0, open in state_1"},
     "objects_room_movement": {"book"},
     ("room_position_changes", "Kitchen"): {"red apple"},
     ("room_position_changes", "LivingRoom"): {"book"},
@@ -381,6 +391,7 @@ def test_every_m3verse_answer_matches_the_states(seed):
         "room_position_changes",
         "movement_between_receptacles",
         "movement_distance",
+        "openness_state_comparison",
     } <= subcategories
     for row in rows:
         assert set(row) == {

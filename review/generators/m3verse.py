@@ -42,6 +42,13 @@ SUBCATEGORIES = {
     "old_receptacle": ("single_choice", ["spatial understanding", "temporal understanding"]),
     "new_receptacle": ("single_choice", ["spatial understanding", "temporal understanding"]),
     "movement_distance": ("single_choice", ["spatial understanding", "temporal understanding", "reasoning"]),
+    "openness_state_comparison": ("single_choice", ["temporal understanding", "attribute recognition"]),
+    "toggle_state_comparison": ("single_choice", ["temporal understanding", "attribute recognition"]),
+}
+# subcategory -> (AI2-THOR boolean attribute, word when true, word when false); asked where it changed
+STATE_COMPARISONS = {
+    "openness_state_comparison": ("isOpen", "open", "closed"),
+    "toggle_state_comparison": ("isToggled", "on", "off"),
 }
 
 
@@ -63,9 +70,25 @@ def _xyz(value) -> tuple[float, float, float]:
     return x, y, (rest[0] if rest else 0.0)
 
 
+# read from an object's top level too (AI2-THOR reports its states there)
+ATTRIBUTE_KEYS = (
+    "color",
+    "material",
+    "shape",
+    "isOpen",
+    "isToggled",
+    "isDirty",
+    "isCooked",
+    "isFilledWithLiquid",
+    "isBroken",
+    "isSliced",
+    "isUsedUp",
+)
+
+
 def normalise(obj: dict) -> dict:
     attributes = dict(obj.get("attributes") or {})
-    for key in ("color", "material", "shape"):
+    for key in ATTRIBUTE_KEYS:
         if obj.get(key) is not None:
             attributes.setdefault(key, obj[key])
     parent = obj.get("parent")
@@ -329,6 +352,17 @@ def generate(
         emit(
             "movement_distance", _fill(templates["movement_distance"], object_name=names[oid]), [truth], pool
         )
+
+    for subcategory, (key, yes, no) in STATE_COMPARISONS.items():
+        for oid in sorted(i for i in before if i in after):
+            was, now = before[oid]["attributes"].get(key), after[oid]["attributes"].get(key)
+            if not isinstance(was, bool) or not isinstance(now, bool) or was == now:
+                continue
+            combos = [
+                f"{a} in {STATE_NAMES[0]}, {b} in {STATE_NAMES[1]}" for a in (yes, no) for b in (yes, no)
+            ]
+            truth = combos[(0 if was else 2) + (0 if now else 1)]
+            emit(subcategory, _fill(templates[subcategory], object_name=names[oid]), [truth], combos)
     return rows
 
 

@@ -363,7 +363,7 @@ def _null_params(template: dict) -> set[str]:
     return {p for c in template.get("constraints", []) if c["type"] == "NULL" for p in c["params"]}
 
 
-def _random_values(template: dict, scene: dict, rng: random.Random, relate_kind: str) -> dict:
+def _random_values(template: dict, scene: dict, rng: random.Random) -> dict:
     """Params grouped per object description (<Z> <C> <S> <R>...): each group describes a random
     object of the scene with a random subset of its attributes; relations are drawn at random."""
     forced_null = _null_params(template)
@@ -393,7 +393,7 @@ def instantiate(
 ) -> tuple[dict, list[dict], object] | None:
     """Values, program and answer of one well-posed question from the template, or None."""
     for _ in range(tries):
-        values = _random_values(template, scene, rng, relate_kind)
+        values = _random_values(template, scene, rng)
         program, where = expand(template, values, relate_kind)
         try:
             outputs = run_program(program, scene)
@@ -428,10 +428,13 @@ def read_scenes(data) -> list[dict]:
     return scenes
 
 
-def answer_value(value):
-    """Published answers: integers, "yes"/"no" for booleans, words otherwise."""
+def answer_value(value, program: list[dict] | None = None, shape_names: dict | None = None):
+    """Published answers: integers, "yes"/"no" for booleans, words otherwise (a shape by its display
+    name where the vocabulary has one: superCLEVR's `addi` is a "regular car")."""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if program and shape_names and node_type(program[-1]) == "query_shape":
+        return shape_names.get(value, value)
     return value
 
 
@@ -478,7 +481,7 @@ def generate(
                         "image_index": image_index,
                         "question": text,
                         "program": program,
-                        "answer": answer_value(answer),
+                        "answer": answer_value(answer, program, shape_names),
                         "template_filename": relative,
                         "question_family_index": family_index,
                         "question_index": start_index + len(questions),
