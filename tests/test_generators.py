@@ -209,6 +209,21 @@ def test_every_spatial457_answer_matches_an_independent_evaluation(scene, level)
     assert wanted in used
 
 
+def test_the_checked_questions_use_every_primitive_the_templates_need(scene):
+    used = {
+        node["type"]
+        for level in spatial457.LEVELS
+        for q in spatial457.generate(scene, level, per_template=2, seed=5)["questions"]
+        for node in q["program"]
+    }
+    assert {
+        "scene", "filter_size", "filter_color", "filter_shape", "filter_pose", "unique", "relate", "relate_3d",
+        "relate_collision", "count", "exist", "query_size", "query_color", "query_shape", "query_pose",
+        "same_size", "same_color", "same_shape", "same_pose", "opposite_pose", "vertical_pose", "equal_size",
+        "equal_color", "equal_shape", "equal_integer", "less_than", "greater_than", "union", "intersect",
+    } <= used  # fmt: skip
+
+
 def test_object_centric_relations_and_collisions_follow_the_heading():
     facing_east = {"shape": "cube", "color": "red", "size": "small", "3d_coords": [0, 0, 0], "rotation": 0}
     north = {"shape": "sphere", "color": "blue", "size": "small", "3d_coords": [0, 2, 0], "rotation": 0}
