@@ -56,7 +56,7 @@ def _body_refusal(request) -> JsonResponse | None:
         problem = json_body_problem(request.body)
     except RequestDataTooBig:
         return JsonResponse({"body": [f"is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes a request "
-                                      "may carry"]}, status=413)
+                                      "may carry"]}, status=400)
     except RawPostDataException:  # a large multipart form, already streamed: not the JSON these views take
         return JsonResponse({"body": ["must be a JSON object"]}, status=400)
     return JsonResponse({problem[0]: [problem[1]]}, status=400) if problem else None

@@ -1,11 +1,10 @@
-"""One guard in front of every view: input PostgreSQL or Python cannot take is refused with 400 (or
-413) and the API's error shape, `{"<field>": ["<reason>"]}`, instead of failing deep in a view.
+"""One guard in front of every view: input PostgreSQL or Python cannot take is refused with 400 and the API's error shape, `{"<field>": ["<reason>"]}`, instead of failing deep in a view.
 
 Refused: a NUL character or a lone surrogate in a query parameter, a form field (names too) or any
 string of a JSON body (keys too); JSON nested deeper than MAX_JSON_DEPTH (Python's parser gives up
 with RecursionError near 1,000 levels, and the walk of a deep value by DRF or the scorer too); a
 JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's own limit, which DRF's JSON parser skips: it
-reads the stream), and a form over it (Django's RequestDataTooBig, as 413 rather than a bare 400).
+reads the stream), and a form over it (Django's RequestDataTooBig), each named as the `body` at fault.
 Binary bodies (the local upload stand-in's PUT, octet-stream), bodies with no type or a text type
 over the limit, and multipart files are not read here; multipart fields are. The plain views (benchmarks/plain_views.py) parse their body
 as JSON whatever its content type: they check a body this guard did not read as JSON
@@ -28,7 +27,7 @@ def _refuse(field: str, reason: str, status: int = 400) -> JsonResponse:
 
 def _too_big() -> JsonResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return _refuse("body", f"is larger than the {limit} bytes a request may carry", status=413)
+    return _refuse("body", f"is larger than the {limit} bytes a request may carry")
 
 
 def _query_problem(query: QueryDict) -> tuple[str, str] | None:
@@ -82,7 +81,7 @@ class InputGuardMiddleware:
 
     @staticmethod
     def refusal(request) -> JsonResponse | None:
-        """The 400/413 answer for this request, or None to let it through."""
+        """The 400 answer for this request, or None to let it through."""
         reason = text_problem(request.path)
         if reason:
             return _refuse("path", reason)

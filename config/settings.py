@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every answer (policy below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # NUL characters, lone surrogates, deep JSON and oversize bodies: 400/413 before any view
+    # NUL characters, lone surrogates, deep JSON and oversize bodies: 400 before any view
     "config.middleware.InputGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

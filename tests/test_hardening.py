@@ -1,5 +1,5 @@
 """Hardening against a security probe: login lockout and crowd-entry throttling (config/throttle.py),
-bad input refused with 400/413 instead of 500 (config/middleware.py), http(s)-only completion URLs,
+bad input refused with 400 instead of 500 (config/middleware.py), http(s)-only completion URLs,
 webhook event ids that fit, and sessions and cache falling back to the database when Redis is down
 (config/cache.py, config/sessions.py)."""
 
@@ -125,7 +125,7 @@ def test_the_forwarded_address_counts_behind_a_trusted_proxy(settings):
     assert client_ip(request) == "203.0.113.9"
 
 
-# --- C. Bad input: 400 or 413, never 500 ---------------------------------------------------------
+# --- C. Bad input: 400, never 500 ---------------------------------------------------------
 
 
 @pytest.fixture
@@ -181,7 +181,7 @@ def test_deep_json_and_oversize_bodies_are_refused(staff, settings, family):
     assert response.status_code == 400 and response.json() == {"a": ["nests deeper than 64 levels"]}
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     big = send(staff, method, url, json.dumps({"name": "x" * 2000}).encode())
-    assert big.status_code == 413 and "larger than the 1000 bytes" in big.json()["body"][0]
+    assert big.status_code == 400 and "larger than the 1000 bytes" in big.json()["body"][0]
 
 
 def test_form_fields_and_query_parameters_are_checked_too(staff, client, settings):
@@ -191,7 +191,7 @@ def test_form_fields_and_query_parameters_are_checked_too(staff, client, setting
     assert query.status_code == 400 and query.json() == {"q": ["contains a NUL character"]}
     assert staff.get("/review/%00/").status_code == 400
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
-    assert client.post(LOGIN, {"username": "u" * 2000, "password": "x"}).status_code == 413
+    assert client.post(LOGIN, {"username": "u" * 2000, "password": "x"}).status_code == 400
 
 
 def test_raw_uploads_are_not_read_by_the_guard(client, settings):
@@ -219,7 +219,7 @@ def test_the_autosave_plain_view_refuses_bad_bodies_whatever_their_content_type(
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     for content_type in ("application/json", "application/octet-stream"):
         big = send(client, "put", url, json.dumps({"text": "x" * 2000}).encode(), content_type)
-        assert big.status_code == 413, content_type
+        assert big.status_code == 400, content_type
 
 
 def test_good_input_still_goes_through(staff):
