@@ -7,10 +7,19 @@ here from a fixed seed; each planted pair is a rewording of one text (other verb
 order). Then a rerun as a reviewer makes it after adding texts: vectors of the texts seen before
 come from the cache, RERUN_NEW texts are encoded. Prints `dedup_s=N recall=N rerun_s=N` (recall of
 the planted pairs; dedup_s with an empty cache).
+
+Then texts as they arrive (review/dedup.py): in a throwaway PostgreSQL database the 15,000 texts are
+stored as context changes with their vectors (what `review.tasks.embed_arrived_texts` leaves behind),
+ARRIVALS more texts are embedded one by one as the task does on submit/import/refine
+(encode_per_text_ms, database included), and `run_dedup` at review time is timed on the 15,000
+(review_s; it must encode nothing and find the same pairs). cold_encode_s is encoding all 15,000 at
+once, what review time cost before. Last line: `review_s=N encode_per_text_ms=N cold_encode_s=N`.
 """
 
+import os
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,6 +83,7 @@ def main() -> None:
     texts, planted = make_texts(random.Random(6))
     start = time.perf_counter()
     embeddings, vectors = encode_texts(encoder, texts, {}, lambda done, todo: None)
+    cold_s = time.perf_counter() - start
     pairs = similar_pairs(embeddings, THRESHOLD)
     seconds = time.perf_counter() - start
     found = {(i, j) for i, j, _ in pairs}
@@ -88,6 +98,59 @@ def main() -> None:
     assert len(encoded) == RERUN_NEW and len(rerun_pairs) == len(pairs)
     print(f"texts={len(texts)} pairs_above_{THRESHOLD}={len(pairs)} loadavg={open('/proc/loadavg').read().split()[0]}")
     print(f"dedup_s={seconds:.1f} recall={recall:.3f} rerun_s={rerun_seconds:.1f}")
+    review_s, per_text_ms = stored_vectors(texts, vectors | encoded, pairs)
+    print(f"review_s={review_s:.2f} encode_per_text_ms={per_text_ms:.1f} cold_encode_s={cold_s:.1f}")
+
+
+ARRIVALS = 100  # texts embedded one at a time, as the arrival task does
+DB = "hypolab_bench_dedup"
+
+
+def stored_vectors(texts: list[str], vectors: dict, pairs: list) -> tuple[float, float]:
+    """(review_s, encode_per_text_ms) with every text's vector stored as it arrived."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    os.environ.setdefault("MEDIA_ROOT", tempfile.mkdtemp(prefix="hypolab-dedup-bench-"))
+    from _database import drop_database, use_fresh_database
+
+    use_fresh_database(DB)
+    try:
+        from benchmarks.models import Benchmark, ContextChange, Scene
+        from review import dedup
+        from review.models import DedupRun
+
+        version = dedup.encoder_version()
+        dedup.store_vectors(version, vectors)
+        benchmark = Benchmark.objects.create(name="Dedup bench", slug="dedup-bench", family="hypo3d")
+        scene = Scene.objects.create(benchmark=benchmark, external_id="scene0000_00")
+        changes = ContextChange.objects.bulk_create(
+            [ContextChange(scene=scene, raw_text=text, change_type="movement") for text in texts], batch_size=2000)
+
+        # arrival: one text at a time through the task's own work (read the text, look up, encode, store)
+        other = Scene.objects.create(benchmark=Benchmark.objects.create(name="Arrivals", slug="arrivals",
+                                                                        family="hypo3d"), external_id="scene0001_00")
+        arriving = ContextChange.objects.bulk_create(
+            [ContextChange(scene=other, raw_text=f"{text} It happened on day {n}.", change_type="movement")
+             for n, text in enumerate(texts[:ARRIVALS])])
+        start = time.perf_counter()
+        for change in arriving:
+            assert dedup.embed_texts(dedup.arrived_texts([change.pk], [])) == 1
+        per_text_ms = (time.perf_counter() - start) * 1000 / ARRIVALS
+
+        loads = []
+        real_load = dedup.load_encoder
+        dedup.load_encoder = lambda: loads.append(1) or real_load()
+        run = DedupRun.objects.create(benchmark=benchmark, threshold=THRESHOLD)
+        start = time.perf_counter()
+        run = dedup.run_dedup(run.pk)
+        review_s = time.perf_counter() - start
+        dedup.load_encoder = real_load
+        index = {change.pk: n for n, change in enumerate(changes)}
+        found = {(index[a], index[b]) for a, b in run.pairs.values_list("first_id", "second_id")}
+        assert run.status == "finished" and not loads, "review time encoded texts"
+        assert found == {(i, j) for i, j, _ in pairs}, "review time found other pairs"
+        return review_s, per_text_ms
+    finally:
+        drop_database(DB)
 
 if __name__ == "__main__":
     main()

@@ -160,16 +160,42 @@ def run_dedup(run_id: int) -> DedupRun:
         kind_texts = texts[offset:offset + len(kind_rows)]
         pairs = similar_pairs(embeddings[offset:offset + len(kind_rows)], run.threshold)
         offset += len(kind_rows)
-        DuplicatePair.objects.bulk_create(
-            [DuplicatePair(run=run, kind=kind, first_id=ids[i], second_id=ids[j], first_text=kind_texts[i],
-                           second_text=kind_texts[j], similarity=round(score, 4))
-             for i, j, score in pairs],
-            ignore_conflicts=True, batch_size=1000,
-        )
+        _store_pairs(run, kind, [(ids[i], ids[j], kind_texts[i], kind_texts[j], round(score, 4))
+                                 for i, j, score in pairs])
     run.move_to(DedupRun.Status.FINISHED)
     run.progress, run.finished_at = 100, timezone.now()
     run.save(update_fields=["status", "progress", "finished_at"])
     return run
+
+
+def _store_pairs(run: DedupRun, kind: str, rows: list[tuple]) -> None:
+    """(first_id, second_id, first_text, second_text, similarity) rows, each pair once (a redelivered
+    run writes nothing twice). PostgreSQL: COPY into a temporary table, then one INSERT ... ON CONFLICT
+    DO NOTHING; 90,000 pairs took 7 s through bulk_create, most of it building the statements."""
+    if connection.vendor != "postgresql":
+        DuplicatePair.objects.bulk_create(
+            [DuplicatePair(run=run, kind=kind, first_id=a, second_id=b, first_text=ta, second_text=tb,
+                           similarity=score) for a, b, ta, tb, score in rows],
+            ignore_conflicts=True, batch_size=1000,
+        )
+        return
+    table = connection.ops.quote_name(DuplicatePair._meta.db_table)
+    columns = "run_id, kind, first_id, second_id, first_text, second_text, similarity"
+    if not DuplicatePair.objects.filter(run=run, kind=kind).exists():  # the first delivery: straight in
+        with transaction.atomic(), connection.cursor() as cursor:
+            with cursor.cursor.copy(f"COPY {table} ({columns}, resolution) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row((run.pk, kind, *row, DuplicatePair.Resolution.PENDING))
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE dedup_pairs_in (run_id bigint, kind varchar(10), first_id integer, "
+                       "second_id integer, first_text text, second_text text, similarity double precision) "
+                       "ON COMMIT DROP")
+        with cursor.cursor.copy(f"COPY dedup_pairs_in ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((run.pk, kind, *row))
+        cursor.execute(f"INSERT INTO {table} ({columns}, resolution) SELECT {columns}, %s FROM dedup_pairs_in "
+                       "ON CONFLICT DO NOTHING", [DuplicatePair.Resolution.PENDING])
 
 
 def _drop(kind: str, object_id: int, kept_id: int, reviewer) -> None:

@@ -59,9 +59,11 @@ def similar_pairs(embeddings, threshold: float, block: int = 2048) -> list[tuple
     firsts, seconds, scores = [], [], []
     for start in range(0, len(unit), block):
         block_scores = unit[start:start + block] @ unit[start:].T
-        # the upper triangle only: column offset c is row start + c, so c > r means i < j
-        block_scores[np.tril_indices(block_scores.shape[0], m=block_scores.shape[1])] = -np.inf
         rows, cols = np.nonzero(block_scores > threshold)
+        # the upper triangle only: column offset c is row start + c, so c > r means i < j (filtered after
+        # the threshold: few entries pass it, where masking the triangle first wrote millions)
+        upper = cols > rows
+        rows, cols = rows[upper], cols[upper]
         firsts.append(rows + start)
         seconds.append(cols + start)
         scores.append(block_scores[rows, cols])
