@@ -545,10 +545,11 @@ def run_predictions(run: Run):
 
 def prediction_rows(run: Run, predictions):
     """Per-item drill-down: the stored output, the answer read from it, the gold answer and the
-    item's own score; the prompt is named by its hash and the run's template version."""
-    template = str(run.prompt_template) if run.prompt_template_id else ""
+    item's own score; the prompt is named by its hash and the template version it came from (the
+    run's, or the one named for the item's tag value)."""
     for prediction in predictions:
         item = prediction.item
+        template = str(template_for(run, item) or "")
         variant = Variant.parse(prediction.variant)
         single = scoring.score(
             run.benchmark.family, [protocols.variant_gold(gold_row(item), variant)],

@@ -99,6 +99,9 @@ def test_a_prompt_per_level_gives_one_prompt_hash_per_level(django_capture_on_co
     assert hashes["L1_single"] == {expected}
     # a level no template is named for gets the run's condition (Spatial457's main prompt)
     assert run.prompt_template.condition == "main"
+    shown = {row["item"]: row["prompt_template"] for row in services.prediction_rows(run, services.run_predictions(run))}
+    assert {shown[item.pk] for item in items} == {"spatial457/level-l1 v1", "spatial457/level-l2 v1",
+                                                   "spatial457/main v1"}
 
 
 def test_a_run_on_a_tag_subset_predicts_only_those_items(django_capture_on_commit_callbacks):
