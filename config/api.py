@@ -107,6 +107,7 @@ ERROR_DESCRIPTIONS = {
     403: "Not signed in, or the caller's role or ownership does not allow this.",
     404: "No such object (or not one the caller may see).",
     409: "A conflict: a stale version, a duplicate, or a state that does not allow this.",
+    415: "The body's content type is not one this endpoint reads.",
     429: "Too many requests; try again later.",
     503: "The task queue cannot be reached: nothing was started; try again after `Retry-After` seconds.",
 }
@@ -120,7 +121,7 @@ def error(code: int, description: str | None = None) -> OpenApiResponse:
 class AutoSchema(spectacular_openapi.AutoSchema):
     """Every operation documents the errors every view can give: 400 (input, including what the
     request guard in config/middleware.py refuses for any endpoint), 403 (authentication and roles),
-    404 where the path names an object (or a page of a list), 409 where an
+    404 where the path names an object (or a page of a list), 415 where a body is sent, 409 where an
     Idempotency-Key is taken. A view adds others (409, 503) with `extend_schema(responses={409: error(409)})`."""
 
     def _get_response_bodies(self, direction="response"):
@@ -128,6 +129,8 @@ class AutoSchema(spectacular_openapi.AutoSchema):
         codes = [400, 403]
         if "{" in self.path or (self.method == "GET" and self._get_paginator() and self._is_list_view()):
             codes.append(404)  # no such object, or a page past the last
+        if self.method in ("POST", "PUT", "PATCH"):
+            codes.append(415)  # a body in a content type the view's parsers do not read
         if any(getattr(p, "name", None) == "Idempotency-Key" for p in self.get_override_parameters()):
             codes.append(409)  # the key was used for another request (benchmarks.idempotency)
         for code in codes:

@@ -18,7 +18,9 @@ SHOWN = ("DEBUG", "SECURE_SSL_REDIRECT", "SECURE_PROXY_SSL_HEADER", "SECURE_HSTS
 
 
 def production_env(**extra) -> dict:
-    env = {key: value for key, value in os.environ.items() if key not in HTTPS_VARIABLES}
+    # the browser tests allow sync database calls from async code in this process; production does not
+    env = {key: value for key, value in os.environ.items()
+           if key not in HTTPS_VARIABLES and key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update({"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(60), "ALLOWED_HOSTS": "hypolab.example.org",
                 "DJANGO_SETTINGS_MODULE": "config.settings"})
     env.update(extra)
