@@ -193,9 +193,8 @@ def release_lines(release: Release) -> list[dict]:
 
 def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "") -> Release:
     """Freeze the releasable items as a versioned release: items JSONL plus a manifest, a diff
-    against the previous release and a dataset card; the other formats follow in a task."""
-    from .tasks import write_release_formats
-
+    against the previous release and a dataset card; the other formats follow in a task. Exporting a
+    version whose formats failed writes them again."""
     version = (version or "").strip()
     if not VERSION_PATTERN.match(version):
         raise DomainError("Use a version like 1.0.0 (three numbers).", field="version")
@@ -204,7 +203,13 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
         # waits for the first and then answers 409. NO KEY: rows that only point at the benchmark
         # (new items, scenes) are not held up.
         Benchmark.objects.select_for_update(no_key=True).filter(pk=benchmark.pk).first()
-        if Release.objects.filter(benchmark=benchmark, version=version).exists():
+        existing = Release.objects.filter(benchmark=benchmark, version=version).first()
+        if existing is not None and existing.status == Release.Status.FAILED:
+            # Its items and manifest are frozen; exporting it again writes the formats it lacks (an
+            # export whose task could not be sent, the broker being down, failed this way).
+            transaction.on_commit(lambda: _send_release_formats(existing.pk))
+            return existing
+        if existing is not None:
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version")
         items = list(releasable_items(benchmark))
         if not items:
@@ -248,8 +253,22 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True).encode(),
         )
         release.save(update_fields=["items_file", "manifest_file"])
-        transaction.on_commit(lambda: write_release_formats.delay(release.pk))
+        transaction.on_commit(lambda: _send_release_formats(release.pk))
     return release
+
+
+def _send_release_formats(release_id: int) -> None:
+    """Enqueue the other formats; with the broker down the release is marked failed (exporting the same
+    version again resumes it) and the caller answers 503 (config/api.py)."""
+    from kombu.exceptions import OperationalError
+
+    from .tasks import write_release_formats
+
+    try:
+        write_release_formats.delay(release_id)
+    except OperationalError:
+        mark_release_failed(release_id)
+        raise
 
 
 def _csv_bytes(lines: list[dict]) -> bytes:

@@ -414,6 +414,36 @@ def test_launching_a_run_with_the_broker_down_answers_503_with_retry_after_from_
     assert Run.objects.count() == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_export_with_the_broker_down_answers_503_and_the_same_version_again_finishes_it(
+        monkeypatch, api_client):
+    from kombu.exceptions import OperationalError
+
+    from benchmarks import tasks as benchmark_tasks
+    from benchmarks.models import Release
+
+    item = ItemFactory()
+    admin = UserFactory(role=roles.ADMIN, is_staff=True)
+    api_client.force_authenticate(admin)
+    send = benchmark_tasks.write_release_formats.delay
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(benchmark_tasks.write_release_formats, "delay", refuse)
+    body = {"benchmark": item.benchmark.slug, "version": "1.0.0"}
+    answer = api_client.post("/api/v1/releases/", body, format="json")
+    assert answer.status_code == 503 and int(answer["Retry-After"]) > 0
+    assert Release.objects.get().status == Release.Status.FAILED
+
+    # The broker is back: exporting the same version writes the formats it lacks, not a 409.
+    monkeypatch.setattr(benchmark_tasks.write_release_formats, "delay", send)
+    again = api_client.post("/api/v1/releases/", body, format="json")
+    assert again.status_code in (200, 201), again.content
+    release = Release.objects.get()
+    assert release.status == Release.Status.READY and release.files.count() >= 3
+
+
 def test_the_api_error_handler_turns_a_broker_error_into_503():
     from kombu.exceptions import OperationalError
     from redis.exceptions import ConnectionError as RedisConnectionError
