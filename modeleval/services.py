@@ -9,8 +9,10 @@ import json
 import re
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import connection, transaction
+from django.db.models import Max, Q
 from django.utils import timezone
 
 import scoring
@@ -431,6 +433,20 @@ def scoring_lines(run: Run, items: dict[int, Item], predictions=None) -> tuple[l
         if item_id in items
     ]
     return gold, rows
+
+
+SCORING_STALLED_S = 60  # scoring a run takes seconds; one still waiting after this lost its task
+
+
+def stalled_scoring_runs() -> list[int]:
+    """Runs in `scoring` whose last prediction is older than SCORING_STALLED_S: their `score_run` was
+    never sent (the broker was down) or its worker died. Sending it again is safe (it checks the status
+    under a row lock)."""
+    cutoff = timezone.now() - timedelta(seconds=SCORING_STALLED_S)
+    return list(
+        Run.objects.filter(status=Run.Status.SCORING).annotate(last=Max("predictions__created_at"))
+        .filter(Q(last__lt=cutoff) | Q(last=None)).values_list("pk", flat=True)
+    )
 
 
 def score_run(run_id: int) -> dict | None:

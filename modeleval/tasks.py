@@ -20,5 +20,8 @@ def score_run(run_id: int) -> None:
 
 @shared_task(name="modeleval.tasks.reap_stalled_batches")
 def reap_stalled_batches() -> int:
-    """Celery beat, every 15 s on the default queue: hand on the batches of GPU workers that died."""
+    """Celery beat, every 15 s on the default queue: hand on the batches of GPU workers that died, and
+    score the runs whose scoring task was lost."""
+    for run_id in services.stalled_scoring_runs():
+        score_run.delay(run_id)
     return len(inflight.reap_stalled_batches())

@@ -444,6 +444,28 @@ def test_an_export_with_the_broker_down_answers_503_and_the_same_version_again_f
     assert release.status == Release.Status.READY and release.files.count() >= 3
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_scoring_task_was_lost_is_scored_by_the_reaper(monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from modeleval import tasks
+
+    item = ItemFactory()
+    model = services.ensure_baseline_model()
+    monkeypatch.setattr(tasks.score_run, "delay", lambda *args, **kwargs: None)  # the send is lost
+    run = services.launch_run(model.pk, item.benchmark, None)
+    run.refresh_from_db()
+    assert run.status == Run.Status.SCORING
+    monkeypatch.undo()
+    tasks.reap_stalled_batches()  # a fresh run in scoring is left to its own task
+    assert Run.objects.get(pk=run.pk).status == Run.Status.SCORING
+    run.predictions.update(created_at=timezone.now() - timedelta(seconds=services.SCORING_STALLED_S + 5))
+    tasks.reap_stalled_batches()
+    assert Run.objects.get(pk=run.pk).status == Run.Status.FINISHED
+
+
 def test_the_api_error_handler_turns_a_broker_error_into_503():
     from kombu.exceptions import OperationalError
     from redis.exceptions import ConnectionError as RedisConnectionError
