@@ -45,6 +45,8 @@ OPPOSITE_POSE = {"front": "back", "back": "front", "left": "right", "right": "le
 RELATIONS = ("left", "right", "front", "behind")
 COLLISION_DIRECTIONS = ("forward", "backward")
 
+# The 2D (CLEVR relate) and 6D (3D Relate) spatial levels ask the same template families.
+SPATIAL_TEMPLATES = ("one_hop", "two_hop", "three_hop", "single_and", "single_or", "compare_integer", "comparison")
 # template folder/file -> level of the published question files
 TEMPLATE_LEVELS = {
     "L1_single": [("L0_object_identification/zero_hop_filtered.json", "relate")],
@@ -54,28 +56,12 @@ TEMPLATE_LEVELS = {
     ],
     "L3_2d_spatial": [
         (f"L1_L3_spatial_questions/{n}_filtered.json", "relate")
-        for n in (
-            "one_hop",
-            "two_hop",
-            "three_hop",
-            "single_and",
-            "single_or",
-            "compare_integer",
-            "comparison",
-        )
+        for n in SPATIAL_TEMPLATES
     ],
     "L4_pose": [("L2_pose/pose_filtered.json", "relate"), ("L2_pose/pose_relate.json", "relate")],
     "L5_6d_spatial": [
         (f"L1_L3_spatial_questions/{n}_filtered.json", "relate_3d")
-        for n in (
-            "one_hop",
-            "two_hop",
-            "three_hop",
-            "single_and",
-            "single_or",
-            "compare_integer",
-            "comparison",
-        )
+        for n in SPATIAL_TEMPLATES
     ],
     "L5_collision": [("L3_physics/one_hop_filtered.json", "relate_collision")],
 }
