@@ -287,3 +287,16 @@ def test_the_benchmark_page_shows_every_table_with_chance_rows_and_the_radar(cli
     assert html.count('class="chance-row"') == 4 and html.count('class="model-row"') == 4
     assert html.count('<svg id="radar-chart"') == 1
     assert "?format=latex&amp;table=viewpoints" in html
+
+
+def test_the_human_row_is_what_the_scorer_gives_for_the_same_answers_keyed_by_the_benchmark_ids(setup):
+    """The human path against `python -m scoring`'s own function: the study's answers, keyed by the
+    items' benchmark ids, give the same figures as the study's row (imported rotations grouped by id)."""
+    items = [setup["by_id"][external_id] for external_id in STUDY_IDS]
+    gold = [gold_row(item) for item in items]
+    predictions = [{"id": item.external_id, "output": HUMAN_ANSWERS[item.external_id]} for item in items]
+    expected = scoring.score(FAMILY, gold, predictions, by=breakdowns(FAMILY))
+    human = humaneval_services.study_results(setup["study"])
+    assert human["overall"] == expected["overall"]
+    assert human["by"] == expected["by"]
+    assert expected["overall"]["circular"] != expected["overall"]["vanilla"]
