@@ -13,13 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.api import SceneViewerSerializer
-from benchmarks.errors import DomainError
+from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
-from benchmarks.permissions import IsAdmin
-from benchmarks.plain_views import page_endpoint
-from benchmarks.validation import text_problem
-from benchmarks.viewer import cached_scene_viewer_data
 from config.api import error
+from core.errors import DomainError
+from core.permissions import IsAdmin
+from core.plain_views import page_endpoint
+from core.validation import text_problem
 from modeleval.models import ModelSpec
 
 from . import drafting, services
@@ -92,7 +92,7 @@ class AssignmentDraftView(APIView):
 @page_endpoint("PUT", AssignmentDraftView.as_view())
 def autosave(request, pk):
     """Autosave: the description being written; renews the lease. Every few seconds per worker, so
-    a plain view (benchmarks.plain_views); token clients go on to the DRF view."""
+    a plain view (core.plain_views); token clients go on to the DRF view."""
     body = _draft_body(request.body)
     draft = services.save_draft(pk, request.user, body["text"], body["revision"], body["content"])
     return JsonResponse({"descriptions": draft.descriptions, "text": draft.text, "content": draft.content,

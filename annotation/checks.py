@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from benchmarks.errors import DomainError
 from benchmarks.models import ChangeType, Scene
+from core.errors import DomainError
 
 WORD = re.compile(r"[A-Za-z0-9']+")
 ARTICLES = {"the", "a", "an"}

@@ -5,7 +5,7 @@ progress once per worker action)."""
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from benchmarks import roles
+from core import roles
 
 from .models import Campaign
 

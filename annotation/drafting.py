@@ -8,8 +8,8 @@ import re
 
 from django.db import transaction
 
-from benchmarks.errors import DomainError
 from benchmarks.models import AnswerFormat, ContextChange, Item, Scene
+from core.errors import DomainError
 from modeleval import services as modeleval_services
 
 from .models import HYPO3D_QUESTION_TYPES, DraftRequest, PromptTemplate

@@ -4,8 +4,8 @@ naming the field and the rule, and returns the ids it wrote for `Assignment.resu
 
 from collections import Counter
 
-from benchmarks.errors import DomainError
 from benchmarks.models import AnswerFormat, Item, Side, WorldFrame
+from core.errors import DomainError
 
 from .checks import words
 from .models import Assignment, Campaign, CrowdAnswer

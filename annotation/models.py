@@ -5,8 +5,8 @@ from django.conf import settings
 from django.db import models
 
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Item, Scene
-from benchmarks.status import StatusTransitions
-from benchmarks.validation import validate_http_url
+from core.status import StatusTransitions
+from core.validation import validate_http_url
 
 # Hypo3D's fine question types (Tables 5-6) and the coarse categories its results are reported by.
 HYPO3D_QUESTION_TYPES = {

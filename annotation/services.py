@@ -24,11 +24,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from benchmarks import locks, roles
-from benchmarks.broadcast import send_to_group
-from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
-from benchmarks.validation import is_http_url
+from core import locks, roles
+from core.broadcast import send_to_group
+from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.validation import is_http_url
 from review import services as review_services
 
 from .checks import check_description

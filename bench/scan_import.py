@@ -35,8 +35,12 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from benchmarks import processing, tasks  # noqa: E402
-from benchmarks.material import NamedFile, import_scan  # noqa: E402
+from benchmarks import tasks  # noqa: E402
+from benchmarks.material import (  # noqa: E402
+    NamedFile,
+    import_scan,
+    processing,  # noqa: E402
+)
 from benchmarks.models import AssetRole, Benchmark  # noqa: E402
 
 N_POINTS = 1_000_000

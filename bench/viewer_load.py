@@ -35,7 +35,7 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
 # Prints the id of a change on a 1M-point scene that the reviewer "viewer-load" may open.
 SETUP = f"""
 from django.contrib.auth import get_user_model
-from benchmarks import roles
+from core import roles
 from benchmarks.demo import build_demo_benchmark
 from benchmarks.models import ContextChange
 scene = build_demo_benchmark(slug="viewer-load", n_rooms=1, points_per_room={POINTS}).scenes.get()

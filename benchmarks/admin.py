@@ -6,7 +6,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .errors import DomainError
+from core.errors import DomainError
+
 from .material import MaterialError, NamedFile, import_scan
 from .models import Asset, Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame
 

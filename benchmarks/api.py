@@ -10,12 +10,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error
+from core.errors import DomainError
+from core.idempotency import idempotent
+from core.permissions import IsAdmin, IsReviewer
 
 from . import material, services, uploads
-from .errors import DomainError
-from .idempotency import idempotent
 from .models import Asset, Benchmark, Item, Release
-from .permissions import IsAdmin, IsReviewer
 
 
 class SceneObjectBoxSerializer(serializers.Serializer):
@@ -32,7 +32,7 @@ class WorldFrameAnchorSerializer(serializers.Serializer):
 
 
 class SceneViewerSerializer(serializers.Serializer):
-    """A scene as the viewer draws it (benchmarks.viewer.scene_viewer_data): a missing file's URL is null."""
+    """A scene as the viewer draws it (benchmarks.material.viewer.scene_viewer_data): a missing file's URL is null."""
 
     scene_id = serializers.IntegerField()
     external_id = serializers.CharField()
@@ -266,7 +266,7 @@ class AssetFile(APIView):
                                             asset.file.name.rsplit("/", 1)[-1])
 
 
-# --- importing material (rules in benchmarks/material.py; layouts in docs/IMPORT.md) ---------------
+# --- importing material (rules in benchmarks/material/; layouts in docs/IMPORT.md) ---------------
 
 
 def _named(request, key: str, name: str | None = None) -> material.NamedFile | None:

@@ -4,16 +4,3 @@ from django.apps import AppConfig
 class BenchmarksConfig(AppConfig):
     name = "benchmarks"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self):
-        from django.contrib.auth import get_user_model
-        from django.db.models.signals import m2m_changed, post_delete, post_save
-
-        from .auth import forget_cached_user, forget_users_whose_groups_changed
-
-        # Connected at start-up in every process, so a change made anywhere drops the cached user.
-        user_model = get_user_model()
-        post_save.connect(forget_cached_user, sender=user_model, dispatch_uid="forget_cached_user")
-        post_delete.connect(forget_cached_user, sender=user_model, dispatch_uid="forget_deleted_user")
-        m2m_changed.connect(forget_users_whose_groups_changed, sender=user_model.groups.through,
-                            dispatch_uid="forget_users_whose_groups_changed")

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import IntegrityError, transaction
 
+from benchmarks.material.processing import build_viewer_assets
+
 from .models import Benchmark, Family, Scene, SceneObject, Side, WorldFrame
-from .processing import build_viewer_assets
 
 WALL_HEIGHT = 2.6
 WALL_THICKNESS = 0.1
@@ -441,7 +442,7 @@ def build_demo_benchmark(
     if existing:
         return existing
     # Sampling happens before the transaction; encoding and top views run inside it (one code path,
-    # benchmarks.processing), so a failed build leaves no scene without its viewer assets.
+    # benchmarks.material.processing), so a failed build leaves no scene without its viewer assets.
     rooms = [generate_room(i, points_per_room, seed) for i in range(n_rooms)]
     name = "Hypo3D demo" if slug == "hypo3d-demo" else f"Hypo3D demo ({slug})"
     try:

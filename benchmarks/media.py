@@ -42,7 +42,8 @@ from django.utils import timezone
 from django.utils._os import safe_join
 from django.views.decorators.http import require_safe
 
-from . import roles
+from core import roles
+
 from .models import Asset, AssetRole, Scene, Upload
 
 # Assets whose bytes carry gold answers (release files): reviewers and admins only.

@@ -6,7 +6,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from .status import StatusTransitions
+from core.status import StatusTransitions
 
 
 class Family(models.TextChoices):
@@ -335,24 +335,3 @@ class Upload(StatusTransitions, models.Model):
 
     def __str__(self):
         return f"upload {self.pk} ({self.status}): {self.key}"
-
-
-class IdempotentRequest(models.Model):
-    """A POST sent with an Idempotency-Key and the answer it got, kept 24 hours so that the same
-    request sent again is answered, not written twice (benchmarks/idempotency.py)."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255, help_text="The client's Idempotency-Key header.")
-    path = models.CharField(max_length=300, help_text="The endpoint the key was used on.")
-    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the method, path and body.")
-    status = models.PositiveSmallIntegerField(null=True, help_text="The answer's status code.")
-    body = models.TextField(blank=True, help_text="The answer's body (JSON).")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "key", "path"], name="idempotency_key_once_per_user_path")
-        ]
-
-    def __str__(self):
-        return f"{self.key} on {self.path}"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from string import ascii_uppercase as LETTERS
 
-from .errors import DomainError
+from core.errors import DomainError
 
 # The asset role of a stored mirrored twin of an image, and the meta key naming its original.
 FLIPPED_IMAGE_ROLE = "image_flipped"

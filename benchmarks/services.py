@@ -13,7 +13,8 @@ from pathlib import PurePosixPath
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 
-from .errors import Conflict, DomainError, NotFound
+from core.errors import Conflict, DomainError, NotFound
+
 from .models import (
     Asset,
     AssetRole,

@@ -2,10 +2,11 @@
 
 from celery import shared_task
 
+from benchmarks.material.processing import build_viewer_assets
+from benchmarks.material.scans import load_scene_points
+
 from . import services
 from .models import Scene
-from .processing import build_viewer_assets
-from .scans import load_scene_points
 
 
 @shared_task
@@ -33,6 +34,6 @@ def process_scene(self, scene_id: int) -> int:
 
 @shared_task(name="benchmarks.tasks.purge_idempotency_keys")
 def purge_idempotency_keys() -> int:
-    from .idempotency import purge_expired
+    from core.idempotency import purge_expired
 
     return purge_expired()

@@ -24,10 +24,11 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
-from .errors import Conflict, DomainError, Forbidden, NotFound
+from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.validation import whole_number
+
 from .media import GOLD_ROLES, may_read_asset, ranged_file_response  # noqa: F401 (api.py serves with it)
 from .models import Asset, AssetRole, Scene, Upload, asset_upload_to
-from .validation import whole_number
 
 # One S3 PUT takes at most 5 GiB; larger files would need multipart uploads.
 MAX_UPLOAD_BYTES = 5 * 1024**3

@@ -10,7 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from benchmarks.errors import DomainError
+from core.errors import DomainError
 
 # --- the task queue unreachable: 503, not 500 ----------------------------------------------------
 
@@ -132,7 +132,7 @@ class AutoSchema(spectacular_openapi.AutoSchema):
         if self.method in ("POST", "PUT", "PATCH"):
             codes.append(415)  # a body in a content type the view's parsers do not read
         if any(getattr(p, "name", None) == "Idempotency-Key" for p in self.get_override_parameters()):
-            codes.append(409)  # the key was used for another request (benchmarks.idempotency)
+            codes.append(409)  # the key was used for another request (core.idempotency)
         for code in codes:
             documented = self._get_response_for_code(error(code), str(code), direction=direction)
             responses.setdefault(str(code), documented)

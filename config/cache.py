@@ -8,7 +8,7 @@ than the round trip itself.
 Falling back: everything this project keeps in the cache (sessions, signed-in users, viewer and
 stimulus data, throttling counters) can be read again from the database or recomputed. So while
 Redis cannot be reached, a read is a miss and a write or delete does nothing: sessions
-(config/sessions.py, cached_db) and users (benchmarks/auth.py) are read from the database, pages
+(config/sessions.py, cached_db) and users (core/auth.py) are read from the database, pages
 and autosave keep working. After a failure the cache is not tried again for RETRY_AFTER_S seconds,
 so an outage costs one failed connection per process every few seconds, not one per request.
 

@@ -19,7 +19,7 @@ app.conf.task_reject_on_worker_lost = True
 # Leases are also expired whenever someone asks for one; the sweep frees abandoned ones promptly.
 app.conf.beat_schedule = {
     "expire-stale-leases": {"task": "annotation.tasks.expire_stale_leases", "schedule": 60.0},
-    # Idempotency keys older than 24 h (benchmarks/idempotency.py).
+    # Idempotency keys older than 24 h (core/idempotency.py).
     "purge-idempotency-keys": {"task": "benchmarks.tasks.purge_idempotency_keys", "schedule": 3600.0,
                                "options": {"expires": 3600.0}},
     # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).

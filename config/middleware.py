@@ -6,7 +6,7 @@ with RecursionError near 1,000 levels, and the walk of a deep value by DRF or th
 JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's own limit, which DRF's JSON parser skips: it
 reads the stream), and a form over it (Django's RequestDataTooBig), each named as the `body` at fault.
 Binary bodies (the local upload stand-in's PUT, octet-stream), bodies with no type or a text type
-over the limit, and multipart files are not read here; multipart fields are. The plain views (benchmarks/plain_views.py) parse their body
+over the limit, and multipart files are not read here; multipart fields are. The plain views (core/plain_views.py) parse their body
 as JSON whatever its content type: they check a body this guard did not read as JSON
 (`request.json_checked`)."""
 
@@ -15,7 +15,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import JsonResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 
-from benchmarks.validation import field_name, json_body_problem, text_problem
+from core.validation import field_name, json_body_problem, text_problem
 
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "csp",  # Content-Security-Policy (CONTENT_SECURITY_POLICY below)
     "channels",
     "axes",  # failed-login lockout (config/throttle.py)
+    "core",
     "benchmarks",
     "annotation",
     "review",
@@ -201,8 +202,8 @@ CACHES = {
 }
 # Sessions are read on every request: from the cache (Redis with the services stack), written
 # through to the database so a cache flush logs nobody out (config/sessions.py). Signed-in users
-# and their roles are cached too (benchmarks/auth.py).
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "benchmarks.auth.CachedModelBackend"]
+# and their roles are cached too (core/auth.py).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "core.auth.CachedModelBackend"]
 SESSION_ENGINE = env("SESSION_ENGINE", default="config.sessions")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

@@ -5,7 +5,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
 
-from benchmarks import roles
+from core import roles
 
 
 def role_required(role):

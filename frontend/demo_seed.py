@@ -38,12 +38,13 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks import demo_families, roles
+from benchmarks import demo_families
 from benchmarks import services as benchmark_services
 from benchmarks.demo_families import FamilyFiles
 from benchmarks.importers import import_item_file
 from benchmarks.material import NamedFile, import_image_set, import_paired_videos, import_scan
 from benchmarks.models import Benchmark, ContextChange, Item, Release
+from core import roles
 from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Study
 from modeleval import services as modeleval_services

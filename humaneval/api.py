@@ -9,13 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.api import SceneViewerSerializer
-from benchmarks.errors import DomainError
-from benchmarks.idempotency import idempotent
+from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
-from benchmarks.permissions import IsAdmin
-from benchmarks.plain_views import page_endpoint
-from benchmarks.viewer import scene_viewer_data
 from config.api import error
+from core.errors import DomainError
+from core.idempotency import idempotent
+from core.permissions import IsAdmin
+from core.plain_views import page_endpoint
 
 from . import services
 from .models import ItemRole

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from benchmarks.models import Benchmark, Item
-from benchmarks.status import StatusTransitions
+from core.status import StatusTransitions
 
 
 class Study(models.Model):

@@ -20,12 +20,12 @@ from django.utils import timezone
 import scoring
 from annotation import services as annotation_services
 from benchmarks import protocols
-from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AssetRole, Benchmark, ContextChange, Item, Scene
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from benchmarks.sqlreads import columns, instances, lock_clause
-from benchmarks.validation import whole_number
+from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.validation import whole_number
 from scoring.hypo3d import normalize_answer
 from scoring.tables import breakdowns, family_record
 

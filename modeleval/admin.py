@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from benchmarks.errors import DomainError
+from core.errors import DomainError
 
 from . import secrets as model_secrets
 from .models import ModelSpec, Prediction, PromptTemplate, RecordedOutput, Run

@@ -3,11 +3,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.errors import DomainError
-from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark
-from benchmarks.permissions import IsAdmin
 from config.api import error
+from core.errors import DomainError
+from core.idempotency import idempotent
+from core.permissions import IsAdmin
 
 from . import secrets as model_secrets
 from . import services

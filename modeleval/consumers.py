@@ -3,7 +3,7 @@
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from benchmarks import roles
+from core import roles
 
 from .models import Run
 from .services import run_progress

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from benchmarks.models import Benchmark, Family, Item
-from benchmarks.status import StatusTransitions
+from core.status import StatusTransitions
 
 
 class ModelSpec(models.Model):

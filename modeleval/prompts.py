@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from benchmarks import protocols
+from benchmarks.material.video import sample_frames
 from benchmarks.models import Item
 from benchmarks.protocols import VANILLA, Variant
-from benchmarks.video import sample_frames
 
 from .models import ModelSpec, PromptTemplate
 

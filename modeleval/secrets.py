@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from benchmarks.errors import DomainError
+from core.errors import DomainError
 
 KEY_PREFIX = "HYPOLAB_MODEL_KEY_"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")

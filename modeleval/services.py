@@ -17,12 +17,12 @@ from django.utils import timezone
 
 import scoring
 from benchmarks import protocols
-from benchmarks.broadcast import send_to_group
-from benchmarks.errors import Conflict, DomainError, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
-from benchmarks.validation import whole_number
+from core.broadcast import send_to_group
+from core.errors import Conflict, DomainError, NotFound
+from core.validation import whole_number
 from scoring import predfiles
 from scoring.tables import breakdowns
 

@@ -6,9 +6,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark
-from benchmarks.permissions import IsAdmin, IsReviewer
+from core.errors import DomainError, NotFound
+from core.permissions import IsAdmin, IsReviewer
 from humaneval.models import Study
 
 from . import services

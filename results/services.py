@@ -16,9 +16,9 @@ by `modeleval.services.scoring_lines` as `score_run` builds them), chance on tho
 """
 
 import scoring
-from benchmarks.errors import NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import gold_row
+from core.errors import NotFound
 from humaneval import services as humaneval_services
 from humaneval.models import ItemRole, Study
 from modeleval import services as modeleval_services

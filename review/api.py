@@ -10,10 +10,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks.idempotency import idempotent
 from benchmarks.models import Benchmark, ContextChange, Item
-from benchmarks.permissions import IsAdmin, IsReviewer
 from config.api import error
+from core.idempotency import idempotent
+from core.permissions import IsAdmin, IsReviewer
 
 from . import consensus, dedup, polish, services
 from .models import DedupRun

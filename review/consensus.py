@@ -4,9 +4,9 @@ adjudicates them. Agreement is reported per question type and per benchmark."""
 
 from django.db import transaction
 
-from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
+from core.errors import Conflict, DomainError, Forbidden, NotFound
 
 from . import agreement
 from .models import IndependentAnswer

@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark, ContextChange, Item
+from core.errors import DomainError, NotFound
 from scoring.sbert import load_encoder
 
 from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding

@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item
-from benchmarks.status import StatusTransitions
+from core.status import StatusTransitions
 
 
 class ChangeRevision(models.Model):

@@ -5,8 +5,8 @@ as a new revision, which a reviewer accepts or reverts. Batches run as tasks on 
 from django.db import transaction
 from django.db.models import Max, Q
 
-from benchmarks.errors import DomainError, NotFound
 from benchmarks.models import Benchmark, ContextChange
+from core.errors import DomainError, NotFound
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec
 

@@ -7,9 +7,9 @@ import difflib
 from django.db import transaction
 from django.db.models import F
 
-from benchmarks.errors import Conflict, DomainError, Forbidden, NotFound
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
+from core.errors import Conflict, DomainError, Forbidden, NotFound
 
 from .dedup import texts_arrived
 from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision

@@ -3,8 +3,8 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from benchmarks import roles
 from benchmarks.models import Benchmark, ContextChange, Item, Scene, SceneObject
+from core import roles
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -5,10 +5,10 @@ from django.utils import timezone
 from annotation import services as annotation_services
 from annotation.guidelines import render_guidelines
 from annotation.models import Assignment, Campaign, CrowdWorker
-from benchmarks import roles
-from benchmarks.errors import DomainError
-from benchmarks.viewer import cached_scene_viewer_data
+from benchmarks.material.viewer import cached_scene_viewer_data
 from config.throttle import crowd_entry_limited
+from core import roles
+from core.errors import DomainError
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url

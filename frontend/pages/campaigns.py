@@ -6,10 +6,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import services as annotation_services
 from annotation.models import Campaign, default_question_types
-from benchmarks import roles
-from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, ChangeType
-from benchmarks.validation import whole_number
+from core import roles
+from core.errors import DomainError
+from core.validation import whole_number
 
 from ..access import role_required
 from .home import crowd_links

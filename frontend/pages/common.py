@@ -5,10 +5,10 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
-from benchmarks.errors import DomainError
+from core.errors import DomainError
 
 # Crowd workers have no password: they are logged in by their platform link.
-BACKEND = "benchmarks.auth.CachedModelBackend"
+BACKEND = "core.auth.CachedModelBackend"
 
 
 def carries_platform_ids(params) -> bool:

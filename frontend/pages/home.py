@@ -7,8 +7,8 @@ from django.shortcuts import render
 
 from annotation import services as annotation_services
 from annotation.models import Assignment, Campaign, CrowdWorker
-from benchmarks import roles
 from benchmarks.models import Benchmark, ContextChange, Item, Release
+from core import roles
 from humaneval.models import EvalSession, Study
 from modeleval.models import Run
 from review import services as review_services

@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import services as annotation_services
-from benchmarks import roles
-from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark, Item
 from config.throttle import crowd_entry_limited
+from core import roles
+from core.errors import DomainError
 from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, ItemRole, SessionItem, Study
 from results import services as results_services

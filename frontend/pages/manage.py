@@ -9,11 +9,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Campaign
-from benchmarks import roles
 from benchmarks import services as benchmark_services
-from benchmarks.errors import DomainError
-from benchmarks.idempotency import new_form_key, once_per_form
 from benchmarks.models import AssetRole, Benchmark, Item, Release
+from core import roles
+from core.errors import DomainError
+from core.idempotency import new_form_key, once_per_form
 from humaneval import services as humaneval_services
 from humaneval.models import Study
 from modeleval import services as modeleval_services

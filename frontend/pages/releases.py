@@ -2,9 +2,9 @@
 
 from django.shortcuts import get_object_or_404, render
 
-from benchmarks import roles
 from benchmarks import services as benchmark_services
 from benchmarks.models import Release
+from core import roles
 
 from ..access import role_required
 

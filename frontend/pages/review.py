@@ -1,10 +1,10 @@
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from benchmarks import roles
-from benchmarks.errors import DomainError
+from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark, ContextChange, Item
-from benchmarks.viewer import scene_viewer_data
+from core import roles
+from core.errors import DomainError
 from modeleval.models import ModelSpec
 from review import consensus as review_consensus
 from review import dedup as review_dedup

@@ -6,9 +6,9 @@ import math
 
 from django.shortcuts import get_object_or_404, render
 
-from benchmarks import roles
+from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import AssetRole, Scene
-from benchmarks.viewer import scene_viewer_data
+from core import roles
 
 from ..access import role_required
 

@@ -3,7 +3,7 @@ never rendered as a link, whatever got it into the database)."""
 
 from django import template
 
-from benchmarks.validation import is_http_url
+from core.validation import is_http_url
 
 register = template.Library()
 

@@ -28,7 +28,7 @@ SETUP = """
 import json
 from django.contrib.auth import get_user_model
 from annotation import services as annotation_services
-from benchmarks import roles
+from core import roles
 from benchmarks.models import Benchmark, ContextChange, Item
 from humaneval import services
 

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300
 
 # Two raw changes by two annotators on the demo scene; printed as "first_id second_id".
 MAKE_CHANGES = """
-from benchmarks import roles
+from core import roles
 from benchmarks.models import ContextChange, Scene
 from django.contrib.auth import get_user_model
 scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()

@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import services
-from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark
+from core.errors import DomainError
 
 FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
               "parquet": "items.parquet", "card": "card.json"}

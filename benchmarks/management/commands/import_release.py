@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import services
-from benchmarks.errors import DomainError
+from core.errors import DomainError
 
 
 class Command(BaseCommand):

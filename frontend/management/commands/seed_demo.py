@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks import roles
 from benchmarks.demo import build_demo_benchmark
+from core import roles
 from frontend import demo_seed
 from modeleval import services as modeleval_services
 

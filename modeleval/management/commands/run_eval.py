@@ -6,8 +6,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.errors import DomainError
 from benchmarks.models import Benchmark
+from core.errors import DomainError
 from modeleval import services
 from modeleval.models import ModelSpec, Run
 from scoring.predfiles import PredictionFileError

@@ -1,0 +1,56 @@
+"""What the scene viewer needs, as plain data for templates and the API."""
+
+from django.core.cache import cache
+
+from benchmarks.models import AssetRole, Scene
+from benchmarks.services import scene_asset
+
+
+def _asset_url(scene: Scene, role: str) -> str | None:
+    asset = scene_asset(scene, role)
+    return asset.file.url if asset else None
+
+
+def _object_box(obj) -> dict:
+    return {
+        "instance_id": obj.instance_id,
+        "label": obj.label,
+        "center": [obj.center_x, obj.center_y, obj.center_z],
+        "size": [obj.size_x, obj.size_y, obj.size_z],
+        "yaw": obj.yaw,
+    }
+
+
+def scene_viewer_data(scene: Scene) -> dict:
+    """URLs of the point cloud and both top-view maps, the plain map's data for hover, world frames
+    (texts, and the latest as anchor + side for the compass) and the scene's objects with their
+    boxes; a missing asset gives None for its URL (and for the map)."""
+    plain = scene_asset(scene, AssetRole.TOPVIEW_PLAIN)
+    frame = scene.world_frames.select_related("anchor").order_by("-id").first()
+    return {
+        "scene_id": scene.pk,
+        "external_id": scene.external_id,
+        "caption": scene.caption,
+        "points_url": _asset_url(scene, AssetRole.VIEWER_POINTS),
+        "topview_plain_url": plain.file.url if plain else None,
+        "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
+        "map": plain.meta if plain else None,
+        "world_frames": list(scene.world_frames.order_by("id").values_list("text", flat=True)),
+        "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
+        "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
+    }
+
+
+# A crowd opens the same scenes again and again while a scene's files and objects rarely change:
+# cache for minutes (well inside the hour a signed storage URL lives).
+VIEWER_CACHE_S = 300
+
+
+def cached_scene_viewer_data(scene: Scene) -> dict:
+    """scene_viewer_data, at most VIEWER_CACHE_S old."""
+    key = f"viewer:{scene.pk}:{scene.created_at.timestamp()}"  # ids are reused after a database reset
+    data = cache.get(key)
+    if data is None:
+        data = scene_viewer_data(scene)
+        cache.set(key, data, VIEWER_CACHE_S)
+    return data

@@ -1,0 +1,143 @@
+"""seed_demo builds a finished benchmark per family (items, review history, a human study, three model runs,
+a release) through the importers and services, keeps the sandbox and the demo accounts, and writes nothing
+new the second time."""
+
+import io
+import statistics
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from annotation.models import Assignment, Campaign
+from benchmarks.models import Benchmark, ContextChange, Item, Release
+from core import roles
+from humaneval.models import EvalSession, Response, Study
+from modeleval.models import ModelSpec, Run
+from results.services import benchmark_results
+from review import services as review_services
+from review.models import ChangeRevision, ItemRevision, ReviewDecision
+from scoring.tables import family_record
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FINISHED = {
+    "hypo3d-finished": "hypo3d",
+    "3dsrbench-demo": "3dsrbench",
+    "causalspatial-demo": "causalspatial",
+    "spatial457-demo": "spatial457",
+    "m3verse-demo": "m3verse",
+}
+APPS = ("auth", "benchmarks", "annotation", "review", "humaneval", "modeleval")
+
+
+def row_counts() -> dict[str, int]:
+    return {
+        model._meta.label: model.objects.count()
+        for model in apps.get_models()
+        if model._meta.app_label in APPS
+    }
+
+
+def seed() -> str:
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def check_benchmark(benchmark: Benchmark) -> None:
+    family = benchmark.family
+    approved = benchmark.items.filter(status=Item.Status.APPROVED)
+    assert 10 <= approved.count() <= 35, benchmark.slug
+
+    study = Study.objects.get(benchmark=benchmark)
+    sessions = study.sessions.filter(status=EvalSession.Status.FINISHED)
+    assert sessions.count() >= 3 and not study.is_open
+    answered = Response.objects.filter(session__study=study).exclude(answered_at=None)
+    assert answered.count() >= 3 * approved.count() - 1
+    # timed by the server's clock at a human pace, not in the milliseconds seeding takes
+    assert statistics.median(r.latency_ms for r in answered) > 3000
+
+    runs = Run.objects.filter(benchmark=benchmark, status=Run.Status.FINISHED).select_related("model")
+    assert sorted(run.model.adapter for run in runs) == sorted(
+        [
+            ModelSpec.Adapter.RANDOM_BASELINE,
+            ModelSpec.Adapter.RANDOM_PLUS_PLUS,
+            ModelSpec.Adapter.RECORDED_OUTPUTS,
+        ]
+    )
+    assert all(run.predictions.exists() and run.scores for run in runs)
+
+    release = Release.objects.get(benchmark=benchmark)
+    assert release.status == Release.Status.READY
+    assert set(release.items.values_list("pk", flat=True)) == set(approved.values_list("pk", flat=True))
+
+    results = benchmark_results(benchmark)
+    kinds = [row["kind"] for row in results["rows"]]
+    expected = {"human", "model"} | (set() if family == "hypo3d" else {"chance"})
+    assert set(kinds) == expected and kinds.count("human") == 1 and kinds.count("model") == 3
+    primary = family_record(family).primary_metric
+    for row in results["rows"]:
+        assert row["n"] and row["result"]["overall"][primary] is not None, (benchmark.slug, row["name"])
+    human = next(row for row in results["rows"] if row["kind"] == "human")
+    recorded = next(row for row in results["rows"] if "Demo VLM" in row["name"])
+    assert human["result"]["overall"][primary] > recorded["result"]["overall"][primary]
+    # a readable radar chart: at least three spokes, a value on each for the human row
+    assert len(results["radar"]["axes"]) >= 3
+    assert all(
+        v is not None for v in next(s for s in results["radar"]["series"] if s["kind"] == "human")["values"]
+    )
+
+
+def check_review_history() -> None:
+    hypo3d = Benchmark.objects.get(slug="hypo3d-finished")
+    campaign = Campaign.objects.get(benchmark=hypo3d)
+    statuses = list(campaign.assignments.values_list("status", flat=True))
+    assert statuses.count(Assignment.Status.SUBMITTED) == 4 and statuses.count(Assignment.Status.LEASED) == 1
+    leased = campaign.assignments.get(status=Assignment.Status.LEASED)
+    assert leased.draft.text  # autosaved, not yet submitted
+    changes = ContextChange.objects.filter(provenance__campaign=campaign.pk)
+    assert sorted(changes.values_list("status", flat=True)) == [
+        "approved",
+        "approved",
+        "rejected",
+        "submitted",
+    ]
+    assert ChangeRevision.objects.filter(change__in=changes).exists()
+    assert ReviewDecision.objects.filter(change__in=changes, action="reject").exists()
+    queued = review_services.review_queue(demo_account("reviewer"))
+    assert queued.filter(scene__benchmark=hypo3d).count() == 1
+    asked = Item.objects.filter(change__in=changes, status=Item.Status.APPROVED)
+    assert asked.count() == 3
+    for slug in FINISHED:
+        assert ItemRevision.objects.filter(item__benchmark__slug=slug).exists(), slug
+    assert Item.objects.filter(benchmark__slug="3dsrbench-demo", status=Item.Status.REJECTED).count() == 1
+
+
+def demo_account(username: str):
+    return get_user_model().objects.get(username=username)
+
+
+def test_seed_demo_builds_five_finished_benchmarks_and_a_second_run_writes_nothing():
+    printed = seed()
+
+    for slug, family in FINISHED.items():
+        benchmark = Benchmark.objects.get(slug=slug)
+        assert benchmark.family == family
+        check_benchmark(benchmark)
+        assert f"/benchmarks/{slug}/results/" in printed
+    check_review_history()
+
+    # the sandbox the tour and the browser tests walk through is as it was: rooms and an untouched campaign
+    sandbox = Benchmark.objects.get(slug="hypo3d-demo")
+    assert sandbox.scenes.count() == 3 and not sandbox.items.exists()
+    first_campaign = Campaign.objects.order_by("pk").first()
+    assert first_campaign.benchmark == sandbox and not first_campaign.assignments.exists()
+    assert not Study.objects.filter(benchmark=sandbox).exists() and not sandbox.releases.exists()
+    for role in roles.ROLES:
+        assert demo_account(role).check_password("hypolab-demo"), role
+
+    counts = row_counts()
+    seed()
+    assert row_counts() == counts

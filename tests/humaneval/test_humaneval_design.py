@@ -1,0 +1,640 @@
+"""Issue 7: study design (stratified sample with a seed, familiarisation, attention checks,
+participants per item, going back), eligibility, timed answers, shuffled choices, results."""
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import services as annotation_services
+from core import roles
+from core.errors import DomainError, Forbidden
+from humaneval import services
+from humaneval.models import EvalSession, Response, SessionItem, Study, StudyItem
+from modeleval.models import ModelSpec, Prediction, Run
+from scoring.tables import paper_table
+from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGE_TYPES = ("movement", "removal", "attribute")
+
+
+def hypo3d_pool(per_type=4):
+    """Approved open items: `per_type` of each change type, answers 'answer-<pk>'."""
+    bench = BenchmarkFactory()
+    items = [
+        ItemFactory(change__scene__benchmark=bench, tags={"change_type": change_type})
+        for change_type in CHANGE_TYPES
+        for _ in range(per_type)
+    ]
+    for item in items:
+        item.answers = [f"answer{item.pk}"]
+        item.save(update_fields=["answers"])
+    return bench, items
+
+
+def m3verse_items(n=2):
+    bench = BenchmarkFactory(family="m3verse")
+    scene = SceneFactory(benchmark=bench)
+    return bench, [
+        ItemFactory(
+            change=None,
+            scene=scene,
+            benchmark=bench,
+            answer_format="single",
+            question=f"Which object changed colour? ({i})",
+            choices=["the lamp", "the sofa", "the plant", "No correct option is listed."],
+            answers=["C"],
+            tags={"state_type": "inter-states", "capabilities": ["attribute recognition"]},
+        )
+        for i in range(n)
+    ]
+
+
+def enter(client, study, pid):
+    client.logout()
+    return client.get(
+        f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"}
+    )
+
+
+def current(client, session):
+    return client.get(f"/api/v1/sessions/{session.pk}/current/")
+
+
+def answer(client, session, item_id, text, **extra):
+    return client.post(
+        f"/api/v1/sessions/{session.pk}/answer/",
+        {"item": item_id, "answer": text, **extra},
+        content_type="application/json",
+    )
+
+
+def shown_letter(state_item, text):
+    return "ABCDEFGH"[state_item["choices"].index(text)]
+
+
+# --- study design --------------------------------------------------------------------------------
+
+
+def test_stratified_sample_has_the_asked_counts_and_is_reproducible_from_its_seed():
+    bench, items = hypo3d_pool(per_type=5)
+    ids = [i.pk for i in items]
+    first = services.create_study(bench, "A", ids, None, stratify_by="change_type", per_stratum=2, seed=7)
+    again = services.create_study(bench, "B", ids, None, stratify_by="change_type", per_stratum=2, seed=7)
+    other = services.create_study(bench, "C", ids, None, stratify_by="change_type", per_stratum=2, seed=8)
+
+    def sample(study):
+        return list(StudyItem.objects.filter(study=study).values_list("item_id", "stratum"))
+
+    assert services.study_design(first)["strata"] == {t: 2 for t in CHANGE_TYPES}
+    assert first.sample_seed == 7 and sample(first) == sample(again)
+    assert sorted(services.stratified_sample([(i.pk, i.tags["change_type"]) for i in items], 2, 8)) == sorted(
+        sample(other)
+    )
+
+
+def test_a_study_without_a_seed_records_the_one_it_drew():
+    bench, items = hypo3d_pool(per_type=2)
+    study = services.create_study(
+        bench, "A", [i.pk for i in items], None, stratify_by="change_type", per_stratum=1
+    )
+    again = services.create_study(
+        bench,
+        "B",
+        [i.pk for i in items],
+        None,
+        stratify_by="change_type",
+        per_stratum=1,
+        seed=study.sample_seed,
+    )
+    assert list(again.items.order_by("pk")) == list(study.items.order_by("pk"))
+
+
+def test_asking_more_than_a_stratum_holds_is_refused_naming_the_field(client):
+    bench, items = hypo3d_pool(per_type=2)
+    client.force_login(UserFactory(role=roles.ADMIN))
+    response = client.post(
+        "/api/v1/studies/",
+        {
+            "benchmark": bench.slug,
+            "name": "S",
+            "items": [i.pk for i in items],
+            "stratify_by": "change_type",
+            "per_stratum": 5,
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "has only 2 items" in response.json()["per_stratum"][0]
+    assert not Study.objects.exists()
+
+
+def test_familiarisation_items_come_from_outside_the_sample_and_attention_checks_are_named():
+    bench, items = hypo3d_pool(per_type=3)
+    attention = items[-1]
+    study = services.create_study(
+        bench,
+        "S",
+        [i.pk for i in items[:4]] + [attention.pk],
+        None,
+        familiarisation_count=3,
+        attention_ids=[attention.pk],
+        seed=1,
+    )
+    roles_of = dict(StudyItem.objects.filter(study=study).values_list("item_id", "role"))
+    familiar = {pk for pk, role in roles_of.items() if role == "familiarisation"}
+    assert len(familiar) == 3 and not familiar & {i.pk for i in items[:4]}
+    assert roles_of[attention.pk] == "attention"
+    with pytest.raises(DomainError) as error:
+        services.create_study(bench, "T", [i.pk for i in items], None, familiarisation_count=1)
+    assert error.value.field == "familiarisation_count"
+
+
+# --- eligibility ---------------------------------------------------------------------------------
+
+
+def test_an_annotator_of_a_sampled_item_is_refused_and_of_an_unsampled_one_is_not():
+    bench, items = hypo3d_pool(per_type=3)
+    study = services.create_study(
+        bench, "S", [i.pk for i in items], None, stratify_by="change_type", per_stratum=1, seed=3
+    )
+    sampled = set(study.items.values_list("pk", flat=True))
+    inside = next(i for i in items if i.pk in sampled).change.author
+    outside = next(i for i in items if i.pk not in sampled).change.author
+    with pytest.raises(Forbidden, match="helped write or review"):
+        services.start_session(study, inside)
+    assert services.start_session(study, outside).participant == outside
+
+
+def test_a_crowd_annotator_entering_through_the_study_link_is_refused_a_newcomer_is_not(client):
+    # Only an account the link itself creates skips the contamination check.
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    link = {"PROLIFIC_PID": "AUTHOR", "STUDY_ID": "S", "SESSION_ID": "X"}
+    author, created = annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)
+    assert created and not annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)[1]
+    change = study.items.first().change
+    change.author = author
+    change.save()
+    refused = enter(client, study, "AUTHOR")
+    assert refused.status_code == 403 and b"helped write or review" in refused.content
+    assert not EvalSession.objects.exists()
+    assert enter(client, study, "NEWCOMER").status_code == 302
+    assert EvalSession.objects.get().participant.username == "prolific-NEWCOMER"
+
+
+def test_a_study_with_enough_participants_per_item_refuses_the_next_one(client):
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None, participants_per_item=1)
+    assert enter(client, study, "P1").status_code == 302
+    response = enter(client, study, "P2")
+    assert response.status_code == 403 and b"all the participants it needs" in response.content
+    assert EvalSession.objects.count() == 1
+
+
+def test_sessions_of_a_few_items_go_to_the_least_filled_items_first():
+    bench, items = hypo3d_pool(per_type=2)  # 6 items
+    study = services.create_study(
+        bench, "S", [i.pk for i in items], None, participants_per_item=1, items_per_session=3, seed=5
+    )
+    planned = [
+        set(services.start_session(study, UserFactory()).plan.values_list("item_id", flat=True))
+        for _ in range(2)
+    ]
+    assert len(planned[0]) == 3 and not planned[0] & planned[1]
+    with pytest.raises(Forbidden):
+        services.start_session(study, UserFactory())
+
+
+# --- timed sessions ------------------------------------------------------------------------------
+
+
+def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_claims(client):
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None, 30, 600)
+    enter(client, study, "LATE")
+    session = EvalSession.objects.get()
+    item = current(client, session).json()["item"]
+    Response.objects.filter(session=session).update(deadline=timezone.now() - timedelta(seconds=2))
+    late = answer(
+        client,
+        session,
+        item["id"],
+        f"answer{item['id']}",
+        client_latency_ms=900,
+        answered_at=timezone.now().isoformat(),
+        timed_out=False,
+    )
+    assert late.status_code == 400
+    stored = Response.objects.get(session=session, item_id=item["id"])
+    assert stored.timed_out and stored.answered_at is None and stored.answer_text == ""
+
+
+def test_latency_comes_from_the_server_clock_and_the_client_measure_is_kept_apart(client):
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    enter(client, study, "FAST")
+    session = EvalSession.objects.get()
+    item = current(client, session).json()["item"]
+    Response.objects.filter(session=session).update(shown_at=timezone.now() - timedelta(seconds=4))
+    answer(client, session, item["id"], "x", client_latency_ms=10, focus_losses=2)
+    stored = Response.objects.get(session=session, item_id=item["id"])
+    assert stored.latency_ms >= 4000 and stored.client_latency_ms == 10 and stored.focus_losses == 2
+
+
+def test_familiarisation_gives_feedback_only_after_the_answer_and_is_not_scored(client):
+    bench, items = hypo3d_pool(per_type=2)
+    study = services.create_study(
+        bench, "S", [i.pk for i in items[:3]], None, familiarisation_count=2, seed=2
+    )
+    enter(client, study, "NEW")
+    session = EvalSession.objects.get()
+    state = current(client, session).json()
+    practice = state["item"]
+    assert practice["practice"] and state["feedback"] is None
+    assert f"answer{practice['id']}" not in json.dumps(state)
+    after = answer(client, session, practice["id"], "wrong guess").json()
+    assert after["feedback"] == {
+        "item": practice["id"],
+        "correct": False,
+        "answer": f"answer{practice['id']}",
+    }
+    assert (
+        after["item"] is None and Response.objects.filter(session=session).count() == 1
+    )  # next clock not started
+    second = current(client, session).json()["item"]
+    answer(client, session, second["id"], f"answer{second['id']}")
+    scored = current(client, session).json()["item"]
+    assert not scored["practice"]
+    for _ in range(3):
+        state = answer(client, session, scored["id"], f"answer{scored['id']}").json()
+        scored = state["item"]
+        if scored is None:
+            break
+    result = services.study_results(study)
+    assert result["n_items"] == 3 and result["overall"]["EM"] == 100.0
+
+
+def test_failing_attention_checks_excludes_the_participant_and_says_why(client):
+    bench, items = hypo3d_pool(per_type=1)
+    attention = items[0]
+    study = services.create_study(
+        bench, "S", [i.pk for i in items], None, attention_ids=[attention.pk], seed=4
+    )
+    for pid, attentive in (("GOOD", True), ("BAD", False)):
+        enter(client, study, pid)
+        session = EvalSession.objects.get(participant__username=f"prolific-{pid}")
+        item = current(client, session).json()["item"]
+        while item:
+            right = f"answer{item['id']}"
+            text = right if attentive or item["id"] != attention.pk else "no idea"
+            item = answer(client, session, item["id"], text).json()["item"]
+    result = services.study_results(study)
+    bad = EvalSession.objects.get(participant__username="prolific-BAD")
+    assert result["exclusions"] == [
+        {"session": bad.pk, "reason": "failed 1 of 1 attention checks (0 allowed)"}
+    ]
+    assert result["n_participants"] == 1 and result["n_items"] == 2 and result["overall"]["EM"] == 100.0
+    assert result["agreement"] == {"pairwise_percent": None, "n_items": 0}
+
+
+# --- choices, 'Not sure', going back -------------------------------------------------------------
+
+
+def test_choices_are_shuffled_per_participant_and_graded_in_canonical_letters(client):
+    bench, items = m3verse_items(n=2)
+    study = services.create_study(bench, "S", [i.pk for i in items], None, seed=11)
+    orders = set()
+    for n in range(6):
+        enter(client, study, f"P{n}")
+        session = EvalSession.objects.get(participant__username=f"prolific-P{n}")
+        state = current(client, session).json()
+        orders.add(tuple(state["item"]["choices"]))
+        while state["item"]:
+            state = answer(
+                client, session, state["item"]["id"], shown_letter(state["item"], "the plant")
+            ).json()
+        if n == 2:
+            break
+    assert len(orders) > 1
+    result = services.study_results(study)
+    assert result["overall"]["score"] == 100.0
+    assert result["agreement"] == {"pairwise_percent": 100.0, "n_items": 2}
+    assert result["median_seconds_per_item"] is not None
+
+
+def test_not_sure_is_offered_stored_and_scored_wrong(client):
+    bench, items = m3verse_items(n=1)
+    study = services.create_study(bench, "S", [items[0].pk], None, offer_not_sure=True)
+    enter(client, study, "UNSURE")
+    session = EvalSession.objects.get()
+    item = current(client, session).json()["item"]
+    assert item["not_sure_option"] and "Not sure" not in item["choices"]
+    assert answer(client, session, item["id"], "Not sure").status_code == 201
+    result = services.study_results(study)
+    assert result["n_not_sure"] == 1 and result["overall"]["score"] == 0.0
+
+
+def test_a_letter_outside_the_shown_options_is_refused_naming_the_answer(client):
+    bench, items = m3verse_items(n=1)
+    study = services.create_study(bench, "S", [items[0].pk], None)
+    enter(client, study, "TYPO")
+    session = EvalSession.objects.get()
+    item = current(client, session).json()["item"]
+    for bad in ("F", "A, B", "Not sure"):
+        response = answer(client, session, item["id"], bad)
+        assert response.status_code == 400 and "answer" in response.json()
+    assert Response.objects.get().answered_at is None
+
+
+def test_going_back_changes_an_answer_only_when_the_study_allows_it(client):
+    bench, items = hypo3d_pool(per_type=1)
+    strict = services.create_study(bench, "Strict", [i.pk for i in items], None)
+    lenient = services.create_study(bench, "Lenient", [i.pk for i in items], None, allow_going_back=True)
+    for study, expected in ((strict, 409), (lenient, 201)):
+        enter(client, study, f"BACK-{study.pk}")
+        session = EvalSession.objects.get(study=study)
+        first = current(client, session).json()["item"]["id"]
+        state = answer(client, session, first, "first thought").json()
+        assert state["answered"] == ([{"id": first, "number": 1}] if study.allow_going_back else [])
+        assert answer(client, session, first, "second thought").status_code == expected
+    assert (
+        client.get(f"/api/v1/sessions/{session.pk}/items/{first}/").json()["your_answer"] == "second thought"
+    )
+    assert Response.objects.get(session__study=lenient, item_id=first).revised_at is not None
+
+
+# --- gold never reaches the page -----------------------------------------------------------------
+
+
+def test_no_page_or_session_response_contains_a_gold_answer_before_it_is_stored(client):
+    bench, items = hypo3d_pool(per_type=1)
+    gold = {i.pk: f"answer{i.pk}" for i in items}
+    study = services.create_study(bench, "S", list(gold), None, allow_going_back=True)
+    page = enter(client, study, "SPY")
+    session = EvalSession.objects.get()
+    bodies = [client.get(page["Location"]).content.decode()]
+    state = current(client, session).json()
+    answered = []
+    while state["item"]:
+        item_id = state["item"]["id"]
+        bodies.append(json.dumps(state))
+        assert "answers" not in state["item"]
+        for earlier in answered:
+            bodies.append(json.dumps(client.get(f"/api/v1/sessions/{session.pk}/items/{earlier}/").json()))
+        unanswered = set(gold) - set(answered)
+        assert not any(gold[pk] in body for body in bodies for pk in unanswered)
+        state = answer(client, session, item_id, "a guess").json()
+        answered.append(item_id)
+        bodies = [json.dumps(state)]
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+def test_results_page_shows_the_human_row_beside_the_model_in_the_paper_layout_and_exports_csv(client):
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "Baseline", [i.pk for i in items], None)
+    enter(client, study, "H1")
+    session = EvalSession.objects.get()
+    item = current(client, session).json()["item"]
+    while item:
+        item = answer(client, session, item["id"], f"answer{item['id']}").json()["item"]
+    run = Run.objects.create(
+        model=ModelSpec.objects.create(name="Guess", adapter="random"),
+        benchmark=bench,
+        status="finished",
+        total=len(items),
+    )
+    Prediction.objects.bulk_create(Prediction(run=run, item=i, output="window") for i in items)
+    client.force_login(UserFactory(role=roles.ADMIN))
+    page = client.get(f"/studies/{study.pk}/results/").content.decode()
+    assert 'class="human-row"' in page and 'class="model-row"' in page
+    for change_type in CHANGE_TYPES:
+        assert f'<th colspan="2">{change_type}</th>' in page
+    assert "100.0" in page
+    lines = list(csv.reader(io.StringIO(client.get(f"/studies/{study.pk}/results.csv").content.decode())))
+    assert lines[0] == services.CSV_HEADER and len(lines) == 1 + len(items)
+    correct = lines[0].index("correct")
+    assert {line[correct] for line in lines[1:]} == {"True"}
+
+
+def test_the_design_form_creates_a_study_and_shows_errors_by_field(client):
+    bench, items = hypo3d_pool(per_type=2)
+    client.force_login(UserFactory(role=roles.ADMIN))
+    url = f"/manage/{bench.slug}/studies/design/"
+    assert client.get(url).status_code == 200
+    bad = client.post(
+        url,
+        {"name": "Strat", "items": [i.pk for i in items], "stratify_by": "change_type", "per_stratum": "9"},
+    )
+    assert bad.status_code == 400 and b"per_stratum" in bad.content and not Study.objects.exists()
+    good = client.post(
+        url,
+        {
+            "name": "Strat",
+            "items": [i.pk for i in items],
+            "stratify_by": "change_type",
+            "per_stratum": "1",
+            "seed": "42",
+            "participants_per_item": "2",
+            "shuffle_choices": "on",
+        },
+    )
+    study = Study.objects.get()
+    assert good.status_code == 302 and study.sample_seed == 42 and study.items.count() == 3
+    assert study.participants_per_item == 2 and study.shuffle_choices and not study.allow_going_back
+
+
+def test_an_invited_evaluator_starts_from_the_study_page(client):
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    client.force_login(UserFactory(role=roles.EVALUATOR))
+    response = client.get(f"/eval/studies/{study.pk}/start/")
+    assert response.status_code == 302 and SessionItem.objects.filter(session__study=study).count() == 3
+
+
+def single_choice_items(family, specs):
+    bench = BenchmarkFactory(family=family)
+    scene = SceneFactory(benchmark=bench)
+    return bench, [
+        ItemFactory(
+            change=None,
+            scene=scene,
+            benchmark=bench,
+            answer_format="single",
+            external_id=external_id,
+            question=f"Question {external_id}",
+            choices=choices,
+            answers=[gold],
+            tags=tags,
+        )
+        for external_id, choices, gold, tags in specs
+    ]
+
+
+def answer_all_by_text(client, session, texts):
+    state = current(client, session).json()
+    while state["item"]:
+        item = state["item"]
+        state = answer(client, session, item["id"], shown_letter(item, texts[item["question"]])).json()
+
+
+def test_3dsrbench_rotations_of_a_question_are_one_circular_group_per_participant(client):
+    tags = {"category": "height_higher"}
+    bench, items = single_choice_items(
+        "3dsrbench",
+        [
+            ("VIN6MS3J", ["higher", "lower"], "A", tags),
+            ("VIN6MS3J-1", ["lower", "higher"], "B", tags),
+        ],
+    )
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    enter(client, study, "CIRC")
+    session = EvalSession.objects.get()
+    # Right on the first rotation, wrong on the second: vanilla 50, circular 0.
+    answer_all_by_text(client, session, {"Question VIN6MS3J": "higher", "Question VIN6MS3J-1": "lower"})
+    result = services.study_results(study)
+    assert result["overall"]["vanilla"] == 50.0 and result["overall"]["circular"] == 0.0
+    assert "category=height" in result["by"]
+
+
+def test_causalspatial_native_not_sure_option_counts_in_the_not_sure_rate(client):
+    tags = {"level": "L1", "task": "collision"}
+    bench, items = single_choice_items(
+        "causalspatial",
+        [
+            ("Collision_Level_1_0", ["Yes", "No", "Not sure"], "A", tags),
+            ("Collision_Level_1_1", ["Yes", "No", "Not sure"], "B", tags),
+        ],
+    )
+    study = services.create_study(bench, "S", [i.pk for i in items], None, offer_not_sure=True)
+    enter(client, study, "NS")
+    session = EvalSession.objects.get()
+    assert not current(client, session).json()["item"]["not_sure_option"]  # the item has its own
+    answer_all_by_text(
+        client, session, {"Question Collision_Level_1_0": "Yes", "Question Collision_Level_1_1": "Not sure"}
+    )
+    result = services.study_results(study)
+    assert result["overall"] == {"accuracy": 50.0, "not_sure_rate": 50.0}, result
+    table = paper_table("causalspatial", [("Human", "human", result)])
+    assert table["columns"] == ["Overall", "L1+collision"]
+    assert [[v["value"] for v in cell] for cell in table["rows"][0]["cells"]] == [[50.0, 50.0], [50.0, 50.0]]
+
+
+def test_spatial457_open_answers_are_read_like_a_models_without_format_errors(client):
+    bench = BenchmarkFactory(family="spatial457")
+    scene = SceneFactory(benchmark=bench)
+    items = [
+        ItemFactory(
+            change=None,
+            scene=scene,
+            benchmark=bench,
+            question=f"How many cars? ({n})",
+            answers=[gold],
+            tags={"level": level},
+        )
+        for n, (gold, level) in enumerate((("3", "L1_single"), ("yes", "L5_collision")))
+    ]
+    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    enter(client, study, "S457")
+    session = EvalSession.objects.get()
+    state = current(client, session).json()
+    while state["item"]:
+        state = answer(
+            client, session, state["item"]["id"], "three" if "(0)" in state["item"]["question"] else "Yes"
+        ).json()
+    result = services.study_results(study)
+    assert result["overall"] == {"accuracy": 100.0, "format_errors": 0}
+    assert set(result["by"]) == {"level=L1_single", "level=L5_collision"}
+
+
+def test_an_abandoned_session_gives_its_unanswered_places_back():
+    bench, items = hypo3d_pool(per_type=1)
+    study = services.create_study(bench, "S", [i.pk for i in items], None, participants_per_item=1)
+    quitter = services.start_session(study, UserFactory())
+    _, shown = services.current_item(quitter.pk, quitter.participant)
+    services.answer_item(quitter.pk, quitter.participant, shown.item_id, "a guess")
+    EvalSession.objects.filter(pk=quitter.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    newcomer = services.start_session(study, UserFactory())
+    planned = set(newcomer.plan.values_list("item_id", flat=True))
+    assert planned == {i.pk for i in items} - {shown.item_id}
+
+
+# --- protocol variants (circular orders, flipped images) and consensus answerers -----------------
+
+
+def _photo() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (6, 3), (0, 0, 255)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_circular_and_flip_variants_are_spread_over_participants_and_scored_with_suffix_ids():
+    from benchmarks.models import Asset
+    from benchmarks.services import store_asset
+    from humaneval.api import item_view
+
+    tags = {"category": "orientation_on_the_left", "flip": "swap"}
+    bench, (item,) = single_choice_items("3dsrbench", [("Q1", ["left", "right"], "A", tags)])
+    photo = store_asset(item.scene, "image", "photo.png", _photo(), {"overlays": [
+        {"type": "box", "x": 0, "y": 0, "width": 2, "height": 1}]})
+    study = services.create_study(bench, "S", [item.pk], None, participants_per_item=4, seed=5,
+                                  circular_variants=True, flip_images=True)
+    assert services.study_design(study)["circular_variants"] and study.flip_images
+    twin = Asset.objects.get(role="image_flipped")
+    assert twin.meta["flipped_from"] == photo.pk and twin.meta["overlays"][0]["x"] == 4
+
+    shown = {}
+    for _ in range(4):
+        participant = UserFactory()
+        session = services.start_session(study, participant)
+        _, response = services.current_item(session.pk, participant)
+        entry = services.plan_entry(session, item.pk)
+        view = item_view(session, entry, response)
+        mirrored = entry.variant.startswith("flip")
+        assert view["images"][0]["url"] == (twin if mirrored else photo).file.url
+        shown[entry.variant] = view["choices"]
+        # right on every variant but the mirrored rotated one, answered as if the image were not mirrored
+        text = "right" if mirrored and entry.variant != "flip-1" else "left"
+        services.answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
+        gold, prediction = services.scorer_rows(item.benchmark.family, entry, response, services._row_id(response))
+        assert gold["id"] == prediction["id"] == f"s{session.pk}/Q1" + (f"-{entry.variant}" if entry.variant else "")
+    assert set(shown) == {"", "1", "flip", "flip-1"}
+    assert shown["1"] == ["right", "left"] and shown["flip"] == ["left", "right"]
+    result = services.study_results(study)
+    assert result["overall"]["vanilla"] == 75.0 and "flip" in result["overall"]
+
+
+def test_the_design_form_and_api_accept_circular_variants_and_flipped_images(client):
+    bench, items = m3verse_items()
+    client.force_login(UserFactory(role=roles.ADMIN))
+    posted = client.post(f"/manage/{bench.slug}/studies/design/",
+                         {"name": "Form", "items": [i.pk for i in items], "circular_variants": "on"})
+    assert posted.status_code == 302
+    assert Study.objects.get(name="Form").circular_variants and not Study.objects.get(name="Form").flip_images
+    created = client.post("/api/v1/studies/", {"benchmark": bench.slug, "name": "Api", "items": [items[0].pk],
+                                               "flip_images": True}, content_type="application/json")
+    assert created.status_code == 201 and created.json()["design"]["flip_images"] is True
+
+
+def test_consensus_answerers_and_item_reviewers_of_a_sampled_item_are_refused():
+    from review.consensus import record_independent_answer
+    from review.models import ItemDecision
+
+    bench, items = m3verse_items(n=3)
+    study = services.create_study(bench, "S", [items[0].pk, items[1].pk], None)
+    answerer, reviewer, outsider = UserFactory(), UserFactory(), UserFactory()
+    record_independent_answer(items[0].pk, answerer, "C")
+    ItemDecision.objects.create(item=items[1], reviewer=reviewer, action="approve")
+    record_independent_answer(items[2].pk, outsider, "C")  # not in the study
+    for person in (answerer, reviewer):
+        with pytest.raises(Forbidden, match="consensus answerer"):
+            services.start_session(study, person)
+    assert services.start_session(study, outsider).participant == outsider

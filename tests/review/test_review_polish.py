@@ -1,0 +1,103 @@
+"""The optional grammar pass: an OpenAI-compatible server on loopback (served by the test) corrects
+approved changes through modeleval's adapter; each correction is a revision a reviewer accepts or
+reverts, and a repeated task polishes nothing twice."""
+
+import pytest
+
+from benchmarks.models import ContextChange
+from core import roles
+from modeleval.models import ModelSpec
+from review import polish
+from review.models import Polish
+from tests.chat_server import ChatServer
+from tests.factories import ChangeFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def server():
+    servers = []
+
+    def start(*contents):
+        servers.append(ChatServer(contents))
+        return servers[-1]
+
+    yield start
+    for running in servers:
+        running.close()
+
+
+def language_model(url) -> ModelSpec:
+    return ModelSpec.objects.create(name="polisher", adapter="openai_compatible",
+                                    config={"endpoint": url, "model": "tiny", "max_retries": 0})
+
+
+def test_polish_is_a_revision_that_a_reviewer_accepts_or_reverts(client, server, django_capture_on_commit_callbacks):
+    typo = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
+    scene = typo.scene
+    fine = ChangeFactory(scene=scene, status="approved", raw_text="The lamp is now on the desk.")
+    ChangeFactory(scene=scene, status="submitted", raw_text="A raw change nobody has approved yet.")
+    chat = server('"The chair has been moved to the window."', "The lamp is now on the desk.")
+    model = language_model(chat.url)
+    admin = UserFactory(role=roles.ADMIN)
+    client.force_login(admin)
+
+    assert 'id="polish-form"' in client.get("/review/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post("/api/v1/polish/", {"benchmark": scene.benchmark.slug, "model": str(model.pk)},
+                              content_type="application/json")
+    assert started.status_code == 202 and started.json() == {"queued": 2}
+    assert len(chat.prompts) == 2 and "the chair have been moved" in chat.prompts[0]
+    typo.refresh_from_db()
+    assert typo.raw_text == "the chair have been moved to the window"
+    assert typo.text == "The chair has been moved to the window." and typo.version == 2
+    applied = Polish.objects.get(change=typo)
+    assert applied.status == "applied" and applied.revision.number == 1 and applied.revision.author is None
+    assert Polish.objects.get(change=fine).status == "skipped" and not fine.revisions.exists()
+
+    # The same revisions are never polished twice: the task runs again and asks the model nothing.
+    assert polish.polish_changes([typo.pk, fine.pk], model.pk) == 0 and len(chat.prompts) == 2
+
+    page = client.get(f"/review/changes/{typo.pk}/").content.decode()
+    assert 'id="accept-polish"' in page and "the chair have been moved to the window" in page
+    history = client.get(f"/api/v1/changes/{typo.pk}/history/").json()
+    assert [e.get("author") for e in history if e["kind"] == "revision"] == ["model: polisher"]
+
+    reviewer = UserFactory(role=roles.REVIEWER)
+    client.force_login(reviewer)
+    stale = client.post(f"/api/v1/polishes/{applied.pk}/revert/", {"version": 1}, content_type="application/json")
+    assert stale.status_code == 409
+    reverted = client.post(f"/api/v1/polishes/{applied.pk}/revert/", {"version": 2}, content_type="application/json")
+    assert reverted.status_code == 200 and reverted.json()["status"] == "reverted"
+    typo.refresh_from_db()
+    assert typo.text == "the chair have been moved to the window" and typo.refined_text == ""
+    assert list(typo.revisions.values_list("number", "author")) == [(1, None), (2, reviewer.pk)]
+    assert polish.polish_changes([typo.pk], model.pk) == 0 and len(chat.prompts) == 2  # reverted text: not again
+    again = client.post(f"/api/v1/polishes/{applied.pk}/accept/", {"version": 3}, content_type="application/json")
+    assert again.status_code == 400 and "polish" in again.json()
+
+
+def test_a_reviewer_accepts_a_polish_and_bad_requests_are_400(client, server):
+    change = ChangeFactory(status="approved", raw_text="the sofa were removed from the room")
+    chat = server("The sofa was removed from the room.")
+    model = language_model(chat.url)
+    assert polish.polish_changes([change.pk], model.pk) == 1
+    applied = Polish.objects.get()
+    client.force_login(UserFactory(role=roles.REVIEWER))
+    accepted = client.post(f"/api/v1/polishes/{applied.pk}/accept/", {"version": 2}, content_type="application/json")
+    assert accepted.status_code == 200 and accepted.json()["change"]["refined_text"] == "The sofa was removed from the room."
+    assert ContextChange.objects.get(pk=change.pk).version == 2  # accepting changes no text
+
+    client.force_login(UserFactory(role=roles.ADMIN))
+    baseline = ModelSpec.objects.create(name="random", adapter="random")
+    for model_id in (str(baseline.pk), "x"):
+        refused = client.post("/api/v1/polish/", {"benchmark": change.scene.benchmark.slug, "model": model_id},
+                              content_type="application/json")
+        assert refused.status_code == 400 and "model" in refused.json()
+
+
+def test_an_implausible_correction_is_not_applied():
+    assert polish.cleaned("Sure! Here is the corrected text: The chair has been moved to the window, "
+                          "next to the shelf, as you asked me to do just now.", "the chair moved") is None
+    assert polish.cleaned('  "The chair moved."  ', "the chair moved") == "The chair moved."
