@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
-from config.api import error
+from core.api import error
 from core.errors import DomainError
 from core.permissions import IsAdmin
 from core.plain_views import page_endpoint

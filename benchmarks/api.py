@@ -9,7 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import error
+from core.api import error
 from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer

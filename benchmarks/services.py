@@ -260,7 +260,7 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
 
 def _send_release_formats(release_id: int) -> None:
     """Enqueue the other formats; with the broker down the release is marked failed (exporting the same
-    version again resumes it) and the caller answers 503 (config/api.py)."""
+    version again resumes it) and the caller answers 503 (core/api.py)."""
     from kombu.exceptions import OperationalError
 
     from .tasks import write_release_formats

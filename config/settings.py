@@ -75,7 +75,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.api.BrokerUnavailableMiddleware",  # a page that cannot enqueue: 503 with Retry-After
+    "core.api.BrokerUnavailableMiddleware",  # a page that cannot enqueue: 503 with Retry-After
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into config.throttle's 429
 ]
 
@@ -249,10 +249,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "config.api.AutoSchema",  # documents the error answers of every operation
+    "DEFAULT_SCHEMA_CLASS": "core.api.AutoSchema",  # documents the error answers of every operation
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "HypoLab API",

@@ -21,7 +21,7 @@ api_v1 = [
          name="api-redoc"),
 ]
 
-handler404 = "config.api.not_found"  # JSON under /api/
+handler404 = "core.api.not_found"  # JSON under /api/
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
-from config.api import error
+from core.api import error
 from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin

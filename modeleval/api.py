@@ -4,7 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Benchmark
-from config.api import error
+from core.api import error
 from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin

@@ -208,7 +208,7 @@ def redeliver(task_id: str) -> bool:
     """Put the task's unacknowledged message back at the head of its queue (kombu's Redis transport:
     the `unacked` hash holds each delivered message until it is acknowledged). False when it is not
     there (acknowledged, or handed out again already)."""
-    from config.celery import app
+    from celery import current_app as app  # the project app (config/celery.py), without importing config
 
     with app.connection_for_write() as connection:
         channel = connection.default_channel

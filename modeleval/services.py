@@ -240,7 +240,7 @@ def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
                 tasks.infer_batch.delay(run.pk, batch)
         except OperationalError:
             # The broker is down: no batch may be waited for that was never sent. The run fails (it can
-            # be resumed: only missing predictions are inferred) and the caller answers 503 (config/api.py).
+            # be resumed: only missing predictions are inferred) and the caller answers 503 (core/api.py).
             with transaction.atomic():
                 failed = Run.objects.select_for_update().get(pk=run.pk)
                 if failed.status == Run.Status.RUNNING:

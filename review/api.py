@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Benchmark, ContextChange, Item
-from config.api import error
+from core.api import error
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
 

@@ -77,7 +77,7 @@ def arrived_texts(change_ids=(), item_ids=()) -> list[str]:
 def embed_on_arrival() -> bool:
     """REVIEW_EMBED_ON_ARRIVAL, default: when a worker runs tasks (not in the embedded, in-process
     mode, where a submit would wait for the encoder; the review-time search encodes what is missing)."""
-    from config.celery import app
+    from celery import current_app as app  # the project app (config/celery.py), without importing config
 
     configured = getattr(settings, "REVIEW_EMBED_ON_ARRIVAL", None)
     return bool(configured) if configured is not None else not app.conf.task_always_eager

@@ -470,7 +470,7 @@ def test_the_api_error_handler_turns_a_broker_error_into_503():
     from kombu.exceptions import OperationalError
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from config.api import exception_handler
+    from core.api import exception_handler
 
     for error in (OperationalError("down"), RedisConnectionError("down")):
         response = exception_handler(error, {})
