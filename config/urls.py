@@ -7,6 +7,7 @@ from benchmarks.media import serve_media
 
 # Each app owns its API routes (`<app>/api_urls.py`); this file only mounts them.
 api_v1 = [
+    path("", include("core.api_urls")),
     path("", include("benchmarks.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("review.api_urls")),

@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from core.status import StatusTransitions
+
 
 class IdempotentRequest(models.Model):
     """A POST sent with an Idempotency-Key and the answer it got, kept 24 hours so that the same
@@ -24,3 +26,44 @@ class IdempotentRequest(models.Model):
 
     def __str__(self):
         return f"{self.key} on {self.path}"
+
+
+class Job(StatusTransitions, models.Model):
+    """One long-running task of any kind (scene processing, a release export, a dedup run, drafting,
+    generation, a model run, a pipeline stage), with its progress and its report: the one thing pages,
+    the API (/api/v1/jobs/<id>/) and the websocket (/ws/jobs/<id>/) show for all of them (core/jobs.py)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    # Started again after a failure; a finished job is not run twice under the same key.
+    TRANSITIONS = {
+        Status.QUEUED: {Status.RUNNING, Status.FAILED},
+        Status.RUNNING: {Status.DONE, Status.FAILED},
+        Status.FAILED: {Status.QUEUED},
+        Status.DONE: set(),
+    }
+
+    kind = models.CharField(max_length=40, help_text="What the job does, e.g. release_export, dedup, stage.")
+    key = models.CharField(max_length=200, unique=True,
+                           help_text="What makes two requests the same job: asking again returns this one.")
+    subject = models.CharField(max_length=200, blank=True, help_text="What it works on, for people.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True, help_text="Empty while unknown.")
+    message = models.CharField(max_length=500, blank=True, help_text="The current step, or why it failed.")
+    report = models.JSONField(default=dict, blank=True, help_text="What it kept and dropped, and why.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["kind", "-created_at"], name="job_kind_recent")]
+
+    def __str__(self):
+        return f"{self.kind} {self.subject or self.key} ({self.status})"

@@ -1,0 +1,67 @@
+"""/api/v1/jobs/: every long-running job's progress and report, in one shape (core/jobs.py)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api import error
+from core.jobs import job_for, job_state, visible_jobs
+from core.models import Job
+from core.permissions import IsReviewer
+
+
+class JobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    key = serializers.CharField()
+    subject = serializers.CharField()
+    status = serializers.ChoiceField(choices=Job.Status.choices)
+    done = serializers.IntegerField()
+    total = serializers.IntegerField(allow_null=True)
+    percent = serializers.FloatField(allow_null=True, help_text="Empty while the total is unknown.")
+    message = serializers.CharField()
+    report = serializers.JSONField(help_text="What the job kept and dropped, and why.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class JobPages(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class JobList(APIView):
+    """Jobs, newest first: all of them for admins, their own for reviewers."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("kind", str, description="Only jobs of this kind."),
+                    OpenApiParameter("status", str, enum=Job.Status.values, description="Only jobs in this status.")],
+        responses=JobSerializer(many=True),
+    )
+    def get(self, request):
+        jobs = visible_jobs(request.user).order_by("-created_at", "-pk")
+        if kind := request.query_params.get("kind"):
+            jobs = jobs.filter(kind=kind)
+        if status := request.query_params.get("status"):
+            if status not in Job.Status.values:
+                return Response({"status": [f"must be one of {', '.join(Job.Status.values)}"]}, status=400)
+            jobs = jobs.filter(status=status)
+        pages = JobPages()
+        page = pages.paginate_queryset(jobs, request, view=self)
+        return pages.get_paginated_response([job_state(job) for job in page])
+
+
+class JobDetail(APIView):
+    """One job: status, progress, the current step and, when it has ended, its report."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(responses={200: JobSerializer, 404: error(404)})
+    def get(self, request, pk):
+        return Response(JobSerializer(job_state(job_for(request.user, pk))).data)
