@@ -25,7 +25,8 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
-from core import locks, roles
+from core import reads as core_reads
+from core import roles
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.validation import is_http_url
@@ -126,7 +127,7 @@ def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
                 f"You are signed in as {signed_in.get_username()}, so this crowd link did not sign you in as a "
                 "participant. Sign out first, or open the link in a private window.", field="account",
             )
-    locks.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
+    core_reads.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
     worker = (
         CrowdWorker.objects.select_related("user")
         .filter(platform=ids["platform"], worker_id=ids["worker_id"])

@@ -22,8 +22,8 @@ from annotation import services as annotation_services
 from benchmarks import protocols
 from benchmarks.models import AssetRole, Benchmark, ContextChange, Item, Scene
 from benchmarks.protocols import Protocol, Variant
+from benchmarks.reads import columns, instances, lock_clause
 from benchmarks.services import gold_row
-from benchmarks.sqlreads import columns, instances, lock_clause
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.validation import whole_number
 from scoring.hypo3d import normalize_answer
@@ -475,7 +475,7 @@ def _session_sql(locked: bool) -> str:
 
 def session_for(session_id: int, participant, for_update: bool = False) -> EvalSession:
     """The participant's own session with its study, benchmark and the length of its plan as `n_items`
-    (404 for none, 403 for someone else's), in one hand-written read (benchmarks.sqlreads).
+    (404 for none, 403 for someone else's), in one hand-written read (benchmarks.reads).
     for_update: row-locked (another participant's only as long as it takes to refuse it)."""
     row = _fetch_one(_session_sql(for_update), [session_id]) if _db_id(session_id) else None
     if row is None:
