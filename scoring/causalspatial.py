@@ -8,8 +8,8 @@ import ast
 import re
 import warnings
 
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
-from .records import GoldItem, Prediction, RecordError, letter_map
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table, gold_letters
+from .records import GoldItem, Prediction
 
 _ANSWER_VALUE = re.compile(r"[\"']?[Aa]nswer[\"']?\s*:\s*[\"']?([^\"']+)[\"']?")
 _LETTER_IN_VALUE = tuple(
@@ -70,11 +70,8 @@ def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
     """The parsed letter, as the gold option it shows when the options were shown in another order."""
     letter = parse_answer(pred.output)
     if pred.choices is not None:
-        try:
-            letter = letter_map(pred.choices, item.choices).get(letter)
-        except RecordError as error:
-            run.errors.append(f"id {item.id!r}: {error}")
-            letter = None
+        to_canonical = gold_letters(item, pred, run)
+        letter = None if to_canonical is None else to_canonical.get(letter)
     return Extraction("", FAILED) if letter is None else Extraction(letter, RULE)
 
 

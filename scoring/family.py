@@ -11,7 +11,7 @@ percentages (100 * sum / n) or counts (sum).
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .records import GoldItem, Prediction
+from .records import GoldItem, Prediction, RecordError, letter_map
 
 Outcome = dict[str, float]
 Groups = dict[object, list[int]]
@@ -43,6 +43,16 @@ class Run:
     judge: Callable[[str, dict[str, str], str], str | None] | None = None
     # hypo3d SBERT: True requires it, False skips it, None computes it when the extra is installed
     sbert: bool | None = None
+
+
+def gold_letters(item: GoldItem, pred: Prediction, run: Run) -> dict[str, str] | None:
+    """Shown letter -> gold letter for a prediction's options; None, with the reason in the run's
+    errors, when the options it was shown are not a reordering of the gold ones."""
+    try:
+        return letter_map(pred.choices, item.choices)
+    except RecordError as error:
+        run.errors.append(f"id {item.id!r}: {error}")
+        return None
 
 
 def tally_means(prepared: None, outcomes: list[Outcome], groups: Groups) -> Tallies:
@@ -139,6 +149,8 @@ class Family:
     radar_axis: str | None = None
     # The values of `radar_axis` in the paper's order (Hypo3D: Scale, Direction, Semantic).
     question_types: tuple[str, ...] = ()
+    # What a question must meet, {key: text}: a reviewer rejecting a question names the ones it fails.
+    question_criteria: dict[str, str] = field(default_factory=dict)
     # The chance rows the paper reports, as `chance_levels` names its guessers.
     chance_rows: tuple[str, ...] = ()
 

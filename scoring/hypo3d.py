@@ -252,4 +252,10 @@ FAMILY = Family(
     ),
     radar_axis="question_type",
     question_types=("Scale", "Direction", "Semantic"),
+    question_criteria={
+        "needs_scene_and_change": "Answerable only by combining the scene and the change",
+        "answer_affected": "The answer is affected by the change",
+        "unambiguous": "Exactly one unambiguous answer",
+        "not_common_sense": "Not answerable from common sense alone",
+    },
 )

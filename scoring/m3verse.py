@@ -8,8 +8,8 @@ import re
 import string
 from collections.abc import Collection
 
-from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table
-from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
+from .family import FAILED, RULE, Extraction, Family, Outcome, Run, Table, gold_letters
+from .records import LETTERS, GoldItem, Prediction
 
 NONE_OPTION = "No correct option is listed."
 _NONE_CHOICE = re.compile(r"(?:[A-Z]\.\s*)?" + re.escape(NONE_OPTION))
@@ -38,10 +38,8 @@ def correct_letters(item: GoldItem) -> set[str]:
 
 def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
     """The chosen letters in gold order, joined by ", "; a letter outside the options stays as read."""
-    try:
-        to_canonical = letter_map(pred.choices, item.choices)
-    except RecordError as error:
-        run.errors.append(f"id {item.id!r}: {error}")
+    to_canonical = gold_letters(item, pred, run)
+    if to_canonical is None:
         return Extraction("", FAILED)
     shown = extract_letters(pred.output, to_canonical.keys())
     if not shown:

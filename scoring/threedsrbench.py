@@ -10,8 +10,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .family import FAILED, JUDGE, RULE, Extraction, Family, Groups, Outcome, Run, Table, Tallies
-from .records import LETTERS, GoldItem, Prediction, RecordError, letter_map
+from .family import (
+    FAILED,
+    JUDGE,
+    RULE,
+    Extraction,
+    Family,
+    Groups,
+    Outcome,
+    Run,
+    Table,
+    Tallies,
+    gold_letters,
+)
+from .records import LETTERS, GoldItem, Prediction
 
 CATEGORY_SUBTYPES = {
     "height": ("height_higher",),
@@ -94,10 +106,8 @@ def extract_letter(output: str, options: dict[str, str], question: str = "", jud
 
 def extract(item: GoldItem, pred: Prediction, profile, run: Run) -> Extraction:
     """The chosen option as its gold-order letter (NO_OPTION for a refusal), and how it was read."""
-    try:
-        to_canonical = letter_map(pred.choices, item.choices)
-    except RecordError as error:
-        run.errors.append(f"id {item.id!r}: {error}")
+    to_canonical = gold_letters(item, pred, run)
+    if to_canonical is None:
         return Extraction("", FAILED)
     shown = pred.choices if pred.choices is not None else item.choices
     options = dict(zip(LETTERS, shown, strict=False))  # more letters than options
