@@ -1,0 +1,54 @@
+/**
+ * The one progress widget for every long-running job (core/jobs.py): each element
+ * `<div class="job-progress" data-job-id="12">` (frontend/templates/frontend/_job_progress.html)
+ * shows the job's status, a bar, the current step and, once it has ended, its report. It listens on
+ * /ws/jobs/<id>/ and, when the socket is down, asks /api/v1/jobs/<id>/ every two seconds until the
+ * job has ended.
+ */
+import { get } from "./api.js";
+import { subscribe } from "./dashboard.js";
+
+const ENDED = new Set(["done", "failed"]);
+
+function reportLines(report) {
+  return Object.entries(report || {}).map(([what, value]) =>
+    `${what}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+}
+
+export function showJob(element, state) {
+  element.dataset.status = state.status;
+  element.querySelector(".job-status").textContent = state.status;
+  const bar = element.querySelector("progress");
+  if (state.percent === null) {
+    bar.removeAttribute("value");  // indeterminate while the total is unknown
+  } else {
+    bar.max = 100;
+    bar.value = state.percent;
+  }
+  const counts = state.total === null ? `${state.done}` : `${state.done} / ${state.total}`;
+  element.querySelector(".job-counts").textContent = counts;
+  element.querySelector(".job-message").textContent = state.message || "";
+  const report = element.querySelector(".job-report");
+  report.replaceChildren(...reportLines(state.report).map((line) => {
+    const li = document.createElement("li");
+    li.textContent = line;
+    return li;
+  }));
+  element.dispatchEvent(new CustomEvent("job:state", { detail: state, bubbles: true }));
+}
+
+export function watchJob(element) {
+  const id = element.dataset.jobId;
+  let polling = false;
+  const poll = async () => {
+    const answer = await get(`/api/v1/jobs/${id}/`);
+    if (answer.ok) showJob(element, answer.data);
+    if (!answer.ok || !ENDED.has(answer.data.status)) setTimeout(poll, 2000);
+  };
+  subscribe(`/ws/jobs/${id}/`, {
+    onMessage: (data) => showJob(element, JSON.parse(data)),
+    onDown: () => { if (!polling && !ENDED.has(element.dataset.status)) { polling = true; poll(); } },
+  });
+}
+
+for (const element of document.querySelectorAll(".job-progress[data-job-id]")) watchJob(element);
