@@ -3,7 +3,7 @@
 Each import checks every file first and reports each problem as `file: reason`; only when all of
 them are usable does it write, in one transaction. Files written to storage before a failure are
 deleted again, so a failed import leaves neither rows nor bytes behind. Layouts and worked
-examples: docs/IMPORT.md. Item files go through the family mappings of `importers.py`."""
+examples: docs/IMPORT.md. Item files go through the family mappings of `benchmarks/importers/`."""
 
 import csv
 import hashlib

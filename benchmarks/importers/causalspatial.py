@@ -1,0 +1,139 @@
+"""CausalSpatial's published shapes: the synthetic set (ids like Collision_Level_1_0, options written
+inside the question) and the real-world subset (options as a list, the answer as an option's text)."""
+
+import re
+from collections.abc import Iterator
+
+from benchmarks.models import AnswerFormat
+
+from .images import image_field
+from .rows import (
+    LETTERS,
+    OPTION_PREFIX,
+    ItemRecord,
+    Problem,
+    as_rows,
+    each_record,
+    need,
+    numbered,
+    read_json_or_jsonl,
+    text_id,
+)
+
+CAUSAL_ID = re.compile(r"^(?P<task>.+?)_Level_(?P<level>\d+)_(?P<index>\d+)$", re.IGNORECASE)
+PAREN_MARK = re.compile(r"\(([A-J])\)")
+DOT_MARK = re.compile(r"(?<![^\s;,:])([A-J])[.):](?=\s|$)")
+LETTER_ONLY = re.compile(r"^\(?\s*([A-Ja-j])\s*\)?[.:]?$")
+LETTER_FIRST = re.compile(r"^\(?([A-J])[).:]\s")
+
+
+def _option_chain(marks: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """The longest run A, B, C... of option marks in order; the latest A wins a tie (options come last)."""
+    best: list = []
+    for i, mark in enumerate(marks):
+        if mark[0] != "A":
+            continue
+        chain = [mark]
+        for other in marks[i + 1:]:
+            if other[0] == LETTERS[len(chain)]:
+                chain.append(other)
+        if len(chain) >= len(best):
+            best = chain
+    return best if len(best) >= 2 else []
+
+
+def parse_options(question: str) -> list[str]:
+    """Options written inside a question: `(A) yes (B) no`, `A. yes; B. no;` or one per line."""
+    for pattern in (PAREN_MARK, DOT_MARK):
+        chain = _option_chain([(m.group(1), m.start(), m.end()) for m in pattern.finditer(question)])
+        if chain:
+            break
+    else:
+        return []
+    options = []
+    for k, (_, _, end) in enumerate(chain):
+        stop = chain[k + 1][1] if k + 1 < len(chain) else len(question)
+        text = question[end:stop]
+        if k + 1 == len(chain):
+            text = text.strip().split("\n", 1)[0]
+        options.append(text.strip().rstrip(";,").strip())
+    return options
+
+
+def _norm(text) -> str:
+    return " ".join(str(text).split()).strip().rstrip(".").lower()
+
+
+def letter_of(value, choices: list[str], where: str, what: str) -> str:
+    """A letter (`A`, `(A)`, `A.`), an option's text, or `A. text`; refused when it names no option."""
+    text = str(value).strip()
+    match = LETTER_ONLY.match(text)
+    letter = match.group(1).upper() if match else None
+    if letter is None:
+        normalised = [_norm(c) for c in choices]
+        if _norm(text) in normalised:
+            letter = LETTERS[normalised.index(_norm(text))]
+        elif LETTER_FIRST.match(text):
+            letter = LETTER_FIRST.match(text).group(1)
+    if letter is None or letter not in LETTERS[: len(choices)]:
+        raise ValueError(f"{where}: {what} '{text}' is not one of the {len(choices)} options")
+    return letter
+
+
+def causalspatial_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]:
+    def build(where, row):
+        if isinstance(row.get("options"), list):
+            return _causal_real_world(where, row)
+        item_id = text_id(row.get("id") or row.get("question_id"))
+        if not item_id:
+            raise ValueError(f"{where}: 'id' is missing or empty")
+        match = CAUSAL_ID.match(item_id)
+        if not match:
+            raise ValueError(f"{where}: id '{item_id}' is not like Collision_Level_1_0")
+        question = str(need(row, "question", where))
+        choices = parse_options(question)
+        if len(choices) < 2:
+            raise ValueError(f"{where}: no options found in the question (write them as (A) ... (B) ... "
+                             "or A. ...; B. ...)")
+        answer = row.get("answer") if row.get("answer") not in (None, "") else row.get("gt_answer")
+        if answer in (None, ""):
+            raise ValueError(f"{where}: 'answer' is missing or empty")
+        tags = {"task": match["task"].lower(), "level": f"L{match['level']}"}
+        if row.get("not_sure") not in (None, ""):
+            tags["not_sure"] = letter_of(row["not_sure"], choices, where, "not_sure")
+        if row.get("difficulty") not in (None, ""):
+            tags["difficulty"] = row["difficulty"]
+        image = image_field(row, tags)
+        return ItemRecord(
+            where=where, question=question, answer_format=AnswerFormat.SINGLE,
+            answers=[letter_of(answer, choices, where, "answer")], choices=choices, external_id=item_id,
+            tags=tags, scene_id=row.get("scene_id") or (item_id if image else None), image=image,
+        )
+
+    return each_record(numbered(as_rows(read_json_or_jsonl(text))), build)
+
+
+def _causal_real_world(where: str, row: dict) -> ItemRecord:
+    """The real-world subset: `{id, type, question, options: [texts], answer: option text}`."""
+    item_id = text_id(row.get("id"))
+    options = [str(o).strip() for o in row["options"]]
+    prefixed = [OPTION_PREFIX.match(o) for o in options]
+    if options and all(m and m.group(1) == LETTERS[k] for k, m in enumerate(prefixed)):
+        options = [OPTION_PREFIX.sub("", o) for o in options]
+    if not 2 <= len(options) <= len(LETTERS):
+        raise ValueError(f"{where}: expected 2 to {len(LETTERS)} options, got {len(options)}")
+    answer = need(row, "answer", where)
+    normalised = [_norm(o) for o in options]
+    if _norm(answer) in normalised:
+        letter = LETTERS[normalised.index(_norm(answer))]
+    else:
+        letter = letter_of(answer, options, where, "answer")
+    tags = {}
+    if row.get("type") not in (None, ""):
+        tags["type"] = row["type"]
+    image = image_field(row, tags)
+    return ItemRecord(
+        where=where, question=str(need(row, "question", where)), answer_format=AnswerFormat.SINGLE,
+        answers=[letter], choices=options, external_id=item_id, tags=tags,
+        scene_id=row.get("scene_id") or (item_id if image and item_id else None), image=image,
+    )

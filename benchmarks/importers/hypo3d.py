@@ -1,0 +1,69 @@
+"""Hypo3D's published shape: {scene_id: [{context_change, change_type, questions_answers: [...]}]}."""
+
+import re
+from collections.abc import Iterator
+
+from benchmarks.models import AnswerFormat, ChangeType
+
+from .rows import ImportFileError, ItemRecord, Problem, each_record, need, read_json_or_jsonl, text_id
+
+CHANGE_WORDS = {
+    "move": "movement", "moved": "movement", "moving": "movement", "motion": "movement",
+    "remove": "removal", "removed": "removal", "deletion": "removal", "delete": "removal",
+    "attributes": "attribute", "attr": "attribute",
+    "add": "addition", "added": "addition", "insertion": "addition", "insert": "addition",
+    "replace": "replacement", "replaced": "replacement", "substitution": "replacement",
+}
+
+
+def _hypo3d_change_type(value) -> str:
+    """The release's exact strings are unknown ('Movement Change', 'Object Movement', 'movement'):
+    the first word naming a type wins; otherwise the second word, as the tool wrote them."""
+    words = re.split(r"[\s_\-/]+", str(value or "").lower().strip())
+    words = [w for w in words if w]
+    for word in words:
+        if word in ChangeType.values:
+            return word
+        if word in CHANGE_WORDS:
+            return CHANGE_WORDS[word]
+    return words[1] if len(words) > 1 else (words[0] if words else "")
+
+
+def hypo3d_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]:
+    data = read_json_or_jsonl(text)
+    if not isinstance(data, dict):
+        raise ImportFileError("expected an object {scene_id: [changes]}")
+    for scene_id, changes in data.items():
+        if not isinstance(changes, list):
+            raise ImportFileError(f"{scene_id}: expected a list of changes")
+        for c, change in enumerate(changes):
+            where = f"{scene_id}[{c}]"
+            if not isinstance(change, dict):
+                yield Problem(f"{where}: expected an object")
+                continue
+            try:
+                change_text = str(need(change, "context_change", where)).strip()
+                change_type = _hypo3d_change_type(change.get("change_type", ""))
+                if change_type not in ChangeType.values:
+                    raise ValueError(f"{where}: change_type '{change.get('change_type')}' names none of "
+                                     f"{', '.join(ChangeType.values)}")
+                qas = change.get("questions_answers") or []
+                if not isinstance(qas, list):
+                    raise ValueError(f"{where}: 'questions_answers' must be a list")
+            except ValueError as exc:
+                yield Problem(str(exc))
+                continue
+
+            def build(qwhere, qa, change_text=change_text, change_type=change_type, scene_id=scene_id):
+                question_type = qa.get("question_type") or []
+                if isinstance(question_type, str):
+                    question_type = question_type.replace(",", " ").split()
+                return ItemRecord(
+                    where=qwhere, question=str(need(qa, "question", qwhere)), answer_format=AnswerFormat.OPEN,
+                    answers=[str(need(qa, "answer", qwhere)).strip()], external_id=text_id(qa.get("question_id")),
+                    id_label="question_id",
+                    tags={"change_type": change_type, "question_type": [str(t) for t in question_type]},
+                    scene_id=str(scene_id), change_text=change_text, change_type=change_type,
+                )
+
+            yield from each_record(((f"{where}.questions_answers[{q}]", qa) for q, qa in enumerate(qas)), build)
