@@ -7,13 +7,10 @@ from . import services
 from .models import (
     Assignment,
     AssignmentDraft,
-    BlockedWorker,
     Campaign,
-    CrowdWorker,
     DraftRequest,
     PromptTemplate,
     QuizAttempt,
-    WebhookEvent,
 )
 
 
@@ -50,27 +47,10 @@ class AssignmentDraftAdmin(admin.ModelAdmin):
     list_display = ["assignment", "revision", "updated_at"]
 
 
-@admin.register(CrowdWorker)
-class CrowdWorkerAdmin(admin.ModelAdmin):
-    list_display = ["worker_id", "platform", "study_id", "session_id", "user"]
-    search_fields = ["worker_id"]
-
-
-@admin.register(BlockedWorker)
-class BlockedWorkerAdmin(admin.ModelAdmin):
-    list_display = ["worker_id", "platform", "campaign", "reason", "created_at"]
-    search_fields = ["worker_id"]
-
-
 @admin.register(QuizAttempt)
 class QuizAttemptAdmin(admin.ModelAdmin):
     list_display = ["campaign", "worker", "passed", "created_at"]
     list_filter = ["passed", "campaign"]
-
-
-@admin.register(WebhookEvent)
-class WebhookEventAdmin(admin.ModelAdmin):
-    list_display = ["platform", "event_id", "received_at"]
 
 
 @admin.register(PromptTemplate)

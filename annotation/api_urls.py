@@ -14,5 +14,4 @@ urlpatterns = [
     path("campaigns/<int:pk>/", api.CampaignDetail.as_view()),
     path("campaigns/<int:pk>/payments.csv", api.CampaignPayments.as_view()),
     path("drafting/requests/", api.DraftRequests.as_view()),
-    path("crowd/prolific/webhook/", api.ProlificWebhook.as_view()),
 ]

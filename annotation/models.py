@@ -1,5 +1,5 @@
-"""Crowd authoring: who the worker is on their platform, campaigns, leased assignments with their
-server-side drafts, qualification attempts, the blocklist and de-duplicated platform webhooks."""
+"""Crowd authoring: campaigns, leased assignments with their server-side drafts, qualification
+attempts and model-drafted raw items. Who a worker is on their platform lives in crowd."""
 
 from django.conf import settings
 from django.db import models
@@ -27,35 +27,6 @@ HYPO3D_QUESTION_TYPES = {
 
 def default_question_types():
     return dict(HYPO3D_QUESTION_TYPES)
-
-
-class CrowdPlatform(models.TextChoices):
-    PROLIFIC = "prolific", "Prolific"
-    GENERIC = "generic", "Generic (worker_id)"
-
-
-class CrowdWorker(models.Model):
-    """The platform identity behind an account: one account per (platform, worker id)."""
-
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
-    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
-    worker_id = models.CharField(max_length=100, help_text="PROLIFIC_PID or the platform's worker id.")
-    study_id = models.CharField(max_length=100, blank=True, help_text="STUDY_ID on Prolific.")
-    session_id = models.CharField(
-        max_length=100, blank=True,
-        help_text="The platform session this account is bound to (Prolific SESSION_ID, else the assignment id): a "
-                  "link with the worker id and another session signs nobody in. Clear it to let the worker's "
-                  "next link bind a new one.",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["platform", "worker_id"], name="one_account_per_platform_worker")
-        ]
-
-    def __str__(self):
-        return f"{self.platform}:{self.worker_id}"
 
 
 class Campaign(models.Model):
@@ -190,39 +161,6 @@ class QuizAttempt(models.Model):
     answers = models.JSONField(help_text="The chosen index per quiz question.")
     passed = models.BooleanField()
     created_at = models.DateTimeField(auto_now_add=True)
-
-
-class BlockedWorker(models.Model):
-    """A platform worker refused new assignments, in one campaign or (campaign empty) in all."""
-
-    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
-    worker_id = models.CharField(max_length=100)
-    campaign = models.ForeignKey(
-        Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="blocked_workers",
-        help_text="Empty: blocked in every campaign.",
-    )
-    reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["platform", "worker_id", "campaign"], name="block_once_per_campaign")
-        ]
-
-    def __str__(self):
-        return f"{self.platform}:{self.worker_id}"
-
-
-class WebhookEvent(models.Model):
-    """A crowd-platform webhook delivery, kept so a redelivered event is handled once."""
-
-    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
-    event_id = models.CharField(max_length=200)
-    payload = models.JSONField()
-    received_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["platform", "event_id"], name="webhook_event_once")]
 
 
 class PromptTemplate(models.Model):

@@ -1,51 +1,33 @@
-"""The life of an assignment: a crowd worker arrives from a platform link, passes the campaign's
-quiz if it has one, leases a unit of work (a scene; an approved change to ask about; an item to
+"""The life of an assignment: a crowd worker, signed in from a platform link (crowd.services),
+passes the campaign's quiz if it has one, leases a unit of work (a scene; an approved change to ask about; an item to
 answer) within the per-worker cap, the per-unit quota and the blocklist, writes N context changes
 that the server checks one by one into a server-side draft (or fills the form of another campaign
 kind, see kinds.py), while autosave and heartbeat renew the lease, submits once, and leaves with a
-completion code. Staff read progress and a payment report; platform webhooks are handled once per
-event. The description rules are in checks.py; model-drafted raw items in drafting.py."""
+completion code. Staff read progress and a payment report; a participant the platform says left
+gives their open leases back. The description rules are in checks.py; model-drafted raw items in drafting.py."""
 
-import csv
-import hashlib
-import hmac
-import io
 import json
-import re
-import secrets
 import statistics
 from collections import Counter
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
 
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
-from core import reads as core_reads
-from core import roles
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.validation import is_http_url
+from crowd import services as crowd_services
+from crowd.models import scope_key
 from review import services as review_services
 
+from . import reads
 from .checks import check_description
 from .kinds import SUBMITTERS, frame_text
-from .models import (
-    Assignment,
-    AssignmentDraft,
-    BlockedWorker,
-    Campaign,
-    CrowdPlatform,
-    CrowdWorker,
-    QuizAttempt,
-    WebhookEvent,
-)
+from .models import Assignment, AssignmentDraft, Campaign, QuizAttempt
 
-PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 MAX_TEXT_CHARS = 2000
 MAX_DRAFT_CHARS = 20000
 
@@ -56,112 +38,6 @@ def announce(campaign_id: int, what: str) -> None:
     transaction.on_commit(
         lambda: send_to_group(f"campaign-{campaign_id}", {"type": "campaign.changed", "what": what})
     )
-
-
-# --- Arrival -------------------------------------------------------------------------------------
-
-
-# Other platforms' links (MTurk, CloudResearch): the worker's id and the assignment they work on.
-WORKER_PARAMS = ("worker_id", "workerId", "participant_id")
-ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
-MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
-
-
-def parse_crowd_params(params) -> dict:
-    """Read the platform ids from an entry URL's query: Prolific's PROLIFIC_PID, STUDY_ID and
-    SESSION_ID, or another platform's worker id with its assignment id (MTurk `workerId` and
-    `assignmentId`; CloudResearch `participant_id` and `assignment_id`). All of them are needed: the
-    session (assignment) id is the credential, since a worker id is no secret. The field named in
-    errors is the URL parameter."""
-    if params.get("PROLIFIC_PID"):
-        ids = {
-            "platform": CrowdPlatform.PROLIFIC,
-            "worker_id": params.get("PROLIFIC_PID", ""),
-            "study_id": params.get("STUDY_ID", ""),
-            "session_id": params.get("SESSION_ID", ""),
-        }
-        names = {"worker_id": "PROLIFIC_PID", "study_id": "STUDY_ID", "session_id": "SESSION_ID"}
-    elif any(params.get(p) for p in WORKER_PARAMS):
-        worker_param = next(p for p in WORKER_PARAMS if params.get(p))
-        session_param = next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
-        ids = {"platform": CrowdPlatform.GENERIC, "worker_id": params[worker_param], "study_id": "",
-               "session_id": params.get(session_param, "")}
-        names = {"worker_id": worker_param, "session_id": session_param}
-    else:
-        raise DomainError("The link must carry PROLIFIC_PID with STUDY_ID and SESSION_ID, or worker_id with "
-                          "assignmentId.", field="PROLIFIC_PID")
-    for key, param in names.items():
-        value = ids[key]
-        if not value:
-            raise DomainError(f"The link must carry {param}: open it from the study's page on your platform.",
-                              field=param)
-        if value == MTURK_PREVIEW:
-            raise DomainError("Accept the HIT first: a preview has no assignment to work on.", field=param)
-        if not PLATFORM_ID.match(value):
-            raise DomainError("Must be 1-100 letters, digits, '-' or '_'.", field=param)
-    return ids
-
-
-def _session_param(ids: dict, params) -> str:
-    if ids["platform"] == CrowdPlatform.PROLIFIC:
-        return "SESSION_ID"
-    return next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
-
-
-@transaction.atomic
-def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
-    """One account per platform worker id, bound to the platform session it was first entered with
-    (Prolific's SESSION_ID, the assignment id elsewhere): the same link again, from any browser, signs
-    in to it; the worker id with another session signs nobody in (403), unless this browser is already
-    signed in to that account (the same worker arriving from their next study), which moves the
-    binding to the new session. `signed_in` is the browser's current user: an account that is not a
-    crowd account (staff, reviewers, invited evaluators) is never replaced by a crowd link (409).
-    First entries of one worker id at the same moment make one account: they queue on a lock of the
-    id. Returns the account and whether this link just created it."""
-    ids = parse_crowd_params(params)
-    current = None
-    if signed_in is not None and signed_in.is_authenticated:
-        current = CrowdWorker.objects.filter(user_id=signed_in.pk).first()
-        if current is None:
-            raise Conflict(
-                f"You are signed in as {signed_in.get_username()}, so this crowd link did not sign you in as a "
-                "participant. Sign out first, or open the link in a private window.", field="account",
-            )
-    core_reads.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
-    worker = (
-        CrowdWorker.objects.select_related("user")
-        .filter(platform=ids["platform"], worker_id=ids["worker_id"])
-        .first()
-    )
-    created = worker is None
-    if created:
-        try:
-            with transaction.atomic():
-                # No password given: create_user stores an unusable one.
-                user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
-                worker = CrowdWorker.objects.create(user=user, **ids)
-        except IntegrityError:  # the name is taken by an account made some other way
-            raise Conflict("This participant id cannot be used here; contact the researchers.",
-                           field="account") from None
-    elif ids["session_id"] != worker.session_id:
-        same_browser = current is not None and current.pk == worker.pk
-        if worker.session_id and not same_browser:
-            raise Forbidden(
-                "This link belongs to another session of this participant id, so it cannot sign you in here. "
-                "Open the study again from your platform, in the browser you started it in; if that does not "
-                "work, contact the researchers.", field=_session_param(ids, params),
-            )
-        # The same browser on a new session, or an account made before sessions were bound.
-        worker.session_id = ids["session_id"]
-        worker.study_id = ids["study_id"] or worker.study_id
-        worker.save(update_fields=["session_id", "study_id"])
-    roles.grant_role(worker.user, role)
-    return worker.user, created
-
-
-def is_blocked(campaign: Campaign, user) -> bool:
-    identity = CrowdWorker.objects.filter(user=user, platform=OuterRef("platform"), worker_id=OuterRef("worker_id"))
-    return BlockedWorker.objects.filter(Q(campaign=campaign) | Q(campaign__isnull=True), Exists(identity)).exists()
 
 
 # --- Qualification -------------------------------------------------------------------------------
@@ -243,7 +119,7 @@ def lease_assignment(campaign: Campaign, worker) -> Assignment:
     Leasers lock only the unit they take (others skip it), so arrivals do not queue on the campaign."""
     if not campaign.is_active:
         raise DomainError("This campaign is closed.", field="campaign")
-    if is_blocked(campaign, worker):
+    if crowd_services.is_blocked(worker, scope_key("campaign", campaign.pk)):
         raise Forbidden("You are not eligible for this campaign.", field="worker")
     if needs_quiz(campaign, worker):
         raise Forbidden("Pass the qualification quiz first.", field="quiz")
@@ -392,13 +268,13 @@ def return_url(assignment: Assignment) -> str | None:
     code), else on Prolific the platform's completion URL with the campaign's return code. None for
     workers who did not come from a platform, and for campaigns with neither."""
     campaign = assignment.campaign
-    worker = CrowdWorker.objects.filter(user_id=assignment.worker_id).first()
-    if worker is None:
+    identity = crowd_services.identity_of(assignment.worker)
+    if identity is None:
         return None
     if campaign.return_url:
         return campaign.return_url.replace("{code}", campaign.return_code)
-    if campaign.return_code and worker.platform == CrowdPlatform.PROLIFIC:
-        return settings.PROLIFIC_COMPLETION_URL.format(code=campaign.return_code)
+    if campaign.return_code:
+        return crowd_services.platform_completion_url(identity, campaign.return_code)
     return None
 
 
@@ -451,45 +327,14 @@ def save_draft(assignment_id: int, worker, text: str = "", revision=None, conten
 
 
 def _update_own_draft(assignment_id: int, worker, text: str, revision, content) -> AssignmentDraft | None:
-    """Save into the worker's existing draft of an unsubmitted assignment at the expected revision and
-    renew the lease if it is still held, in one statement (PostgreSQL's data-modifying WITH). None
-    when nothing matched, and on other databases, where every save takes the locked path."""
-    if connection.vendor != "postgresql":
-        return None
-    fields = AssignmentDraft._meta
+    """The hot path: one statement that checks ownership itself (reads.update_own_draft). None when
+    nothing matched, and on databases other than PostgreSQL."""
     now = timezone.now()
-    sets = ["text = %s", "revision = revision + 1", "updated_at = %s"]
-    params = [assignment_id, worker.pk, Assignment.Status.SUBMITTED,
-              text, fields.get_field("updated_at").get_db_prep_save(now, connection)]
-    if content is not None:
-        sets.append("content = %s")
-        params.append(fields.get_field("content").get_db_prep_save(content, connection))
-    at_revision = ""
-    if revision is not None:
-        at_revision = " AND revision = %s"
-        params.append(revision)
-    params += [now, Assignment.Status.LEASED]
-    assignments = Assignment._meta.db_table
-    sql = (
-        f"WITH own AS (SELECT a.id, a.status, c.lease_minutes FROM {assignments} a "
-        f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
-        f"WHERE a.id = %s AND a.worker_id = %s AND a.status <> %s), "
-        f"saved AS (UPDATE {fields.db_table} SET {', '.join(sets)} "
-        f"WHERE assignment_id = (SELECT id FROM own){at_revision} RETURNING id, descriptions, content, revision), "
-        f"renewed AS (UPDATE {assignments} a SET lease_expires_at = %s + own.lease_minutes * interval '1 minute' "
-        f"FROM own WHERE a.id = own.id AND own.status = %s AND EXISTS (SELECT 1 FROM saved) RETURNING a.id) "
-        f"SELECT id, descriptions, content, revision FROM saved"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
+    saved = reads.update_own_draft(assignment_id, worker.pk, text, revision, content, now)
+    if saved is None:
         return None
-    draft_id, descriptions, saved_content, new_revision = row
-    decode = fields.get_field("descriptions").from_db_value
-    return AssignmentDraft(id=draft_id, assignment_id=assignment_id, text=text, revision=new_revision,
-                           descriptions=decode(descriptions, None, connection),
-                           content=decode(saved_content, None, connection), updated_at=now)
+    return AssignmentDraft(id=saved.id, assignment_id=assignment_id, text=text, revision=saved.revision,
+                           descriptions=saved.descriptions, content=saved.content, updated_at=now)
 
 
 @transaction.atomic
@@ -564,10 +409,6 @@ def remove_description(assignment_id: int, worker, index: int) -> AssignmentDraf
 # --- Submission ----------------------------------------------------------------------------------
 
 
-def new_completion_code() -> str:
-    return "CQA_" + secrets.token_hex(5).upper()
-
-
 @transaction.atomic
 def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None) -> Assignment:
     """Submit the work, checked in full: context changes from the draft's descriptions (plus `text`,
@@ -584,7 +425,7 @@ def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict |
         result = SUBMITTERS[assignment.campaign.kind](assignment, worker, answer)
     assignment.move_to(Assignment.Status.SUBMITTED)
     assignment.submitted_at = timezone.now()
-    assignment.completion_code = new_completion_code()
+    assignment.completion_code = crowd_services.new_completion_code()
     assignment.result = result
     assignment.save(update_fields=["status", "submitted_at", "completion_code", "result"])
     AssignmentDraft.objects.filter(assignment=assignment).delete()
@@ -639,59 +480,22 @@ def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text
     return {"changes": [change.pk for change in changes]}
 
 
-def completion_url(user, code: str) -> str | None:
-    """Where the worker returns to with their code (Prolific); None for paste-back platforms."""
-    worker = CrowdWorker.objects.filter(user=user).first()
-    if worker and worker.platform == CrowdPlatform.PROLIFIC:
-        return settings.PROLIFIC_COMPLETION_URL.format(code=code)
-    return None
-
-
 def assignment_completion_url(assignment: Assignment) -> str | None:
     """The campaign's own return URL if it has one, else the platform's."""
     if not assignment.completion_code:
         return None
     if assignment.campaign.completion_url:
         return assignment.campaign.completion_url.replace("{code}", assignment.completion_code)
-    return completion_url(assignment.worker, assignment.completion_code)
+    return crowd_services.completion_url(assignment.worker, assignment.completion_code)
 
 
-# --- Platform webhooks ---------------------------------------------------------------------------
-
-
-def verify_prolific_signature(body: bytes, signature: str) -> None:
-    """Prolific signs webhook bodies with the workspace secret (HMAC-SHA256, hex)."""
-    secret = settings.PROLIFIC_WEBHOOK_SECRET
-    if not secret:
-        raise Forbidden("Webhooks are off: PROLIFIC_WEBHOOK_SECRET is not set.", field="signature")
-    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature or ""):
-        raise Forbidden("The webhook signature does not match.", field="signature")
-
-
-RELEASING_STATUSES = {"RETURNED", "TIMED-OUT", "REJECTED"}
-
-
-def handle_prolific_event(event: dict) -> bool:
-    """Record the event once (a redelivery returns False and changes nothing); a submission the
-    participant returned or that timed out on Prolific gives their open leases back to the pool."""
-    event_id = str(event.get("event_id") or event.get("id") or "")
-    if not event_id:
-        raise DomainError("The event carries no event_id.", field="event_id")
-    try:
-        with transaction.atomic():
-            WebhookEvent.objects.create(platform=CrowdPlatform.PROLIFIC, event_id=event_id, payload=event)
-            status = str(event.get("status", "")).upper()
-            participant = event.get("participant_id") or event.get("PROLIFIC_PID")
-            if status in RELEASING_STATUSES and participant:
-                Assignment.objects.filter(
-                    worker__crowd_worker__platform=CrowdPlatform.PROLIFIC,
-                    worker__crowd_worker__worker_id=participant,
-                    status=Assignment.Status.LEASED,
-                ).update(status=Assignment.Status.RELEASED)
-    except IntegrityError:
-        return False
-    return True
+def release_leases_of(platform: str, worker_id: str, **signal) -> int:
+    """The platform says the participant gave the work back (crowd.signals.participant_left): their
+    open leases go back to the pool."""
+    return Assignment.objects.filter(
+        worker__crowd_worker__platform=platform, worker__crowd_worker__worker_id=worker_id,
+        status=Assignment.Status.LEASED,
+    ).update(status=Assignment.Status.RELEASED)
 
 
 # --- Campaigns (staff) ---------------------------------------------------------------------------
@@ -831,22 +635,8 @@ def campaign_progress(campaign: Campaign) -> dict:
 
 
 def payment_report(campaign: Campaign) -> list[dict]:
-    """Pay per accepted unit (description, item, frame or answer) at the campaign's rate, pro rata
-    to the cent."""
-    work = _work_by_author(campaign)
-    crowd = {c.user_id: c for c in CrowdWorker.objects.filter(user_id__in=list(work))}
-    per_unit = Decimal(campaign.pay_cents) / Decimal(100) / Decimal(campaign.pay_unit)
-    rows = []
-    for author_id, (submitted, accepted) in work.items():
-        identity = crowd.get(author_id)
-        rows.append({
-            "platform": identity.platform if identity else "",
-            "worker_id": identity.worker_id if identity else str(author_id),
-            "study_id": identity.study_id if identity else "",
-            "submitted_units": submitted, "accepted_units": accepted,
-            "amount_usd": str((per_unit * accepted).quantize(Decimal("0.01"), ROUND_HALF_UP)),
-        })
-    return sorted(rows, key=lambda row: (row["platform"], row["worker_id"]))
+    """Pay per accepted unit (description, item, frame or answer) at the campaign's rate."""
+    return crowd_services.payment_report(_work_by_author(campaign), campaign.pay_cents, campaign.pay_unit)
 
 
 def worker_earnings(worker) -> list[dict]:
@@ -862,17 +652,11 @@ def worker_earnings(worker) -> list[dict]:
     for entry in campaigns.values():
         campaign = entry["campaign"]
         submitted, accepted = _work_by_author(campaign, worker).get(worker.pk, (0, 0))
-        per_unit = Decimal(campaign.pay_cents) / Decimal(100) / Decimal(campaign.pay_unit)
         entry.update(submitted_units=submitted, accepted_units=accepted,
-                     amount_usd=str((per_unit * accepted).quantize(Decimal("0.01"), ROUND_HALF_UP)),
+                     amount_usd=crowd_services.amount_usd(campaign.pay_cents, campaign.pay_unit, accepted),
                      rate=f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted")
     return list(campaigns.values())
 
 
 def payment_report_csv(campaign: Campaign) -> str:
-    out = io.StringIO()
-    columns = ["platform", "worker_id", "study_id", "submitted_units", "accepted_units", "amount_usd"]
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(payment_report(campaign))
-    return out.getvalue()
+    return crowd_services.payment_csv(payment_report(campaign))

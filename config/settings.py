@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",  # failed-login lockout (config/throttle.py)
     "core",
+    "crowd",
     "benchmarks",
     "annotation",
     "review",

@@ -45,6 +45,7 @@ from benchmarks.importers import import_item_file
 from benchmarks.material import NamedFile, import_image_set, import_paired_videos, import_scan
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
+from crowd import services as crowd_services
 from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Study
 from modeleval import services as modeleval_services
@@ -275,7 +276,7 @@ class FamilyBuild:
                 self.clock.set(_real_now() - timedelta(minutes=4))
             else:
                 self.clock.set(campaign.created_at + timedelta(minutes=20 + 25 * number))
-            worker, _ = annotation_services.enter_from_crowd_link(
+            worker, _ = crowd_services.enter_from_crowd_link(
                 crowd_params(worker_id, "demo-campaign"), role=roles.ANNOTATOR
             )
             assignment = annotation_services.lease_assignment(campaign, worker)

@@ -4,11 +4,12 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.guidelines import render_guidelines
-from annotation.models import Assignment, Campaign, CrowdWorker
+from annotation.models import Assignment, Campaign
 from benchmarks.material.viewer import cached_scene_viewer_data
 from config.throttle import crowd_entry_limited
 from core import roles
 from core.errors import DomainError
+from crowd import services as crowd_services
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
@@ -25,8 +26,7 @@ def crowd_enter_campaign(request, campaign_id):
     if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.ANNOTATOR):
         return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
     try:
-        user, _ = annotation_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR,
-                                                            signed_in=request.user)
+        user, _ = crowd_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR, signed_in=request.user)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
@@ -138,7 +138,7 @@ def annotate_returned(request, assignment_id):
         return redirect(url)
     return render(request, "frontend/returned.html", {
         "assignment": assignment, "campaign": assignment.campaign, "code": assignment.campaign.return_code,
-        "crowd": CrowdWorker.objects.filter(user=request.user).exists(),
+        "crowd": crowd_services.is_crowd_worker(request.user),
     })
 
 

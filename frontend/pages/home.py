@@ -6,9 +6,10 @@ from django.db.models import Count, Q
 from django.shortcuts import render
 
 from annotation import services as annotation_services
-from annotation.models import Assignment, Campaign, CrowdWorker
+from annotation.models import Assignment, Campaign
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
+from crowd import services as crowd_services
 from humaneval.models import EvalSession, Study
 from modeleval.models import Run
 from review import services as review_services
@@ -154,7 +155,7 @@ def home(request):
             entry["open"] = any(a.status == Assignment.Status.LEASED for a in entry["assignments"])
         worked = {entry["campaign"].pk for entry in earnings}
         # Crowd workers came for one campaign on their platform; invited annotators see the others.
-        invited = not CrowdWorker.objects.filter(user=user).exists()
+        invited = not crowd_services.is_crowd_worker(user)
         context |= {
             "earnings": earnings,
             "open_campaigns": [c for c in Campaign.objects.filter(is_active=True).order_by("name")
@@ -163,7 +164,7 @@ def home(request):
     if context["is_evaluator"]:
         sessions = list(EvalSession.objects.filter(participant=user).select_related("study").order_by("-started_at"))
         taken = {s.study_id for s in sessions}
-        invited = not CrowdWorker.objects.filter(user=user).exists()
+        invited = not crowd_services.is_crowd_worker(user)
         context |= {
             "sessions": sessions,
             "open_studies": [s for s in Study.objects.filter(is_open=True).order_by("name")

@@ -14,10 +14,12 @@ from django.utils import timezone
 
 from annotation import services, tasks
 from annotation.guidelines import render_guidelines
-from annotation.models import Assignment, AssignmentDraft, BlockedWorker, CrowdWorker, WebhookEvent
+from annotation.models import Assignment, AssignmentDraft
 from benchmarks.models import ContextChange
 from core import roles
 from core.errors import Conflict
+from crowd import services as crowd_services
+from crowd.models import BlockedWorker, CrowdWorker, WebhookEvent, scope_key
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -161,6 +163,14 @@ def test_blocked_worker_gets_403_and_no_assignment(client, benchmark):
     assert not Assignment.objects.exists()
 
 
+def test_a_block_in_one_campaign_leaves_the_others_open(client, benchmark):
+    blocked, other = make_campaign(benchmark), make_campaign(benchmark)
+    BlockedWorker.objects.create(platform="prolific", worker_id="PID1", scope=scope_key("campaign", blocked.pk))
+    assert enter(client, blocked).status_code == 403
+    assert enter(client, other).status_code == 302
+    assert list(Assignment.objects.values_list("campaign", flat=True)) == [other.pk]
+
+
 # --- Quiz gate ----------------------------------------------------------------------------------
 
 QUIZ = [{"question": "Which description is good?", "choices": ["Move it there.", "The chair moved from A to B."],
@@ -281,8 +291,8 @@ def test_completion_redirects_to_the_campaigns_return_url(client, benchmark):
 def test_payment_report_pays_accepted_descriptions_at_the_campaign_rate(benchmark):
     campaign = make_campaign(benchmark, scenes=2, pay_cents=100, pay_unit=5)
     for pid, approved in (("A1", 3), ("B2", 5)):
-        worker, _ = services.enter_from_crowd_link({"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "SE"},
-                                                   roles.ANNOTATOR)
+        worker, _ = crowd_services.enter_from_crowd_link({"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "SE"},
+                                                         roles.ANNOTATOR)
         for i in range(5):
             ContextChange.objects.create(
                 scene=campaign.scenes.first(), change_type="movement", raw_text=f"text {i}", author=worker,

@@ -7,6 +7,7 @@ from annotation import services
 from annotation.models import Assignment, CrowdAnswer
 from benchmarks.models import Item, WorldFrame
 from core import roles
+from crowd import services as crowd_services
 from tests.factories import ChangeFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +87,7 @@ def test_question_campaign_leases_approved_changes_never_the_workers_own_and_tag
     assert item.tags == {"change_type": "movement", "question_type": ["Direction"],
                          "fine_question_type": "Relative Position"}
     assert item.provenance["campaign"] == campaign.pk
-    author, _ = services.enter_from_crowd_link({"worker_id": "AUTHOR", "assignmentId": "A1"}, roles.ANNOTATOR)
+    author, _ = crowd_services.enter_from_crowd_link({"worker_id": "AUTHOR", "assignmentId": "A1"}, roles.ANNOTATOR)
     approved.author = author
     approved.save()
     with pytest.raises(Exception, match="all the assignments it needs"):

@@ -3,8 +3,9 @@
 import pytest
 
 from annotation import services
-from annotation.models import Assignment, CrowdWorker
+from annotation.models import Assignment
 from benchmarks.models import ContextChange
+from crowd.models import CrowdWorker
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

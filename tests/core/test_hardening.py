@@ -19,10 +19,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import services
-from annotation.models import Assignment, AssignmentDraft, Campaign, WebhookEvent
+from annotation.models import Assignment, AssignmentDraft, Campaign
 from config import cache as fallback_cache
 from core import roles
 from core.validation import is_http_url, json_body_problem
+from crowd.models import WebhookEvent
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

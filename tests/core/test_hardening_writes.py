@@ -1,7 +1,7 @@
 """Hardening of writes and credentials: a model sends only a model key, only to an allowed http(s)
 host (modeleval/secrets.py, checked by the API, the admin form and the adapter); a crowd account is
 bound to the platform session it was first entered with, and a crowd link never replaces a signed-in
-staff account (annotation.services.enter_from_crowd_link); and double clicks or concurrent identical
+staff account (crowd.services.enter_from_crowd_link); and double clicks or concurrent identical
 writes make one row, the others answering 409 or the first answer again (Idempotency-Key,
 core/idempotency.py). The concurrent tests fire 8 requests at once from 8 threads, each with
 its own client and database connection, against real PostgreSQL."""
@@ -18,11 +18,12 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
-from annotation.models import Assignment, CrowdWorker
+from annotation.models import Assignment
 from benchmarks.models import Item, Release
 from core import roles
 from core.errors import DomainError
 from core.models import IdempotentRequest
+from crowd.models import CrowdWorker
 from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Study
 from modeleval import services as modeleval_services

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("crowd/prolific/webhook/", api.ProlificWebhook.as_view()),
+]

@@ -1,0 +1,234 @@
+"""A crowd participant's way in and out, for every stage that takes them (annotation campaigns,
+human-evaluation studies): the platform link signs them in to one account bound to their platform
+session, the blocklist refuses some, they leave with a completion code (or the platform's return
+code) and are paid per accepted unit; platform webhooks are recorded once per event and tell the
+stages (signals.participant_left) when a participant gave the work back."""
+
+import csv
+import hashlib
+import hmac
+import io
+import re
+import secrets
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
+
+from core import reads as core_reads
+from core import roles
+from core.errors import Conflict, DomainError, Forbidden
+
+from .models import BlockedWorker, CrowdPlatform, CrowdWorker, WebhookEvent
+from .signals import participant_left
+
+PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+# Other platforms' links (MTurk, CloudResearch): the worker's id and the assignment they work on.
+WORKER_PARAMS = ("worker_id", "workerId", "participant_id")
+ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
+
+
+# --- Arrival -------------------------------------------------------------------------------------
+
+
+def parse_crowd_params(params) -> dict:
+    """Read the platform ids from an entry URL's query: Prolific's PROLIFIC_PID, STUDY_ID and
+    SESSION_ID, or another platform's worker id with its assignment id (MTurk `workerId` and
+    `assignmentId`; CloudResearch `participant_id` and `assignment_id`). All of them are needed: the
+    session (assignment) id is the credential, since a worker id is no secret. The field named in
+    errors is the URL parameter."""
+    if params.get("PROLIFIC_PID"):
+        ids = {
+            "platform": CrowdPlatform.PROLIFIC,
+            "worker_id": params.get("PROLIFIC_PID", ""),
+            "study_id": params.get("STUDY_ID", ""),
+            "session_id": params.get("SESSION_ID", ""),
+        }
+        names = {"worker_id": "PROLIFIC_PID", "study_id": "STUDY_ID", "session_id": "SESSION_ID"}
+    elif any(params.get(p) for p in WORKER_PARAMS):
+        worker_param = next(p for p in WORKER_PARAMS if params.get(p))
+        session_param = next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
+        ids = {"platform": CrowdPlatform.GENERIC, "worker_id": params[worker_param], "study_id": "",
+               "session_id": params.get(session_param, "")}
+        names = {"worker_id": worker_param, "session_id": session_param}
+    else:
+        raise DomainError("The link must carry PROLIFIC_PID with STUDY_ID and SESSION_ID, or worker_id with "
+                          "assignmentId.", field="PROLIFIC_PID")
+    for key, param in names.items():
+        value = ids[key]
+        if not value:
+            raise DomainError(f"The link must carry {param}: open it from the study's page on your platform.",
+                              field=param)
+        if value == MTURK_PREVIEW:
+            raise DomainError("Accept the HIT first: a preview has no assignment to work on.", field=param)
+        if not PLATFORM_ID.match(value):
+            raise DomainError("Must be 1-100 letters, digits, '-' or '_'.", field=param)
+    return ids
+
+
+def _session_param(ids: dict, params) -> str:
+    if ids["platform"] == CrowdPlatform.PROLIFIC:
+        return "SESSION_ID"
+    return next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
+
+
+@transaction.atomic
+def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
+    """One account per platform worker id, bound to the platform session it was first entered with
+    (Prolific's SESSION_ID, the assignment id elsewhere): the same link again, from any browser, signs
+    in to it; the worker id with another session signs nobody in (403), unless this browser is already
+    signed in to that account (the same worker arriving from their next study), which moves the
+    binding to the new session. `signed_in` is the browser's current user: an account that is not a
+    crowd account (staff, reviewers, invited evaluators) is never replaced by a crowd link (409).
+    First entries of one worker id at the same moment make one account: they queue on a lock of the
+    id. Returns the account and whether this link just created it."""
+    ids = parse_crowd_params(params)
+    current = None
+    if signed_in is not None and signed_in.is_authenticated:
+        current = identity_of(signed_in)
+        if current is None:
+            raise Conflict(
+                f"You are signed in as {signed_in.get_username()}, so this crowd link did not sign you in as a "
+                "participant. Sign out first, or open the link in a private window.", field="account",
+            )
+    core_reads.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
+    worker = (
+        CrowdWorker.objects.select_related("user")
+        .filter(platform=ids["platform"], worker_id=ids["worker_id"])
+        .first()
+    )
+    created = worker is None
+    if created:
+        try:
+            with transaction.atomic():
+                # No password given: create_user stores an unusable one.
+                user = get_user_model().objects.create_user(username=f"{ids['platform']}-{ids['worker_id']}")
+                worker = CrowdWorker.objects.create(user=user, **ids)
+        except IntegrityError:  # the name is taken by an account made some other way
+            raise Conflict("This participant id cannot be used here; contact the researchers.",
+                           field="account") from None
+    elif ids["session_id"] != worker.session_id:
+        same_browser = current is not None and current.pk == worker.pk
+        if worker.session_id and not same_browser:
+            raise Forbidden(
+                "This link belongs to another session of this participant id, so it cannot sign you in here. "
+                "Open the study again from your platform, in the browser you started it in; if that does not "
+                "work, contact the researchers.", field=_session_param(ids, params),
+            )
+        # The same browser on a new session, or an account made before sessions were bound.
+        worker.session_id = ids["session_id"]
+        worker.study_id = ids["study_id"] or worker.study_id
+        worker.save(update_fields=["session_id", "study_id"])
+    roles.grant_role(worker.user, role)
+    return worker.user, created
+
+
+def identity_of(user) -> CrowdWorker | None:
+    """The platform identity behind an account; None for accounts made some other way."""
+    return CrowdWorker.objects.filter(user_id=user.pk).first()
+
+
+def is_crowd_worker(user) -> bool:
+    return CrowdWorker.objects.filter(user_id=user.pk).exists()
+
+
+def is_blocked(user, scope: str) -> bool:
+    """Whether the account's platform identity is blocked in `scope` (models.scope_key) or everywhere."""
+    identity = CrowdWorker.objects.filter(user_id=user.pk, platform=OuterRef("platform"),
+                                          worker_id=OuterRef("worker_id"))
+    return BlockedWorker.objects.filter(Exists(identity), scope__in=["", scope]).exists()
+
+
+# --- Leaving -------------------------------------------------------------------------------------
+
+
+def new_completion_code() -> str:
+    return "CQA_" + secrets.token_hex(5).upper()
+
+
+def platform_completion_url(identity: CrowdWorker | None, code: str) -> str | None:
+    """Where a participant returns to with `code` on their platform (Prolific); None for paste-back
+    platforms and for accounts with no platform identity."""
+    if identity is not None and identity.platform == CrowdPlatform.PROLIFIC:
+        return settings.PROLIFIC_COMPLETION_URL.format(code=code)
+    return None
+
+
+def completion_url(user, code: str) -> str | None:
+    return platform_completion_url(identity_of(user), code)
+
+
+# --- Payment -------------------------------------------------------------------------------------
+
+
+def amount_usd(pay_cents: int, pay_unit: int, accepted_units: int) -> str:
+    """Pay for `accepted_units` at `pay_cents` per `pay_unit` units, pro rata to the cent."""
+    per_unit = Decimal(pay_cents) / Decimal(100) / Decimal(pay_unit)
+    return str((per_unit * accepted_units).quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+PAYMENT_COLUMNS = ["platform", "worker_id", "study_id", "submitted_units", "accepted_units", "amount_usd"]
+
+
+def payment_report(work: dict[int, tuple[int, int]], pay_cents: int, pay_unit: int) -> list[dict]:
+    """One row per account of `work` ({user id: (submitted units, accepted units)}), named by its
+    platform identity (the account id for accounts with none), sorted by platform and worker id."""
+    identities = {c.user_id: c for c in CrowdWorker.objects.filter(user_id__in=list(work))}
+    rows = []
+    for user_id, (submitted, accepted) in work.items():
+        identity = identities.get(user_id)
+        rows.append({
+            "platform": identity.platform if identity else "",
+            "worker_id": identity.worker_id if identity else str(user_id),
+            "study_id": identity.study_id if identity else "",
+            "submitted_units": submitted, "accepted_units": accepted,
+            "amount_usd": amount_usd(pay_cents, pay_unit, accepted),
+        })
+    return sorted(rows, key=lambda row: (row["platform"], row["worker_id"]))
+
+
+def payment_csv(rows: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=PAYMENT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+# --- Platform webhooks ---------------------------------------------------------------------------
+
+
+def verify_prolific_signature(body: bytes, signature: str) -> None:
+    """Prolific signs webhook bodies with the workspace secret (HMAC-SHA256, hex)."""
+    secret = settings.PROLIFIC_WEBHOOK_SECRET
+    if not secret:
+        raise Forbidden("Webhooks are off: PROLIFIC_WEBHOOK_SECRET is not set.", field="signature")
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, signature or ""):
+        raise Forbidden("The webhook signature does not match.", field="signature")
+
+
+RELEASING_STATUSES = {"RETURNED", "TIMED-OUT", "REJECTED"}
+
+
+def handle_prolific_event(event: dict) -> bool:
+    """Record the event once (a redelivery returns False and changes nothing); a submission the
+    participant returned, or that timed out or was rejected on Prolific, is announced to the stages
+    (signals.participant_left) in the same transaction, so their work goes back to the pool."""
+    event_id = str(event.get("event_id") or event.get("id") or "")
+    if not event_id:
+        raise DomainError("The event carries no event_id.", field="event_id")
+    try:
+        with transaction.atomic():
+            WebhookEvent.objects.create(platform=CrowdPlatform.PROLIFIC, event_id=event_id, payload=event)
+            status = str(event.get("status", "")).upper()
+            participant = event.get("participant_id") or event.get("PROLIFIC_PID")
+            if status in RELEASING_STATUSES and participant:
+                participant_left.send(sender=WebhookEvent, platform=CrowdPlatform.PROLIFIC, worker_id=participant)
+    except IntegrityError:
+        return False
+    return True
