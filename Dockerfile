@@ -1,5 +1,5 @@
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm ffmpeg && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm ffmpeg libosmesa6 && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY requirements.txt package.json package-lock.json ./
 RUN pip install --no-cache-dir -r requirements.txt && npm ci --omit=dev

@@ -63,6 +63,7 @@ class AssetRole(models.TextChoices):
     VIDEO = "video", "Video"
     VIDEO_POSTER = "video_poster", "Video poster frame"
     SCENE_META = "scene_meta", "Scene metadata (JSON: object states, operation log)"
+    RENDER = "render", "Rendered camera view (meta: set, index, pose, intrinsics)"
     EXPORT = "export", "Export file"
 
 
