@@ -1,4 +1,5 @@
-"""Derived viewer assets of a scene: the HLPC point file and the plain and semantic top views.
+"""Derived viewer assets of a scene: the HLPC point file (levels, or an octree for a cloud over the
+viewer's point budget) and the plain and semantic top views.
 
 Importers (the demo generator, PLY/ScanNet scans through `benchmarks.tasks.process_scene`) hand
 the decoded cloud here; this is the one place that turns points into what pages show.
@@ -10,24 +11,43 @@ from django.db import transaction
 from benchmarks.models import Asset, AssetRole, Scene
 from benchmarks.services import store_asset
 
-from .pointcloud import encode_viewer_points, level_split, quantisation
+from .pointcloud import (
+    NODE_POINTS,
+    OCTREE_VERSION,
+    VERSION,
+    VIEWER_BUDGET_POINTS,
+    encode_octree,
+    encode_viewer_points,
+    level_split,
+    quantisation,
+    read_octree,
+)
 from .topview import render_topview
 
 DERIVED_ROLES = (AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC)
 
 
-def _points_meta(xyz: np.ndarray, content: bytes) -> dict:
-    origin, step = quantisation(xyz)
+def viewer_points(xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> tuple[bytes, dict]:
+    """The HLPC file and its meta: the levels file (v2) up to the viewer's point budget, which the
+    browser reads whole, else the octree (v3), which it reads node by node within the budget."""
     n = len(xyz)
-    return {
+    octree = n > VIEWER_BUDGET_POINTS
+    content = encode_octree(xyz, rgb, instance) if octree else encode_viewer_points(xyz, rgb, instance)
+    _, step = quantisation(xyz)
+    meta = {
         "format": "HLPC",
-        "version": 2,
+        "version": OCTREE_VERSION if octree else VERSION,
         "points": n,
-        "levels": [len(indices) for indices in level_split(n)],
         "bbox": [xyz.min(axis=0).tolist(), xyz.max(axis=0).tolist()] if n else None,
         "step": step.tolist(),
         "bytes_per_point": round(len(content) / n, 3) if n else None,
     }
+    if octree:
+        nodes = read_octree(content)["nodes"]
+        meta.update(nodes=len(nodes), depth=max(node["depth"] for node in nodes), node_points=NODE_POINTS)
+    else:
+        meta["levels"] = [len(indices) for indices in level_split(n)]
+    return content, meta
 
 
 def build_viewer_assets(
@@ -41,12 +61,12 @@ def build_viewer_assets(
     old rows go in the same transaction, their files once it commits.
     """
     xyz = np.asarray(xyz, dtype=np.float32)
-    points = encode_viewer_points(xyz, rgb, instance)
+    points, points_meta = viewer_points(xyz, rgb, instance)
     plain_png, plain_meta = render_topview(xyz, rgb, objects)
     semantic_png, semantic_meta = render_topview(xyz, rgb, objects, semantic=True)
     name = scene.external_id
     files = [
-        (AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, _points_meta(xyz, points)),
+        (AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, points_meta),
         (AssetRole.TOPVIEW_PLAIN, f"{name}_topview_plain.png", plain_png, plain_meta),
         (AssetRole.TOPVIEW_SEMANTIC, f"{name}_topview_semantic.png", semantic_png, semantic_meta),
     ]
