@@ -36,7 +36,7 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
 SETUP = f"""
 from django.contrib.auth import get_user_model
 from core import roles
-from benchmarks.demo import build_demo_benchmark
+from benchmarks.demo.sandbox import build_demo_benchmark
 from benchmarks.models import ContextChange
 scene = build_demo_benchmark(slug="viewer-load", n_rooms=1, points_per_room={POINTS}).scenes.get()
 reviewer = get_user_model().objects.create_user("viewer-load", password="{PASSWORD}")

@@ -2,7 +2,7 @@
 builds one, through the same importers and services (no row is written around them):
 
 1. `create_benchmark`, then the family's material and item files in their published shapes
-   (`benchmarks.demo_families`): scans (`import_scan`), image sets (`import_image_set`), paired videos
+   (`benchmarks.demo`): scans (`import_scan`), image sets (`import_image_set`), paired videos
    (`import_paired_videos`), item files (`import_item_file`);
 2. review: reviewer edits (revisions) and a rejection; for Hypo3D a movement campaign whose crowd workers
    arrive from Prolific links, lease rooms, autosave and submit, and whose changes a reviewer refines,
@@ -38,9 +38,11 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks import demo_families
 from benchmarks import services as benchmark_services
-from benchmarks.demo_families import FamilyFiles
+from benchmarks.demo import FAMILY_FILES
+from benchmarks.demo.files import FAMILY_NAMES, FAMILY_SLUGS, MODEL_NAME, FamilyFiles
+from benchmarks.demo.hypo3d import HYPO3D_CROWD, hypo3d_distractors, hypo3d_prediction_file
+from benchmarks.demo.spatial457 import spatial457_pool
 from benchmarks.importers import import_item_file
 from benchmarks.material import NamedFile, import_image_set, import_paired_videos, import_scan
 from benchmarks.models import Benchmark, ContextChange, Item, Release
@@ -176,7 +178,7 @@ class FamilyBuild:
     def files(self) -> FamilyFiles:
         """The family's generated files, made only when a step needs them (a second seed needs none)."""
         if self._files is None:
-            make = demo_families.FAMILY_FILES[self.family]
+            make = FAMILY_FILES[self.family]
             self._files = make(self.points_per_room) if self.family == "hypo3d" else make()
         return self._files
 
@@ -270,7 +272,7 @@ class FamilyBuild:
         )
         reviewer, second = self.people["reviewer"], self.people["reviewer2"]
         submitted = []
-        for number, (worker_id, scene_id, text, outcome) in enumerate(demo_families.HYPO3D_CROWD):
+        for number, (worker_id, scene_id, text, outcome) in enumerate(HYPO3D_CROWD):
             if outcome == "draft":
                 # still being written: leased a few minutes ago, so the lease is live when the demo starts
                 self.clock.set(_real_now() - timedelta(minutes=4))
@@ -396,7 +398,7 @@ class FamilyBuild:
                     lambda model=model: modeleval_services.launch_run(model.pk, benchmark, admin, 64, repeats)
                 )
             )
-        name = f"{demo_families.MODEL_NAME} ({benchmark.name})"
+        name = f"{MODEL_NAME} ({benchmark.name})"
         recorded_model = ModelSpec.objects.filter(name=name).first()
         run = self.finished_run(recorded_model, benchmark) if recorded_model else None
         if run is None:
@@ -432,7 +434,7 @@ class FamilyBuild:
             .order_by("pk")
         )
         return [
-            demo_families.hypo3d_prediction_file(
+            hypo3d_prediction_file(
                 [
                     (
                         item.scene.external_id,
@@ -521,17 +523,17 @@ def human_answer(family: str, entry, rng: random.Random, accuracy: float, vocabu
             return rng.choice([gold, gold, gold.capitalize(), f"the {gold}", f"{gold}."])
         return gold
     if family == "hypo3d":
-        wrong = demo_families.hypo3d_distractors(item.scene.external_id, gold) if item.scene else []
+        wrong = hypo3d_distractors(item.scene.external_id, gold) if item.scene else []
     else:
-        wrong = [a for a in demo_families.spatial457_pool(gold) if a != gold]
+        wrong = [a for a in spatial457_pool(gold) if a != gold]
     wrong = wrong or [a for a in vocabulary if a != gold] or ["not sure"]
     return rng.choice(wrong)
 
 
 # --- what each family's demo holds ------------------------------------------------------------------
 
-SLUGS = {family: demo_families.FAMILY_SLUGS[family] for family in ORDER}
-NAMES = demo_families.FAMILY_NAMES
+SLUGS = {family: FAMILY_SLUGS[family] for family in ORDER}
+NAMES = FAMILY_NAMES
 
 # Reviewer edits: (external id, new question or None, new answers or None).
 EDITS = {

@@ -9,7 +9,8 @@ import pytest
 from django.template.loader import render_to_string
 from PIL import Image
 
-from benchmarks.demo import build_demo_benchmark, generate_room
+from benchmarks.demo.rooms import generate_room
+from benchmarks.demo.sandbox import build_demo_benchmark
 from benchmarks.material.pointcloud import decode_viewer_points
 from benchmarks.material.topview import render_topview
 from benchmarks.material.viewer import scene_viewer_data

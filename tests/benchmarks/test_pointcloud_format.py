@@ -4,7 +4,8 @@ processing step that turns a cloud into a scene's viewer assets."""
 import numpy as np
 import pytest
 
-from benchmarks.demo import build_demo_benchmark, generate_room
+from benchmarks.demo.rooms import generate_room
+from benchmarks.demo.sandbox import build_demo_benchmark
 from benchmarks.material.pointcloud import (
     FIRST_LEVEL_POINTS,
     HEADER,

@@ -4,7 +4,7 @@ finishes its model runs while seeding, so the README's results screenshots are t
 
 import pytest
 
-from benchmarks.demo_families import FAMILY_SLUGS
+from benchmarks.demo.files import FAMILY_SLUGS
 
 from .conftest import SCREENSHOTS
 from .test_thin_path import login

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks.demo import build_demo_benchmark
+from benchmarks.demo.sandbox import build_demo_benchmark
 from core import roles
 from frontend import demo_seed
 from modeleval import services as modeleval_services

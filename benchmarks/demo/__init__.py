@@ -1,0 +1,37 @@
+"""Demo material, made procedurally and seeded (the same call gives the same bytes).
+
+The sandbox (`rooms.py`, `sandbox.py`): furnished rooms sampled as point clouds and written as the
+`hypo3d-demo` benchmark, so a fresh install has scenes to show.
+
+The finished demo (`files.py`, one module per family): for each of the five families, a small
+benchmark's files in the shape its authors publish them, so `seed_demo` can feed them to the
+importers a researcher uses (docs/IMPORT.md, ../shared/FORMATS.md):
+
+- Hypo3D: the procedural rooms as PLY scans with labelled boxes and the world-frame sentence, and an
+  item file `{scene_id: [{context_change, change_type, questions_answers}]}`;
+- 3DSRBench: a VLMEvalKit TSV with base64 JPEG renders of coloured boxes, spheres and cylinders,
+  rotated-choice copies (`-1`..`-3`) and mirrored rows (`-flip`) whose left/right answers swap;
+- CausalSpatial: top views of a table with a motion arrow (an image set) and rows `{id, question with
+  (A)/(B)/(C) Not sure options, answer, not_sure}`;
+- Spatial457: CLEVR-like vehicle scenes (an image set) and question JSON, one file per level;
+- M3-Verse: paired before/after egocentric videos (2 s, 160x120) with objects per state and an operation
+  log, and an item JSONL.
+
+Each family also has the outputs of a made-up model ("Demo VLM") in a prediction-file shape its tools
+write, right about half the time, so the leaderboard has a model row that is neither chance nor human.
+Every answer is computed from the generated scene it asks about."""
+
+from .causalspatial import causalspatial_files
+from .hypo3d import hypo3d_files
+from .m3verse import m3verse_files
+from .spatial457 import spatial457_files
+from .threedsrbench import srbench_files
+
+# What `seed_demo` imports for each family, in the order a finished benchmark is built.
+FAMILY_FILES = {
+    "hypo3d": hypo3d_files,
+    "3dsrbench": srbench_files,
+    "causalspatial": causalspatial_files,
+    "spatial457": spatial457_files,
+    "m3verse": m3verse_files,
+}
