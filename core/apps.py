@@ -7,9 +7,11 @@ class CoreConfig(AppConfig):
 
     def ready(self):
         from django.contrib.auth import get_user_model
-        from django.db.models.signals import m2m_changed, post_delete, post_save
+        from django.db.backends.signals import connection_created
+        from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
         from core.auth import forget_cached_user, forget_users_whose_groups_changed
+        from core.history import register_sqlite_actor, reinstall_sqlite_triggers
 
         # Connected at start-up in every process, so a change made anywhere drops the cached user.
         user_model = get_user_model()
@@ -17,3 +19,5 @@ class CoreConfig(AppConfig):
         post_delete.connect(forget_cached_user, sender=user_model, dispatch_uid="forget_deleted_user")
         m2m_changed.connect(forget_users_whose_groups_changed, sender=user_model.groups.through,
                             dispatch_uid="forget_users_whose_groups_changed")
+        connection_created.connect(register_sqlite_actor, dispatch_uid="register_sqlite_actor")
+        post_migrate.connect(reinstall_sqlite_triggers, sender=self, dispatch_uid="reinstall_sqlite_triggers")

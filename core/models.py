@@ -1,4 +1,5 @@
-"""The kernel's tables: answers kept for Idempotency-Key retries (core/idempotency.py)."""
+"""The kernel's tables: answers kept for Idempotency-Key retries (core/idempotency.py), jobs, and the
+status history of every stateful model (core/history.py)."""
 
 from django.conf import settings
 from django.db import models
@@ -67,3 +68,47 @@ class Job(StatusTransitions, models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.subject or self.key} ({self.status})"
+
+
+class StatusChangeQuerySet(models.QuerySet):
+    """History is appended by database triggers and is never rewritten: no bulk edits through the app."""
+
+    def update(self, **kwargs):
+        raise TypeError("Status history is append-only.")
+
+    def delete(self):
+        raise TypeError("Status history is append-only.")
+
+
+class StatusChange(models.Model):
+    """One status change of a row of a stateful model (every StatusTransitions model), or the status
+    it was created with (`from_status` empty). Written by the table's database triggers, whatever path
+    changed the status (move_to, a bulk update, hand-written SQL): see core/history.py."""
+
+    model = models.CharField(max_length=100, help_text="The model's label, e.g. 'annotation.assignment'.")
+    # Plain numbers, no foreign keys: the history outlives deleted rows and users.
+    row_id = models.BigIntegerField()
+    from_status = models.CharField(max_length=40, null=True, blank=True, help_text="Empty on creation.")
+    to_status = models.CharField(max_length=40)
+    at = models.DateTimeField()
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.DO_NOTHING,
+                              db_constraint=False, related_name="+",
+                              help_text="The signed-in user whose request made the change; empty for "
+                                        "background work (tasks, the reaper, commands).")
+
+    objects = StatusChangeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["model", "row_id", "id"], name="status_history_of_row")]
+
+    def __str__(self):
+        return f"{self.model} {self.row_id}: {self.from_status or '(new)'} -> {self.to_status}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise TypeError("Status history is append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Status history is append-only.")

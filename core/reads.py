@@ -13,3 +13,77 @@ def hold(name: str) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
+
+
+# --- status history triggers (core/history.py) ---------------------------------------------------
+
+_HISTORY_COLUMNS = "model, row_id, from_status, to_status, at, actor_id"
+
+# PostgreSQL: one function per event, shared by every table; the model's label comes as the trigger's
+# argument. The actor is the user id core.history.ActorMiddleware appends to the request's statements
+# as a trailing comment (current_query() is the statement that fired the trigger): no round trip.
+_PG_FUNCTIONS = (
+    "CREATE OR REPLACE FUNCTION core_status_actor() RETURNS bigint LANGUAGE sql STABLE AS "
+    r"$$ SELECT substring(current_query() from '/\* actor=([0-9]+) \*/\s*$')::bigint $$",
+    # Statement-level with the inserted rows as a table: one INSERT however many rows a bulk create writes.
+    "CREATE OR REPLACE FUNCTION core_status_created() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    f"INSERT INTO core_statuschange ({_HISTORY_COLUMNS}) "
+    "SELECT TG_ARGV[0], id, NULL, status, clock_timestamp(), core_status_actor() FROM new_rows; "
+    "RETURN NULL; END $$",
+    # Compared here rather than in UPDATE OF status / WHEN: those pin the column, and a later
+    # ALTER COLUMN TYPE on status would fail until the trigger is dropped.
+    "CREATE OR REPLACE FUNCTION core_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF OLD.status IS DISTINCT FROM NEW.status THEN "
+    f"INSERT INTO core_statuschange ({_HISTORY_COLUMNS}) "
+    "VALUES (TG_ARGV[0], NEW.id, OLD.status, NEW.status, clock_timestamp(), core_status_actor()); "
+    "END IF; RETURN NULL; END $$",
+)
+
+
+def status_trigger_names(table: str) -> tuple[str, str]:
+    """The names of a table's two history triggers: on insert, on update."""
+    return f"{table}_status_created", f"{table}_status_changed"
+
+
+def create_status_triggers(vendor: str, table: str, label: str, quote) -> list[str]:
+    """The statements that make `table` (model `label`, with `id` and `status` columns) record its
+    status history in core_statuschange: the status a row is created with, and every change of it.
+    Idempotent. SQLite (the embedded default) reads the actor from the connection's hypolab_actor()."""
+    created, changed = status_trigger_names(table)
+    if vendor == "postgresql":
+        return [
+            *_PG_FUNCTIONS,
+            f"CREATE OR REPLACE TRIGGER {quote(created)} AFTER INSERT ON {quote(table)} "
+            f"REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION core_status_created('{label}')",
+            f"CREATE OR REPLACE TRIGGER {quote(changed)} AFTER UPDATE ON {quote(table)} "
+            f"FOR EACH ROW EXECUTE FUNCTION core_status_changed('{label}')",
+        ]
+    if vendor == "sqlite":
+        now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS {quote(created)} AFTER INSERT ON {quote(table)} BEGIN "
+            f"INSERT INTO core_statuschange ({_HISTORY_COLUMNS}) "
+            f"VALUES ('{label}', NEW.id, NULL, NEW.status, {now}, hypolab_actor()); END",
+            f"CREATE TRIGGER IF NOT EXISTS {quote(changed)} AFTER UPDATE OF status ON {quote(table)} "
+            f"WHEN OLD.status IS NOT NEW.status BEGIN "
+            f"INSERT INTO core_statuschange ({_HISTORY_COLUMNS}) "
+            f"VALUES ('{label}', NEW.id, OLD.status, NEW.status, {now}, hypolab_actor()); END",
+        ]
+    raise NotImplementedError(f"No status history triggers for {vendor}.")
+
+
+def drop_status_triggers(vendor: str, table: str, quote) -> list[str]:
+    on_table = f" ON {quote(table)}" if vendor == "postgresql" else ""
+    return [f"DROP TRIGGER IF EXISTS {quote(name)}{on_table}" for name in status_trigger_names(table)]
+
+
+def status_triggers_present(tables: list[str]) -> set[str]:
+    """The history triggers that exist on `tables`, by name."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgrelid::regclass::text = ANY(%s)",
+                           [tables])
+        else:
+            cursor.execute(f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN "
+                           f"({', '.join(['%s'] * len(tables))})", tables)
+        return {name for (name,) in cursor.fetchall()}

@@ -1,0 +1,137 @@
+"""Status history: every status a row of a stateful model (a StatusTransitions model) is created with
+and every change of it is one row of core.models.StatusChange, never updated or deleted.
+
+Database triggers write it (SQL in core/reads.py, installed by a TrackStatusHistory operation in each
+app's migrations), because statuses change along three paths: `move_to` and save, bulk
+`.update(status=...)`, and hand-written SQL on the hot paths. A trigger sees all three and adds no
+round trip to a request. The actor is the signed-in user whose request wrote the statement
+(ActorMiddleware); background work (tasks, the reaper, commands) leaves it empty."""
+
+from contextvars import ContextVar
+
+from django.apps import apps
+from django.db import connection, connections
+from django.db.migrations.operations.base import Operation
+from django.db.models import Model, QuerySet
+
+from core import reads
+from core.models import StatusChange
+from core.status import StatusTransitions
+
+
+def tracked_models() -> list[type[Model]]:
+    """Every model whose status moves through StatusTransitions: each keeps a history."""
+    return [model for model in apps.get_models() if issubclass(model, StatusTransitions)]
+
+
+def tracked_model(model_name: str) -> type[Model] | None:
+    """The tracked model called `model_name` (e.g. 'assignment'), or None."""
+    return next((model for model in tracked_models() if model._meta.model_name == model_name), None)
+
+
+def changes_of(model: type[Model], row_id: int) -> QuerySet[StatusChange]:
+    """A row's history, oldest first, with the actors."""
+    return StatusChange.objects.filter(model=model._meta.label_lower, row_id=row_id).select_related("actor")
+
+
+# --- writing: the triggers ------------------------------------------------------------------------
+
+
+class TrackStatusHistory(Operation):
+    """Migration operation: the model's table records its status history (core/reads.py triggers)."""
+
+    reversible = True
+    reduces_to_sql = True
+
+    def __init__(self, model_name: str):
+        self.model_name = model_name
+
+    def deconstruct(self):
+        return self.__class__.__name__, [self.model_name], {}
+
+    def state_forwards(self, app_label, state):
+        pass  # triggers are no part of the models' state
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        model = to_state.apps.get_model(app_label, self.model_name)
+        for sql in reads.create_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
+                                                model._meta.label_lower, schema_editor.quote_name):
+            schema_editor.execute(sql, None)  # None: the SQL's % signs are not placeholders
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        model = from_state.apps.get_model(app_label, self.model_name)
+        for sql in reads.drop_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
+                                              schema_editor.quote_name):
+            schema_editor.execute(sql, None)
+
+    def describe(self):
+        return f"Record the status history of {self.model_name}"
+
+
+def reinstall_sqlite_triggers(using: str, **kwargs) -> None:
+    """post_migrate: SQLite alters a table by copying it into a new one, which drops its triggers;
+    put back any a later migration of a tracked model removed."""
+    db = connections[using]
+    existing = set(db.introspection.table_names()) if db.vendor == "sqlite" else set()
+    if StatusChange._meta.db_table not in existing:
+        return
+    tables = {model._meta.db_table: model for model in tracked_models() if model._meta.db_table in existing}
+    present = reads.status_triggers_present(list(tables))
+    with db.schema_editor() as editor:
+        for table, model in tables.items():
+            if not set(reads.status_trigger_names(table)) <= present:
+                for sql in reads.create_status_triggers(db.vendor, table, model._meta.label_lower, editor.quote_name):
+                    editor.execute(sql, None)
+
+
+# --- the actor --------------------------------------------------------------------------------------
+
+# SQLite's triggers call hypolab_actor(), a Python function registered on each connection, which reads
+# this; PostgreSQL's read the comment ActorMiddleware appends to the statement.
+_sqlite_actor: ContextVar[int | None] = ContextVar("status_history_actor", default=None)
+
+
+def register_sqlite_actor(sender, connection, **kwargs) -> None:
+    """connection_created: the function SQLite's history triggers call."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function("hypolab_actor", 0, _sqlite_actor.get)
+
+
+class _NameActor:
+    """execute_wrapper: each statement of the request carries the signed-in user's id to the triggers."""
+
+    def __init__(self, request):
+        self.request = request
+        self.resolving = False
+
+    def __call__(self, execute, sql, params, many, context):
+        actor = None
+        if not self.resolving:  # loading a session's user may itself query
+            self.resolving = True
+            try:
+                user = getattr(self.request, "user", None)  # DRF sets it here once it authenticates
+                actor = user.pk if user is not None and user.is_authenticated else None
+            finally:
+                self.resolving = False
+        if actor is None:
+            return execute(sql, params, many, context)
+        if context["connection"].vendor == "postgresql":
+            # Last in the text, after a newline: a literal or a -- comment in the SQL cannot fake it.
+            return execute(f"{sql}\n/* actor={int(actor)} */", params, many, context)
+        token = _sqlite_actor.set(actor)
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            _sqlite_actor.reset(token)
+
+
+class ActorMiddleware:
+    """Writes made while answering a request are recorded in the status history with its user."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        # Every method: an evaluator's GET of the current item may finish the session.
+        with connection.execute_wrapper(_NameActor(request)):
+            return self.get_response(request)
