@@ -3,13 +3,13 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from . import services
+from . import progress
 from .models import (
     Assignment,
     AssignmentDraft,
     Campaign,
+    DraftingPrompt,
     DraftRequest,
-    PromptTemplate,
     QuizAttempt,
 )
 
@@ -31,7 +31,7 @@ class CampaignAdmin(admin.ModelAdmin):
             self.message_user(request, "Pick exactly one campaign.", level="error")
             return None
         campaign = queryset.get()
-        response = HttpResponse(services.payment_report_csv(campaign), content_type="text/csv")
+        response = HttpResponse(progress.payment_report_csv(campaign), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-payments.csv"'
         return response
 
@@ -53,8 +53,8 @@ class QuizAttemptAdmin(admin.ModelAdmin):
     list_filter = ["passed", "campaign"]
 
 
-@admin.register(PromptTemplate)
-class PromptTemplateAdmin(admin.ModelAdmin):
+@admin.register(DraftingPrompt)
+class DraftingPromptAdmin(admin.ModelAdmin):
     list_display = ["name", "target", "change_type", "question_type", "count", "is_active"]
     list_filter = ["target", "change_type", "is_active"]
 

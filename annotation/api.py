@@ -1,9 +1,8 @@
 """Annotator endpoints (own assignments only: drafts, descriptions, heartbeat, release, submit),
 staff endpoints (campaigns with progress, payment report, model drafting)."""
 
-import json
 
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -15,13 +14,12 @@ from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from core.api import error
-from core.errors import DomainError
 from core.permissions import IsAdmin
-from core.plain_views import page_endpoint
-from modeleval.models import ModelSpec
+from core.plain_views import PageFastPathView
+from modeleval import services as modeleval_services
 
-from . import drafting, services
-from .models import Assignment, Campaign, PromptTemplate
+from . import drafting, progress, services
+from .models import Assignment, Campaign, DraftingPrompt
 
 
 class DraftSerializer(serializers.Serializer):
@@ -67,50 +65,38 @@ class AssignmentDetail(APIView):
         return Response({**_assignment_body(assignment), "scene": cached_scene_viewer_data(assignment.scene)})
 
 
+class TextOnlyField(serializers.CharField):
+    """Text that must arrive as a JSON string (DRF's CharField would turn a number into one)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class SaveDraftSerializer(serializers.Serializer):
-    text = serializers.CharField(allow_blank=True, required=False, default="", max_length=services.MAX_TEXT_CHARS,
-                                 trim_whitespace=False)
+    text = TextOnlyField(allow_blank=True, required=False, default="", max_length=services.MAX_TEXT_CHARS,
+                         trim_whitespace=False)
     content = serializers.JSONField(required=False, help_text="The form being filled (other kinds).")
     revision = serializers.IntegerField(required=False, help_text="The revision this save is based on.")
 
 
-class AssignmentDraftView(APIView):
-    """Autosave for API clients with a token (the page's own autosave goes through `autosave`)."""
+class AssignmentDraftView(PageFastPathView):
+    """Autosave: the description being written (or the form of the other kinds); renews the lease.
+    Every few seconds per worker, so the page's own PUT takes the fast path (core.plain_views)."""
+
+    page_method = "PUT"
+    serializer_class = SaveDraftSerializer
+
+    def respond(self, user, data, pk):
+        draft = services.save_draft(pk, user, data["text"], data.get("revision"), data.get("content"))
+        return {"descriptions": draft.descriptions, "text": draft.text, "content": draft.content,
+                "revision": draft.revision}, 200
 
     @extend_schema(request=SaveDraftSerializer, responses={200: DraftSerializer, 409: error(409)},
                    operation_id="assignments_draft_update")
     def put(self, request, pk):
-        data = SaveDraftSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        draft = services.save_draft(pk, request.user, data.validated_data["text"],
-                                    data.validated_data.get("revision"), data.validated_data.get("content"))
-        return Response(DraftSerializer(draft).data)
-
-
-@page_endpoint("PUT", AssignmentDraftView.as_view())
-def autosave(request, pk):
-    """Autosave: the description being written; renews the lease. Every few seconds per worker, so
-    a plain view (core.plain_views); token clients go on to the DRF view."""
-    body = _draft_body(request.body)
-    draft = services.save_draft(pk, request.user, body["text"], body["revision"], body["content"])
-    return JsonResponse({"descriptions": draft.descriptions, "text": draft.text, "content": draft.content,
-                         "revision": draft.revision})
-
-
-def _draft_body(raw: bytes) -> dict:
-    """The autosave's JSON body, checked as SaveDraftSerializer checks it."""
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError as exc:
-        raise DomainError(f"JSON parse error - {exc}", field="detail") from None
-    if not isinstance(body, dict):
-        raise DomainError("Expected a JSON object.", field="non_field_errors")
-    text, revision = body.get("text", ""), body.get("revision")
-    if not isinstance(text, str):
-        raise DomainError("Not a valid string.", field="text")
-    if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int)):
-        raise DomainError("A valid integer is required.", field="revision")
-    return {"text": text, "revision": revision, "content": body.get("content")}
+        return self.respond_through_drf(request, pk=pk)
 
 
 class DescriptionSerializer(serializers.Serializer):
@@ -270,7 +256,7 @@ class CampaignDetail(APIView):
     @extend_schema(responses=CampaignDetailSerializer)
     def get(self, request, pk):
         campaign = get_object_or_404(Campaign, pk=pk)
-        return Response({**CampaignSerializer(campaign).data, "progress": services.campaign_progress(campaign)})
+        return Response({**CampaignSerializer(campaign).data, "progress": progress.campaign_progress(campaign)})
 
 
 class CampaignPayments(APIView):
@@ -281,13 +267,13 @@ class CampaignPayments(APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV")})
     def get(self, request, pk):
         campaign = get_object_or_404(Campaign, pk=pk)
-        response = HttpResponse(services.payment_report_csv(campaign), content_type="text/csv")
+        response = HttpResponse(progress.payment_report_csv(campaign), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-payments.csv"'
         return response
 
 
 class DraftRequestSerializer(serializers.Serializer):
-    template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all())
+    template = serializers.PrimaryKeyRelatedField(queryset=DraftingPrompt.objects.all())
     model = serializers.IntegerField(help_text="A registered model (modeleval) with an OpenAI-compatible endpoint.")
     scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all(), required=False)
     changes = serializers.PrimaryKeyRelatedField(many=True, queryset=ContextChange.objects.all(), required=False)
@@ -312,9 +298,7 @@ class DraftRequests(APIView):
         data = DraftRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        model = ModelSpec.objects.filter(pk=fields["model"]).first()
-        if model is None:
-            raise DomainError("No such model.", field="model")
+        model = modeleval_services.language_model(fields["model"])
         requests = drafting.request_drafts(fields["template"], model, fields.get("scenes", []),
                                            fields.get("changes", []))
         return Response([{"id": r.pk, "status": r.status, "scene": r.scene_id, "change": r.change_id}

@@ -4,7 +4,7 @@ from . import api
 
 urlpatterns = [
     path("assignments/<int:pk>/", api.AssignmentDetail.as_view()),
-    path("assignments/<int:pk>/draft/", api.autosave),
+    path("assignments/<int:pk>/draft/", api.AssignmentDraftView.as_view()),
     path("assignments/<int:pk>/descriptions/", api.AssignmentDescriptions.as_view()),
     path("assignments/<int:pk>/descriptions/<int:index>/", api.AssignmentDescriptionDetail.as_view()),
     path("assignments/<int:pk>/heartbeat/", api.AssignmentHeartbeat.as_view()),

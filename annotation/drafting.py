@@ -11,14 +11,16 @@ from django.db import transaction
 from benchmarks.models import AnswerFormat, ContextChange, Item, Scene
 from core.errors import DomainError
 from modeleval import services as modeleval_services
+from scoring.engine import get_family
 
-from .models import HYPO3D_QUESTION_TYPES, DraftRequest, PromptTemplate
+from .models import DraftingPrompt, DraftRequest
 
 JSON_BLOCK = re.compile(r"(\[.*\]|\{.*\})", re.DOTALL)
 NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", re.MULTILINE)
+HYPO3D = get_family("hypo3d")  # drafted questions are tagged with its fine and coarse question types
 
 
-def build_prompt(template: PromptTemplate, scene: Scene, change: ContextChange | None) -> str:
+def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange | None) -> str:
     objects = sorted(set(scene.scene_objects.values_list("label", flat=True)))
     values = {
         "objects": ", ".join(objects), "caption": scene.caption, "change": change.text if change else "",
@@ -40,7 +42,7 @@ def parse_output(text: str, target: str) -> list:
             data = None
     if isinstance(data, dict):
         data = data.get(target)
-    if target == PromptTemplate.Target.CHANGES:
+    if target == DraftingPrompt.Target.CHANGES:
         if data is None:
             data = NUMBERED_LINE.findall(text or "")
         drafts = [d.strip() for d in data or [] if isinstance(d, str) and d.strip()]
@@ -56,13 +58,13 @@ def parse_output(text: str, target: str) -> list:
 
 
 @transaction.atomic
-def request_drafts(template: PromptTemplate, model, scenes=(), changes=()) -> list[DraftRequest]:
+def request_drafts(template: DraftingPrompt, model, scenes=(), changes=()) -> list[DraftRequest]:
     """Queue one keyed request per target; targets already requested are not asked again."""
     from . import tasks
 
     if not template.is_active:
         raise DomainError("This template is switched off.", field="template")
-    if template.target == PromptTemplate.Target.CHANGES:
+    if template.target == DraftingPrompt.Target.CHANGES:
         targets = [(scene, None) for scene in scenes]
     else:
         targets = [(change.scene, change) for change in changes if change.status == ContextChange.Status.APPROVED]
@@ -100,7 +102,7 @@ def run_draft_request(request_id: int) -> DraftRequest:
             return request
         provenance = {"source": "model", "model": request.model.name, "template": template.pk,
                       "draft_request": request.pk}
-        if template.target == PromptTemplate.Target.CHANGES:
+        if template.target == DraftingPrompt.Target.CHANGES:
             rows = ContextChange.objects.bulk_create([
                 ContextChange(scene=request.scene, change_type=template.change_type, raw_text=text,
                               provenance=provenance)
@@ -114,7 +116,7 @@ def run_draft_request(request_id: int) -> DraftRequest:
                      question=draft["question"], answers=[draft["answer"]], answer_format=AnswerFormat.OPEN,
                      provenance=provenance,
                      tags={"change_type": change.change_type, "fine_question_type": template.question_type,
-                           "question_type": HYPO3D_QUESTION_TYPES.get(template.question_type, [])})
+                           "question_type": list(HYPO3D.fine_question_types.get(template.question_type, ()))})
                 for draft in drafts
             ])
             request.created = {"items": [row.pk for row in rows]}

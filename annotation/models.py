@@ -7,26 +7,12 @@ from django.db import models
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Item, Scene
 from core.status import StatusTransitions
 from core.validation import validate_http_url
-
-# Hypo3D's fine question types (Tables 5-6) and the coarse categories its results are reported by.
-HYPO3D_QUESTION_TYPES = {
-    "Proximity": ["Scale"],
-    "Size-based Recognition": ["Scale"],
-    "Size Fitness": ["Scale"],
-    "Placement Height": ["Scale"],
-    "Direction-based Recognition": ["Direction"],
-    "Relative Position": ["Direction"],
-    "Navigation": ["Direction"],
-    "Path Reasoning": ["Direction"],
-    "Situational Reasoning": ["Direction"],
-    "Functionality": ["Semantic"],
-    "Attribute": ["Semantic"],
-    "Counting": ["Semantic"],
-}
+from scoring.engine import get_family
 
 
-def default_question_types():
-    return dict(HYPO3D_QUESTION_TYPES)
+def default_question_types() -> dict[str, list[str]]:
+    """A campaign's question-type taxonomy starts as Hypo3D's (a fact of scoring's family record)."""
+    return {fine: list(coarse) for fine, coarse in get_family("hypo3d").fine_question_types.items()}
 
 
 class Campaign(models.Model):
@@ -163,7 +149,7 @@ class QuizAttempt(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
-class PromptTemplate(models.Model):
+class DraftingPrompt(models.Model):
     """Admin-editable prompt for model-drafted raw items, in the style of Hypo3D's templates: the
     object list, the change, examples, rules and a JSON output format."""
 
@@ -198,7 +184,7 @@ class DraftRequest(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    template = models.ForeignKey(PromptTemplate, on_delete=models.CASCADE, related_name="requests")
+    template = models.ForeignKey(DraftingPrompt, on_delete=models.CASCADE, related_name="requests")
     model = models.ForeignKey("modeleval.ModelSpec", on_delete=models.CASCADE, related_name="+")
     scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="+")
     change = models.ForeignKey(ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

@@ -1,55 +1,80 @@
-"""Plain Django views for the requests a crowd page sends every few seconds (autosave, an
-evaluator's current item and answer): a signed-in page skips DRF's negotiation, parsers and
-renderers. CSRF is checked as DRF's session authentication checks it and errors keep the API's
-shape; token clients go on to the DRF view."""
+"""One view per URL for the requests a crowd page sends every few seconds (autosave, an evaluator's
+current item and answer): a DRF view whose dispatch takes a fast path for the page's own request
+(its one method, signed in by session, no Authorization header), which skips DRF's request wrapper,
+negotiation, parsers and renderers. Both paths validate the body with the same serializer and call
+the same `respond`; CSRF is checked as DRF's session authentication checks it and errors keep the
+API's shape. Everything else (token clients, other methods) goes through DRF as usual."""
+
+import json
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse, RawPostDataException
-from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from core.errors import DomainError
 from core.validation import json_body_problem
 
 
-def page_endpoint(method: str, token_view):
-    """Wrap `handle(request, pk) -> JsonResponse` as the plain view of `method`; a request with an
-    Authorization header goes to `token_view` instead. DomainErrors raised by `handle` become the
-    API's error answer."""
+class PageFastPathView(APIView):
+    """Subclasses name `page_method`, the `serializer_class` if the request has a body, implement
+    `respond(user, data, **url_kwargs) -> (payload, status)`, and define the DRF method (documented
+    with extend_schema) as `return self.respond_through_drf(request, **kwargs)`."""
 
-    def wrap(handle):
-        @csrf_exempt  # checked below
-        def view(request, pk):
-            if "HTTP_AUTHORIZATION" in request.META:
-                return token_view(request, pk=pk)
-            if request.method != method:
-                return JsonResponse({"detail": f'Method "{request.method}" not allowed.'}, status=405)
-            if not request.user.is_authenticated:
-                return JsonResponse({"detail": "Authentication credentials were not provided."}, status=403)
-            refused = _body_refusal(request)
-            if refused is not None:
-                return refused
-            try:
-                SessionAuthentication().enforce_csrf(request)
-                return handle(request, pk)
-            except PermissionDenied as exc:
-                return JsonResponse({"detail": str(exc.detail)}, status=403)
-            except DomainError as exc:
-                return JsonResponse(exc.as_dict(), status=exc.status_code)
+    page_method = "GET"
+    serializer_class = None
 
-        view.__doc__ = handle.__doc__
-        # The API schema documents the DRF view, which answers the same shapes (drf-spectacular reads `cls`).
-        view.cls, view.initkwargs = token_view.cls, token_view.initkwargs
-        return view
+    def respond(self, user, data, **kwargs) -> tuple[dict, int]:
+        raise NotImplementedError
 
-    return wrap
+    def respond_through_drf(self, request, **kwargs) -> Response:
+        payload, status = self.respond(request.user, self._validated(request.data), **kwargs)
+        return Response(payload, status=status)
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method != self.page_method or "HTTP_AUTHORIZATION" in request.META:
+            return super().dispatch(request, *args, **kwargs)
+        if not request.user.is_authenticated:
+            return JsonResponse({"detail": "Authentication credentials were not provided."}, status=403)
+        refused = _body_refusal(request) if self.serializer_class is not None else None
+        if refused is not None:
+            return refused
+        try:
+            SessionAuthentication().enforce_csrf(request)
+            data = self._validated(_json_body(request)) if self.serializer_class is not None else None
+            payload, status = self.respond(request.user, data, **kwargs)
+        except PermissionDenied as exc:
+            return JsonResponse({"detail": str(exc.detail)}, status=403)
+        except DomainError as exc:
+            return JsonResponse(exc.as_dict(), status=exc.status_code)
+        except ValidationError as exc:
+            return JsonResponse(exc.detail, status=400, safe=False)
+        return JsonResponse(payload, status=status)
+
+    def _validated(self, body):
+        """The body checked by `serializer_class` (a ValidationError answers 400 on either path)."""
+        if self.serializer_class is None:
+            return None
+        data = self.serializer_class(data=body)
+        data.is_valid(raise_exception=True)
+        return data.validated_data
+
+
+def _json_body(request):
+    """The page's body, read as JSON whatever its content type (the request guard or _body_refusal
+    has already refused what is not)."""
+    try:
+        return json.loads(request.body or b"{}")
+    except ValueError as exc:
+        raise DomainError(f"JSON parse error - {exc}", field="detail") from None
 
 
 def _body_refusal(request) -> JsonResponse | None:
     """The request guard's answer (config/middleware.py) for a body it did not read as JSON
-    (a form or binary content type): these views parse any body as JSON."""
+    (a form or binary content type): the fast path parses any body as JSON."""
     if getattr(request, "json_checked", False):
         return None
     try:

@@ -1,7 +1,4 @@
-import json
-
 from django.core.cache import cache
-from django.http import JsonResponse
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
@@ -12,10 +9,9 @@ from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
 from core.api import error
-from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
-from core.plain_views import page_endpoint
+from core.plain_views import PageFastPathView
 
 from . import services
 from .models import ItemRole
@@ -213,42 +209,33 @@ def answer_state(participant, session_id: int, answer: dict) -> dict:
     return session_state(session, stored.next_response)
 
 
-class SessionCurrent(APIView):
-    """The participant's current item (its clock starts when first shown)."""
+class SessionCurrent(PageFastPathView):
+    """The participant's current item (its clock starts when first shown); the page's GET takes the
+    fast path (core.plain_views)."""
+
+    page_method = "GET"
+
+    def respond(self, user, data, pk):
+        return current_state(user, pk), 200
 
     @extend_schema(responses=SessionStateSerializer, operation_id="sessions_current_retrieve")
     def get(self, request, pk):
-        return Response(current_state(request.user, pk))
+        return self.respond_through_drf(request, pk=pk)
 
 
-class SessionAnswer(APIView):
-    """Store an answer (answer_state)."""
+class SessionAnswer(PageFastPathView):
+    """Store an answer (answer_state); the page's POST takes the fast path (core.plain_views)."""
 
+    page_method = "POST"
     serializer_class = AnswerSerializer
+
+    def respond(self, user, data, pk):
+        return answer_state(user, pk, data), 201
 
     @extend_schema(request=AnswerSerializer, responses={201: SessionStateSerializer, 409: error(409)},
                    operation_id="sessions_answer_create")
     def post(self, request, pk):
-        data = AnswerSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        return Response(answer_state(request.user, pk, data.validated_data), status=201)
-
-
-@page_endpoint("GET", SessionCurrent.as_view())
-def session_current(request, pk):
-    return JsonResponse(current_state(request.user, pk))
-
-
-@page_endpoint("POST", SessionAnswer.as_view())
-def session_answer(request, pk):
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError as exc:
-        raise DomainError(f"JSON parse error - {exc}", field="detail") from None
-    data = AnswerSerializer(data=body)
-    if not data.is_valid():
-        return JsonResponse(data.errors, status=400)
-    return JsonResponse(answer_state(request.user, pk, data.validated_data), status=201)
+        return self.respond_through_drf(request, pk=pk)
 
 
 class SessionAnsweredItem(APIView):

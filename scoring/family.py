@@ -149,6 +149,8 @@ class Family:
     radar_axis: str | None = None
     # The values of `radar_axis` in the paper's order (Hypo3D: Scale, Direction, Semantic).
     question_types: tuple[str, ...] = ()
+    # The fine question types authors choose from, {fine: (the `question_types` it counts in, ...)}.
+    fine_question_types: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # What a question must meet, {key: text}: a reviewer rejecting a question names the ones it fails.
     question_criteria: dict[str, str] = field(default_factory=dict)
     # The chance rows the paper reports, as `chance_levels` names its guessers.

@@ -252,6 +252,21 @@ FAMILY = Family(
     ),
     radar_axis="question_type",
     question_types=("Scale", "Direction", "Semantic"),
+    # Tables 5-6: each fine type and the coarse category its results are reported by.
+    fine_question_types={
+        "Proximity": ("Scale",),
+        "Size-based Recognition": ("Scale",),
+        "Size Fitness": ("Scale",),
+        "Placement Height": ("Scale",),
+        "Direction-based Recognition": ("Direction",),
+        "Relative Position": ("Direction",),
+        "Navigation": ("Direction",),
+        "Path Reasoning": ("Direction",),
+        "Situational Reasoning": ("Direction",),
+        "Functionality": ("Semantic",),
+        "Attribute": ("Semantic",),
+        "Counting": ("Semantic",),
+    },
     question_criteria={
         "needs_scene_and_change": "Answerable only by combining the scene and the change",
         "answer_affected": "The answer is affected by the change",

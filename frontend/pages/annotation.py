@@ -2,6 +2,7 @@ from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
+from annotation import progress as annotation_progress
 from annotation import services as annotation_services
 from annotation.guidelines import render_guidelines
 from annotation.models import Assignment, Campaign
@@ -146,7 +147,7 @@ def annotate_returned(request, assignment_id):
 def campaign_dashboard(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return render(request, "frontend/campaign_dashboard.html", {
-        "campaign": campaign, "progress": annotation_services.campaign_progress(campaign),
+        "campaign": campaign, "progress": annotation_progress.campaign_progress(campaign),
         "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
         "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/"),
     })

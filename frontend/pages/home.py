@@ -5,7 +5,7 @@ an annotator's assignments and earnings, an evaluator's sessions."""
 from django.db.models import Count, Q
 from django.shortcuts import render
 
-from annotation import services as annotation_services
+from annotation import progress as annotation_progress
 from annotation.models import Assignment, Campaign
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
@@ -150,7 +150,7 @@ def home(request):
     if context["is_reviewer"]:
         context["queues"] = reviewer_queues(user)
     if context["is_annotator"]:
-        earnings = annotation_services.worker_earnings(user)
+        earnings = annotation_progress.worker_earnings(user)
         for entry in earnings:
             entry["open"] = any(a.status == Assignment.Status.LEASED for a in entry["assignments"])
         worked = {entry["campaign"].pk for entry in earnings}

@@ -5,7 +5,7 @@ draft items marked as model-made, once per (template, model, target) however oft
 import pytest
 
 from annotation import drafting
-from annotation.models import DraftRequest, PromptTemplate
+from annotation.models import DraftingPrompt, DraftRequest
 from benchmarks.models import ContextChange, Item
 from modeleval.models import ModelSpec
 from tests.chat_server import ChatServer
@@ -54,7 +54,7 @@ def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
     scene = SceneFactory(object_labels=["desk", "chair"])
     server = chat('Sure! {"changes": ["The chair has been moved from the desk to the door.", '
                   '"The desk has been moved to the window."]}')
-    template = PromptTemplate.objects.create(name="movement v1", target="changes", change_type="movement",
+    template = DraftingPrompt.objects.create(name="movement v1", target="changes", change_type="movement",
                                              text=CHANGES_TEMPLATE, examples="The lamp moved to the bed.", count=2)
     model = model_at(server.url)
     [request] = committed(drafting.request_drafts, template, model, scenes=[scene])
@@ -75,7 +75,7 @@ def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
 def test_model_drafts_questions_on_approved_changes(chat, committed):
     change = ChangeFactory(status="approved")
     server = chat('[{"question": "What is next to the window now?", "answer": "chair"}]')
-    template = PromptTemplate.objects.create(
+    template = DraftingPrompt.objects.create(
         name="proximity", target="questions", question_type="Proximity",
         text="Objects: {objects}\nChange: {change}\nWrite {count} {question_type} questions as JSON.",
     )
@@ -89,7 +89,7 @@ def test_model_drafts_questions_on_approved_changes(chat, committed):
 def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed):
     scene = SceneFactory()
     server = chat("I cannot help with that.")
-    template = PromptTemplate.objects.create(name="removal", target="changes", change_type="removal",
+    template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")
     [request] = committed(drafting.request_drafts, template, model_at(server.url), scenes=[scene])
     request.refresh_from_db()
@@ -100,7 +100,7 @@ def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed
 def test_staff_request_drafts_by_api_and_others_cannot(chat, client, committed):
     scene = SceneFactory()
     server = chat('{"changes": ["The desk has been removed from the room entirely."]}')
-    template = PromptTemplate.objects.create(name="removal", target="changes", change_type="removal",
+    template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")
     body = {"template": template.pk, "model": model_at(server.url).pk, "scenes": [scene.pk]}
     client.force_login(UserFactory())

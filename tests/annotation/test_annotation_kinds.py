@@ -3,7 +3,7 @@ multiple-choice items on images and on paired videos, and independent answers fo
 
 import pytest
 
-from annotation import services
+from annotation import progress, services
 from annotation.models import Assignment, CrowdAnswer
 from benchmarks.models import Item, WorldFrame
 from core import roles
@@ -182,6 +182,6 @@ def test_payment_for_reviewed_items_counts_approved_ones(client):
     assignment = enter(client, campaign)
     submit(client, assignment, {"question": "What is left of the chair now?", "answer": "desk",
                                 "question_type": "Proximity"})
-    assert services.payment_report(campaign)[0]["amount_usd"] == "0.00"
+    assert progress.payment_report(campaign)[0]["amount_usd"] == "0.00"
     Item.objects.update(status="approved")
-    assert services.payment_report(campaign)[0]["amount_usd"] == "0.50"
+    assert progress.payment_report(campaign)[0]["amount_usd"] == "0.50"

@@ -173,7 +173,7 @@ def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_c
     import json
     import zipfile
 
-    from annotation.models import Assignment, Campaign, PromptTemplate
+    from annotation.models import Assignment, Campaign, DraftingPrompt
     from benchmarks.models import ContextChange, Item
     from humaneval.models import EvalSession, Study
     from modeleval.models import ModelSpec
@@ -245,7 +245,7 @@ def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_c
         raw=True)
     llm = ModelSpec.objects.create(name="schema-llm", adapter="openai_compatible",
                                    config={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
-    template = PromptTemplate.objects.create(name="schema", target="changes", text="Describe {caption}")
+    template = DraftingPrompt.objects.create(name="schema", target="changes", text="Describe {caption}")
     api("admin", "POST", "/drafting/requests/", 202,
         body={"template": template.pk, "model": llm.pk, "scenes": [scene_id]})
     settings.PROLIFIC_WEBHOOK_SECRET = "schema-secret"
