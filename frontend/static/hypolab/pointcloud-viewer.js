@@ -1,8 +1,14 @@
 /**
- * Point-cloud viewer for HLPC files (layout in benchmarks/material/pointcloud.py). Version 2 files hold
- * disjoint levels: the file is read as a stream, level 0 (a uniform sample) is drawn as soon as
- * its bytes are in, and each further level is added to the frame on screen as it arrives, so one
- * level is decompressed while the previous one is drawn.
+ * Point-cloud viewer for HLPC files (layout in benchmarks/material/pointcloud.py, read by hlpc.js).
+ * Version 2 files hold disjoint levels: the file is read as a stream, level 0 (a uniform sample) is
+ * drawn as soon as its bytes are in, and each further level is added to the frame on screen as it
+ * arrives, so one level is decompressed while the previous one is drawn.
+ *
+ * Version 3 files (scans over the point budget, default 2M points) are octrees: the stream stops
+ * after the root node, which plays level 0; once the first frame is on screen, and at each still
+ * frame after the camera moved, pointcloud-octree.js chooses the nodes in view at the detail the
+ * view needs within the budget, drops the others and fetches the missing ones by range request.
+ * The points held (data-points-drawn) never exceed the budget.
  *
  * A still frame (the camera has not moved for SETTLE_MS) is splatted on the CPU: every point is
  * projected, depth-tested against a z-buffer and written into a pixel buffer, which WebGL shows as
@@ -27,8 +33,10 @@
  * box outlined, red boxes for a set of objects, and a compass of the scene's world frame.
  *
  * Element data attributes: data-loaded "true" once the first level is drawn ("error" on
- * failure, the status text says why), data-point-count (points in the file), data-points-drawn,
- * data-complete "true" when all levels are drawn, data-hover-label, data-selected-label,
+ * failure, the status text says why), data-point-count (points in the file), data-points-drawn
+ * (points held and drawn in still frames), data-resident-bytes (the bytes of their arrays),
+ * data-point-budget, data-nodes (octree nodes held), data-complete "true" when all levels (an
+ * octree: all nodes the view needs) are drawn, data-hover-label, data-selected-label,
  * data-camera ("perspective" | "top"), data-colour ("rgb" | "instance"), data-frames (frames
  * rendered), data-motion-stride (the thinning of moving frames). Performance marks:
  * "hl-viewer:first-frame" and "hl-viewer:full-frame", each once the GPU has finished that frame.
@@ -36,11 +44,9 @@
 import * as THREE from "three";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
 
-const V1_HEADER_BYTES = 36;
-const V2_HEADER_BYTES = 40;
-const LEVEL_BYTES = 8;
-const PLANES_PER_POINT = 11;
-const QUANT_MAX = 65535;
+import { streamHLPC } from "./hlpc.js";
+import { octreeLoader, VIEWER_BUDGET_POINTS } from "./pointcloud-octree.js";
+
 const SETTLE_MS = 180;
 // GPU time one frame may take while the camera moves; over it, fewer points of level 0 are drawn.
 const MOTION_BUDGET_MS = 70;
@@ -62,135 +68,6 @@ function displayColour([r, g, b]) {
 /** An opaque colour as one pixel of a Uint32Array over RGBA bytes (whatever the byte order). */
 function pixel([r, g, b]) {
   return new Uint32Array(Uint8Array.of(r, g, b, 255).buffer)[0];
-}
-
-/** Reads exact byte counts from a stream, waiting for more chunks as needed. */
-function byteReader(stream) {
-  const reader = stream.getReader();
-  const chunks = [];
-  let buffered = 0;
-  return async function take(n) {
-    while (buffered < n) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error("the file is truncated");
-      chunks.push(value);
-      buffered += value.byteLength;
-    }
-    const out = new Uint8Array(n);
-    let filled = 0;
-    while (filled < n) {
-      const head = chunks[0];
-      const k = Math.min(head.byteLength, n - filled);
-      out.set(head.subarray(0, k), filled);
-      filled += k;
-      if (k === head.byteLength) chunks.shift();
-      else chunks[0] = head.subarray(k);
-    }
-    buffered -= n;
-    return out;
-  };
-}
-
-async function gunzip(bytes) {
-  // A stream straight over the bytes: Blob.stream() would send them through the blob registry.
-  const stream = new Response(bytes).body.pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/**
- * Undo the delta / zigzag / byte-plane coding of one level: its uint16 x, y, z, 0 and RGBA
- * arrays; the instance ids go into the cloud-wide `instance` array from `start`.
- */
-export function decodeSection(raw, n, start, instance) {
-  if (raw.length !== PLANES_PER_POINT * n) throw new Error("a level has the wrong size");
-  const quantised = new Uint16Array(4 * n);
-  const rgb = new Uint8Array(4 * n);
-  let x = 0, y = 0, z = 0, r = 0, g = 0, b = 0;
-  for (let i = 0, o = 0; i < n; i++, o += 4) {
-    const dx = raw[i] | (raw[3 * n + i] << 8);
-    const dy = raw[n + i] | (raw[4 * n + i] << 8);
-    const dz = raw[2 * n + i] | (raw[5 * n + i] << 8);
-    x = (x + ((dx >>> 1) ^ -(dx & 1))) & 0xffff;
-    y = (y + ((dy >>> 1) ^ -(dy & 1))) & 0xffff;
-    z = (z + ((dz >>> 1) ^ -(dz & 1))) & 0xffff;
-    r = (r + raw[6 * n + i]) & 0xff;
-    g = (g + raw[7 * n + i]) & 0xff;
-    b = (b + raw[8 * n + i]) & 0xff;
-    quantised[o] = x; quantised[o + 1] = y; quantised[o + 2] = z;
-    rgb[o] = r; rgb[o + 1] = g; rgb[o + 2] = b; rgb[o + 3] = 255;
-    instance[start + i] = raw[9 * n + i] | (raw[10 * n + i] << 8);
-  }
-  return { start, count: n, quantised, rgb };
-}
-
-/** A whole version 1 file (one level): uint16 positions over the bbox, raw colours and ids. */
-function readV1(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const count = view.getUint32(8, true);
-  const min = [0, 1, 2].map((i) => view.getFloat32(12 + 4 * i, true));
-  const max = [0, 1, 2].map((i) => view.getFloat32(24 + 4 * i, true));
-  const rgbOffset = V1_HEADER_BYTES + 6 * count;
-  const instanceOffset = rgbOffset + 3 * count + (count % 2);
-  if (bytes.byteLength < instanceOffset + 2 * count) throw new Error("the file is truncated");
-  const copy = bytes.slice(); // aligned for the Uint16Array views
-  const packed = new Uint16Array(copy.buffer, V1_HEADER_BYTES, 3 * count);
-  const level = { start: 0, count, quantised: new Uint16Array(4 * count), rgb: new Uint8Array(4 * count) };
-  for (let i = 0; i < count; i++) {
-    for (let axis = 0; axis < 3; axis++) {
-      level.quantised[4 * i + axis] = packed[3 * i + axis];
-      level.rgb[4 * i + axis] = copy[rgbOffset + 3 * i + axis];
-    }
-    level.rgb[4 * i + 3] = 255;
-  }
-  const step = min.map((lo, axis) => (max[axis] - lo) / QUANT_MAX);
-  const instance = new Uint16Array(copy.buffer, instanceOffset, count).slice();
-  return { cloud: { count, origin: min, step, instance }, level };
-}
-
-/**
- * Stream an HLPC file: `onCloud(cloud, levelCounts)` once the header is read (`cloud` has count,
- * origin, step and the instance ids of all points), then `onLevel(level, index)` as each level
- * is decoded ({start, count, quantised, rgb}).
- */
-export async function streamHLPC(response, onCloud, onLevel) {
-  const take = byteReader(response.body);
-  const head = await take(16);
-  const view = new DataView(head.buffer);
-  const magic = String.fromCharCode(...head.subarray(0, 4));
-  const version = view.getUint32(4, true);
-  if (magic !== "HLPC" || (version !== 1 && version !== 2)) {
-    throw new Error(`not an HLPC file (${magic} v${version})`);
-  }
-  if (version === 1) {
-    const count = view.getUint32(8, true);
-    const rest = await take(V1_HEADER_BYTES - 16 + 9 * count + (count % 2) + 2 * count);
-    const whole = new Uint8Array(16 + rest.byteLength);
-    whole.set(head);
-    whole.set(rest, 16);
-    const { cloud, level } = readV1(whole);
-    await onCloud(cloud, [count]);
-    await onLevel(level, 0);
-    return cloud;
-  }
-  const count = view.getUint32(8, true);
-  const nLevels = view.getUint32(12, true);
-  const rest = new DataView((await take(V2_HEADER_BYTES - 16 + LEVEL_BYTES * nLevels)).buffer);
-  const origin = [0, 1, 2].map((i) => rest.getFloat32(4 * i, true));
-  const step = [0, 1, 2].map((i) => rest.getFloat32(12 + 4 * i, true));
-  const levels = Array.from({ length: nLevels }, (_, i) => ({
-    count: rest.getUint32(24 + LEVEL_BYTES * i, true),
-    bytes: rest.getUint32(28 + LEVEL_BYTES * i, true),
-  }));
-  const cloud = { count, origin, step, instance: new Uint16Array(count) };
-  await onCloud(cloud, levels.map((level) => level.count));
-  let start = 0;
-  for (const [index, level] of levels.entries()) {
-    const decoded = decodeSection(await gunzip(await take(level.bytes)), level.count, start, cloud.instance);
-    performance.mark(`hl-viewer:level-${index}-decoded`);
-    await onLevel(decoded, index);
-    start += level.count;
-  }
-  return cloud;
 }
 
 /** A distinct colour per instance id (golden-angle hues) as a pixel; 0, the structure, is grey. */
@@ -358,10 +235,11 @@ const mounted = new WeakMap();
 /**
  * Fetch the HLPC file at `pointsUrl` and draw it inside `element` (which sets the size).
  * `scene` (optional) is the page's scene data (benchmarks/material/viewer.py): `objects` with boxes for
- * hover and click, `world_frame` for the compass; `redBoxes` lists instance ids outlined in red.
- * Resolves, once the first level is drawn, to a handle with the three.js objects, the instance
- * ids, `showBoxes(ids)`, `setColourMode(mode)`, `setTopView(on)`, `loaded` (a promise of the
- * full cloud) and `dispose()`; resolves to null when loading fails (the element shows the
+ * hover and click, `world_frame` for the compass; `redBoxes` lists instance ids outlined in red;
+ * `pointBudget` the most points held at once (an octree file's; default VIEWER_BUDGET_POINTS).
+ * Resolves, once the first level is drawn, to a handle with the three.js objects, the decoded
+ * levels, `showBoxes(ids)`, `setColourMode(mode)`, `setTopView(on)`, `loaded` (a promise of the
+ * cloud, once the stream is read) and `dispose()`; resolves to null when loading fails (the element shows the
  * reason) or when a newer mount on the same element took over. Mounting again disposes the
  * previous viewer.
  */
@@ -410,7 +288,8 @@ export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
       (cloud, levelCounts) => {
         if (stale()) throw new Error("replaced");
         const onFirstFrame = () => firstLevel(stale() ? null : viewer.handle);
-        viewer = createViewer(element, status, gpu, cloud, levelCounts, objects, scene, onFirstFrame);
+        const source = { url: response.url, budget: scene.pointBudget || VIEWER_BUDGET_POINTS, levelCounts };
+        viewer = createViewer(element, status, gpu, cloud, source, objects, scene, onFirstFrame);
         mounted.set(element, viewer.handle);
       },
       (level, index) => {
@@ -495,7 +374,8 @@ function whenDrawn(gl) {
   });
 }
 
-function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneData, onFirstFrame) {
+function createViewer(element, status, gpu, cloud, source, objects, sceneData, onFirstFrame) {
+  const { levelCounts } = source;
   const { renderer, material } = gpu;
   const gl = renderer.getContext();
   const levels = []; // the decoded levels, in order: {start, count, quantised, rgb}
@@ -548,7 +428,8 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
   let redBoxes = [];
   let front = null;
 
-  let drawn = 0;
+  let octree = null; // the octree's loader, once the first frame is on screen (version 3 files)
+  let splatStale = false; // a level left the set the still frame was splatted from
   let frames = 0;
   let firstMarked = false;
   let stillLevels = 0; // levels in the frame on screen when it is a still one, else 0
@@ -594,9 +475,10 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
       const depth = new Float32Array(width * height);
       const texture = splatTexture(pixels, width, height);
       splat = { width, height, pixels, depth, texture, matrix: new THREE.Matrix4(), byInstance, levels: 0 };
-    } else if (!splat.matrix.equals(clipMatrix) || splat.byInstance !== byInstance) {
+    } else if (splatStale || !splat.matrix.equals(clipMatrix) || splat.byInstance !== byInstance) {
       splat.levels = 0;
     }
+    splatStale = false;
     if (splat.levels === levels.length) return;
     if (!splat.levels) {
       splat.pixels.fill(backgroundPixel);
@@ -619,6 +501,8 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     const thinned = moving && motionStride > 1;
     levelZero.visible = moving && !thinned;
     motionPoints.visible = thinned;
+    // Dropping the nodes this view no longer needs comes first: the splat then lacks them.
+    if (!moving) octree?.update(camera, renderer.getDrawingBufferSize(bufferSize).y);
     if (!moving) splatStill();
     scene.background = moving ? background : splat.texture;
     renderer.render(scene, camera);
@@ -642,18 +526,57 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
           status.hidden = true;
           element.dataset.loaded = "true";
           preparePoints(renderer, material);
+          // An octree's other nodes come once the root is on screen, as a file's level 1 does.
+          if (cloud.octree) startOctree();
         }
         onFirstFrame();
       });
     }
-    if (!fullMarked && stillLevels === levelCounts.length) {
-      fullMarked = true;
+    const allIn = cloud.octree ? Boolean(octree?.idle()) : levels.length === levelCounts.length;
+    const complete = allIn && stillLevels === levels.length;
+    if (complete && element.dataset.complete !== "true") {
+      const serial = frames;
       whenDrawn(gl).then(() => {
-        if (disposed) return;
-        performance.mark("hl-viewer:full-frame");
+        if (disposed || serial !== frames) return; // a later frame decides
+        if (!fullMarked) performance.mark("hl-viewer:full-frame");
+        fullMarked = true;
         element.dataset.complete = "true";
       });
+    } else if (!complete && octree) {
+      element.dataset.complete = "false";
     }
+  };
+  const startOctree = () => {
+    octree = octreeLoader(source.url, cloud, levels[0], source.budget, {
+      onNode: (level) => {
+        if (disposed) return;
+        levels.push(level);
+        held(level, 1);
+        if (!moving) requestRender();
+      },
+      onEvict: (level) => {
+        levels.splice(levels.indexOf(level), 1);
+        held(level, -1);
+        splatStale = true;
+      },
+      onError: (error) => {
+        console.warn("an octree node could not be loaded:", error);
+        requestRender();
+      },
+    });
+    element.dataset.pointBudget = String(source.budget);
+    requestRender();
+  };
+  // The points held and the bytes of their arrays (positions, colours, ids, instance colours).
+  let pointsHeld = 0;
+  let bytesHeld = 0;
+  const held = (level, sign) => {
+    pointsHeld += sign * level.count;
+    bytesHeld += sign * (level.quantised.byteLength + level.rgb.byteLength + level.instance.byteLength);
+    bytesHeld += sign * (level.instancePixels?.byteLength || 0);
+    element.dataset.pointsDrawn = String(pointsHeld);
+    element.dataset.residentBytes = String(bytesHeld);
+    element.dataset.nodes = String(levels.length);
   };
   const requestRender = () => {
     if (!frame) frame = requestAnimationFrame(render);
@@ -716,10 +639,12 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     if (!level.instancePixels) {
       level.instancePixels = new Uint32Array(level.count);
       for (let i = 0; i < level.count; i++) {
-        const id = cloud.instance[level.start + i];
+        const id = level.instance[i];
         if (!palette.has(id)) palette.set(id, instancePixel(id));
         level.instancePixels[i] = palette.get(id);
       }
+      bytesHeld += level.instancePixels.byteLength;
+      element.dataset.residentBytes = String(bytesHeld);
     }
     return level.instancePixels;
   };
@@ -866,7 +791,6 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
     controls: orbit,
     renderer,
     levels,
-    instance: cloud.instance,
     cloud,
     showBoxes,
     setColourMode,
@@ -907,8 +831,7 @@ function createViewer(element, status, gpu, cloud, levelCounts, objects, sceneDa
       scene.add(levelZero, motionPoints);
       levelZeroColours.set("rgb", levelZero.geometry.getAttribute("color"));
     }
-    drawn = level.start + level.count;
-    element.dataset.pointsDrawn = String(drawn);
+    held(level, 1);
     if (index === 0) {
       frameOnPoints(level);
       // The controls announce the framing as a change; it is no interaction: the frame is still.
