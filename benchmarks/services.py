@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 
 from core.errors import Conflict, DomainError, NotFound
 
+from . import dispatch
 from .models import (
     Asset,
     AssetRole,
@@ -263,10 +264,8 @@ def _send_release_formats(release_id: int) -> None:
     version again resumes it) and the caller answers 503 (core/api.py)."""
     from kombu.exceptions import OperationalError
 
-    from .tasks import write_release_formats
-
     try:
-        write_release_formats.delay(release_id)
+        dispatch.send_release_formats(release_id)
     except OperationalError:
         mark_release_failed(release_id)
         raise
