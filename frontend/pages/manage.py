@@ -33,7 +33,8 @@ def _manage_context(benchmark, **extra):
         "form_key": new_form_key(),
         "study_form": STUDY_FORM_DEFAULTS,
         "campaigns": Campaign.objects.filter(benchmark=benchmark).order_by("-created_at"),
-        "approved_items": Item.objects.filter(benchmark=benchmark, status="approved").select_related("change"),
+        "approved_items": (Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
+                           .select_related("change")),
         "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
         "models": ModelSpec.objects.all(),
         "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],

@@ -18,7 +18,8 @@ from .common import error_page
 
 @role_required(roles.REVIEWER)
 def review_queue(request):
-    approved = ContextChange.objects.filter(status="approved").select_related("scene").order_by("-updated_at")[:50]
+    approved = (ContextChange.objects.filter(status=ContextChange.Status.APPROVED).select_related("scene")
+                .order_by("-updated_at")[:50])
     return render(request, "frontend/review_queue.html", {
         "queue": review_services.review_queue(request.user)[:100],
         "approved": approved,
