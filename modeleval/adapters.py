@@ -249,6 +249,12 @@ def answer_vocabulary(benchmark: Benchmark) -> list[str]:
     return sorted(answers)
 
 
+def model_settings_key(model) -> str:
+    """Every setting of a model row that changes what its adapter does: `load_adapter`'s cache key."""
+    return json.dumps([model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
+                       model.temperature, model.config], sort_keys=True, default=str)
+
+
 @lru_cache(maxsize=8)
 def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
     """Cached per process; `settings_key` changes when the model is edited, so edits take effect."""

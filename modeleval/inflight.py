@@ -34,6 +34,8 @@ import time
 import redis
 from django.conf import settings
 
+from . import dispatch
+
 log = logging.getLogger(__name__)
 
 RECORD_TTL_S = 7 * 24 * 3600  # a record outlives any batch; it is deleted when the batch ends
@@ -189,9 +191,7 @@ def reap_stalled_batches() -> list[dict]:
         if redeliver(task_id):
             action = "redelivered"
         elif running and items:
-            from . import tasks
-
-            tasks.infer_batch.apply_async((run_id, items), task_id=task_id)
+            dispatch.resend_batch(task_id, run_id, items)
             action = "resent"
         else:
             action = "dropped"

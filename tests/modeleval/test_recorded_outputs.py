@@ -20,7 +20,7 @@ from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol
 from benchmarks.services import gold_row
 from core.errors import DomainError
-from modeleval import services
+from modeleval import prediction_files, services
 from modeleval.models import ModelSpec, Prediction, RecordedOutput, Run
 from scoring import predfiles
 from scoring.tables import breakdowns
@@ -387,7 +387,7 @@ def test_ids_with_a_protocol_suffix_are_that_variant_of_a_platform_item(tmp_path
     path = tmp_path / "circular.jsonl"
     path.write_text("".join(json.dumps({"id": key, "output": out}) + "\n" for key, out in outputs.items()))
     items = list(Item.objects.filter(benchmark=benchmark).order_by("pk"))
-    gold_lines = services.gold_lines(items, Protocol(circular=True))
+    gold_lines = prediction_files.gold_lines(items, Protocol(circular=True))
     cli_lines = []
     for key, output in outputs.items():
         base, _, rotation = key.partition("-")
@@ -455,7 +455,7 @@ def test_vlmevalkit_tables_key_rows_by_their_ids_then_index():
     with pytest.raises(predfiles.PredictionFileError, match="prediction"):
         records(b"index\tanswer\n1\tA\n", "result.tsv")
     with pytest.raises(predfiles.PredictionFileError, match="xlsx"):
-        services.read_prediction_files([("result.xlsx", b"not a workbook")])
+        prediction_files.read_prediction_files([("result.xlsx", b"not a workbook")])
 
 
 def test_causalspatial_output_lines_and_hypo3d_files_read_their_model_answer():

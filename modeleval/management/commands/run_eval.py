@@ -10,6 +10,7 @@ from benchmarks.models import Benchmark
 from core.errors import DomainError
 from modeleval import services
 from modeleval.models import ModelSpec, Run
+from modeleval.run_options import REASONING_EFFORTS
 from scoring.predfiles import PredictionFileError
 
 from .score_predictions import read_files
@@ -52,7 +53,7 @@ class Command(BaseCommand):
                             help="With --prompt-by: the template condition for items with this value (repeatable).")
         parser.add_argument("--temperature", type=float, help="Provider parameter sent with every request.")
         parser.add_argument("--max-tokens", type=int, help="Provider parameter sent with every request.")
-        parser.add_argument("--reasoning-effort", choices=services.REASONING_EFFORTS)
+        parser.add_argument("--reasoning-effort", choices=REASONING_EFFORTS)
         parser.add_argument("--thinking-budget", type=int, help="Thinking tokens (sent as thinking.budget_tokens).")
         parser.add_argument("--examples", metavar="FILE",
                             help="In-context examples: a JSON list of {question, answer}, put before each prompt.")

@@ -1,0 +1,23 @@
+"""Sending modeleval's Celery tasks. Imports point one way: tasks.py imports services and inflight
+(tasks call the verbs); services and inflight send tasks through these functions, which reach
+tasks.py only when they send."""
+
+
+def send_batch(run_id: int, item_ids: list[int]) -> None:
+    """One inference batch to the gpu queue (routed by task name in config/celery.py)."""
+    from .tasks import infer_batch
+
+    infer_batch.delay(run_id, item_ids)
+
+
+def resend_batch(task_id: str, run_id: int, item_ids: list[int]) -> None:
+    """A lost batch sent again under its own task id, so its in-flight record keeps naming it."""
+    from .tasks import infer_batch
+
+    infer_batch.apply_async((run_id, item_ids), task_id=task_id)
+
+
+def send_scoring(run_id: int) -> None:
+    from .tasks import score_run
+
+    score_run.delay(run_id)

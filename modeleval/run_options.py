@@ -1,0 +1,146 @@
+"""What a run is launched with, each part checked before the run is created: the protocol's variants
+of each item (rotated options, mirrored image), a tag subset of the items, a prompt template per tag
+value, provider parameters, in-context examples and a judge model. A bad part is a DomainError naming
+its field."""
+
+import re
+
+from benchmarks import protocols
+from benchmarks.models import Benchmark
+from benchmarks.protocols import Protocol, Variant
+from core.errors import DomainError
+from core.validation import whole_number
+
+from . import secrets as model_secrets
+from .models import ModelSpec
+from .prompts import latest_template
+
+
+def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
+    return protocols.variants(protocol, len(choices), protocols.flip_rule(tags))
+
+
+# CausalSpatial writes its options into the question ("(A) ... (B) ..."): rotating the stored
+# options would not change what the model reads.
+_OPTIONS_IN_QUESTION = re.compile(r"\(A\)")
+
+
+def check_protocol(protocol: Protocol, model: ModelSpec, items: list[tuple]) -> None:
+    """Refuse a protocol the items or the model cannot carry, naming what is wrong."""
+    if protocol.flip and model.modality == ModelSpec.Modality.CAPTION:
+        raise DomainError("Flipped images need a model that is shown images, not a caption.", field="protocol")
+    for pk, question, choices, answers, tags in items:
+        if protocol.circular and choices and _OPTIONS_IN_QUESTION.search(question):
+            raise DomainError(f"Item #{pk} lists its options inside the question, so they cannot be rotated.",
+                              field="protocol")
+        for variant in item_variants(protocol, choices, tags):
+            try:
+                protocols.variant_answer(choices, answers, variant, protocols.flip_rule(tags))
+            except DomainError as error:
+                raise DomainError(f"Item #{pk}: {error.message}", field="protocol") from None
+
+
+def check_imported_variants(protocol: Protocol, approved) -> None:
+    """Items imported as rotated copies (`X-1`) or mirrored rows (`X-flip`) already are the protocol's
+    variants: running the protocol over them again would give ids that collide (`X` rotated is `X-1`)."""
+    if protocol.circular:
+        rotated = approved.filter(external_id__regex=r"-[0-9]$").values_list("external_id", flat=True).first()
+        if rotated:
+            raise DomainError(f"The items are stored with their rotations (e.g. {rotated}), so CircularEval "
+                              "comes from their ids: launch the run without 'circular'.", field="protocol")
+    if protocol.flip:
+        flipped = approved.filter(**{f"tags__{protocols.IMAGE_VARIANT}": protocols.FLIPPED})
+        flipped = flipped.values_list("external_id", flat=True).first()
+        if flipped is not None:
+            raise DomainError(f"The items include their mirrored rows (e.g. {flipped}), so FlipEval comes from "
+                              "their ids: launch the run without 'flip'.", field="protocol")
+
+
+# Provider parameters a run may set (Run.settings), each with its check.
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+MAX_EXAMPLES = 20
+
+
+def checked_settings(settings) -> dict:
+    settings = settings or {}
+    if not isinstance(settings, dict):
+        raise DomainError("Provider parameters are an object.", field="settings")
+    unknown = sorted(set(settings) - {"temperature", "max_tokens", "reasoning_effort", "thinking_budget"})
+    if unknown:
+        raise DomainError(f"Unknown provider parameter(s): {', '.join(unknown)}; known: temperature, max_tokens, "
+                          "reasoning_effort, thinking_budget.", field="settings")
+    checked = {}
+    if "temperature" in settings:
+        value = settings["temperature"]
+        if type(value) not in (int, float) or not 0 <= value <= 2:
+            raise DomainError("temperature is a number from 0 to 2.", field="settings")
+        checked["temperature"] = float(value)
+    if "max_tokens" in settings:
+        checked["max_tokens"] = whole_number(settings["max_tokens"], "settings", 1, 262_144)
+    if "reasoning_effort" in settings:
+        if settings["reasoning_effort"] not in REASONING_EFFORTS:
+            raise DomainError(f"reasoning_effort is one of {', '.join(REASONING_EFFORTS)}.", field="settings")
+        checked["reasoning_effort"] = settings["reasoning_effort"]
+    if "thinking_budget" in settings:
+        checked["thinking_budget"] = whole_number(settings["thinking_budget"], "settings", 0, 262_144)
+    return checked
+
+
+def checked_subset(subset) -> dict:
+    """{tag: [values]}: items whose tag has one of the values (every tag named must match)."""
+    subset = subset or {}
+    if not isinstance(subset, dict) or not all(
+        isinstance(tag, str) and tag and isinstance(values, list) and values
+        and all(isinstance(v, str | int) and not isinstance(v, bool) for v in values)
+        for tag, values in subset.items()
+    ):
+        raise DomainError('The subset is {tag: [values]}, e.g. {"level": ["L1_single"]}.', field="subset")
+    return {tag: [str(v) for v in values] for tag, values in subset.items()}
+
+
+def subset_filter(items, subset: dict):
+    for tag, values in subset.items():
+        items = items.filter(**{f"tags__{tag}__in": values})
+    return items
+
+
+def checked_prompts(prompts, family: str) -> dict:
+    """{"by": tag, "templates": {value: condition}} resolved to the latest version of each condition."""
+    if not prompts:
+        return {}
+    if not isinstance(prompts, dict) or not isinstance(prompts.get("by"), str) or not prompts["by"] or not (
+        isinstance(prompts.get("templates"), dict) and prompts["templates"]
+    ):
+        raise DomainError('Prompts per tag are {"by": tag, "templates": {value: condition}}.', field="prompts")
+    resolved = {}
+    for value, condition in prompts["templates"].items():
+        template = latest_template(family, condition) if isinstance(condition, str) else None
+        if template is None:
+            raise DomainError(f"No prompt template {condition!r} for {family} (for {prompts['by']} {value}).",
+                              field="prompts")
+        resolved[str(value)] = {"id": template.pk, "condition": template.condition, "version": template.version}
+    return {"by": prompts["by"], "templates": resolved}
+
+
+def checked_examples(examples) -> list[dict]:
+    examples = examples or []
+    if not isinstance(examples, list) or len(examples) > MAX_EXAMPLES or not all(
+        isinstance(e, dict) and isinstance(e.get("question"), str) and e["question"].strip()
+        and isinstance(e.get("answer"), str) and e["answer"].strip() for e in examples
+    ):
+        raise DomainError(f"In-context examples are a list of at most {MAX_EXAMPLES} "
+                          "{question, answer} texts.", field="examples")
+    return [{"question": e["question"].strip(), "answer": e["answer"].strip()} for e in examples]
+
+
+def checked_judge(judge_model, benchmark: Benchmark) -> ModelSpec | None:
+    if judge_model in (None, ""):
+        return None
+    judge = ModelSpec.objects.filter(pk=judge_model).first() if str(judge_model).isdigit() else None
+    if judge is None or judge.adapter != ModelSpec.Adapter.OPENAI_COMPATIBLE:
+        raise DomainError("The judge is a registered OpenAI-compatible model.", field="judge_model")
+    if benchmark.family != "3dsrbench":
+        raise DomainError("A judge reads choices of 3DSRBench runs only.", field="judge_model")
+    model_secrets.check_model_config(judge.adapter, judge.config)
+    return judge
+
