@@ -18,6 +18,7 @@ from benchmarks.models import Benchmark, ContextChange, Item
 from core.errors import DomainError, NotFound
 from scoring.sbert import load_encoder
 
+from . import dispatch, reads
 from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding
 from .similarity import encode_texts, similar_pairs, text_sha
 
@@ -86,17 +87,13 @@ def embed_on_arrival() -> bool:
 def texts_arrived(change_ids=(), item_ids=()) -> None:
     """Hook for every path by which a text arrives (submit, import, refine, edit): once the write
     commits, embed the new texts on the default queue."""
-    from .tasks import embed_arrived_texts
-
     change_ids, item_ids = [int(pk) for pk in change_ids], [int(pk) for pk in item_ids]
     if (change_ids or item_ids) and embed_on_arrival():
-        transaction.on_commit(lambda: embed_arrived_texts.delay(change_ids, item_ids))
+        transaction.on_commit(lambda: dispatch.send_embedding(change_ids, item_ids))
 
 
 def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
     """Create a run and enqueue it on the default queue once the row is committed."""
-    from .tasks import find_near_duplicates
-
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
@@ -105,7 +102,7 @@ def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
         raise DomainError("The threshold is a number between 0 and 1.", field="threshold")
     with transaction.atomic():
         run = DedupRun.objects.create(benchmark=benchmark, threshold=threshold, created_by=created_by)
-        transaction.on_commit(lambda: find_near_duplicates.delay(run.pk))
+        transaction.on_commit(lambda: dispatch.send_dedup(run.pk))
     return run
 
 
@@ -170,32 +167,17 @@ def run_dedup(run_id: int) -> DedupRun:
 
 def _store_pairs(run: DedupRun, kind: str, rows: list[tuple]) -> None:
     """(first_id, second_id, first_text, second_text, similarity) rows, each pair once (a redelivered
-    run writes nothing twice). PostgreSQL: COPY into a temporary table, then one INSERT ... ON CONFLICT
-    DO NOTHING; 90,000 pairs took 7 s through bulk_create, most of it building the statements."""
+    run writes nothing twice): on PostgreSQL through COPY (review/reads.py)."""
     if connection.vendor != "postgresql":
         DuplicatePair.objects.bulk_create(
             [DuplicatePair(run=run, kind=kind, first_id=a, second_id=b, first_text=ta, second_text=tb,
                            similarity=score) for a, b, ta, tb, score in rows],
             ignore_conflicts=True, batch_size=1000,
         )
-        return
-    table = connection.ops.quote_name(DuplicatePair._meta.db_table)
-    columns = "run_id, kind, first_id, second_id, first_text, second_text, similarity"
-    if not DuplicatePair.objects.filter(run=run, kind=kind).exists():  # the first delivery: straight in
-        with transaction.atomic(), connection.cursor() as cursor:
-            with cursor.cursor.copy(f"COPY {table} ({columns}, resolution) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row((run.pk, kind, *row, DuplicatePair.Resolution.PENDING))
-        return
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("CREATE TEMPORARY TABLE dedup_pairs_in (run_id bigint, kind varchar(10), first_id integer, "
-                       "second_id integer, first_text text, second_text text, similarity double precision) "
-                       "ON COMMIT DROP")
-        with cursor.cursor.copy(f"COPY dedup_pairs_in ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row((run.pk, kind, *row))
-        cursor.execute(f"INSERT INTO {table} ({columns}, resolution) SELECT {columns}, %s FROM dedup_pairs_in "
-                       "ON CONFLICT DO NOTHING", [DuplicatePair.Resolution.PENDING])
+    elif DuplicatePair.objects.filter(run=run, kind=kind).exists():
+        reads.copy_missing_pairs(run.pk, kind, rows)
+    else:
+        reads.copy_pairs(run.pk, kind, rows)
 
 
 def _drop(kind: str, object_id: int, kept_id: int, reviewer) -> None:

@@ -8,9 +8,8 @@ from django.db.models import Max, Q
 from benchmarks.models import Benchmark, ContextChange
 from core.errors import DomainError, NotFound
 from modeleval import services as modeleval_services
-from modeleval.models import ModelSpec
 
-from . import services
+from . import dispatch, services
 from .models import ChangeRevision, Polish
 
 POLISH_BATCH = 50  # changes per task
@@ -23,18 +22,13 @@ PROMPT = (
 
 def start_polish(benchmark: Benchmark, model_id, created_by) -> int:
     """Queue the approved changes of a benchmark in batches, once committed; returns how many."""
-    from .tasks import polish_changes
-
-    model = ModelSpec.objects.filter(pk=model_id if str(model_id).isdigit() else None,
-                                     adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).first()
-    if model is None:
-        raise DomainError("Choose a language model (an OpenAI-compatible endpoint).", field="model")
+    model = modeleval_services.language_model(model_id)
     change_ids = list(ContextChange.objects.filter(scene__benchmark=benchmark, status=ContextChange.Status.APPROVED)
                       .order_by("pk").values_list("pk", flat=True))
     if not change_ids:
         raise DomainError("This benchmark has no approved changes to polish.", field="benchmark")
     batches = [change_ids[i:i + POLISH_BATCH] for i in range(0, len(change_ids), POLISH_BATCH)]
-    transaction.on_commit(lambda: [polish_changes.delay(batch, model.pk) for batch in batches])
+    transaction.on_commit(lambda: [dispatch.send_polish(batch, model.pk) for batch in batches])
     return len(change_ids)
 
 
@@ -61,7 +55,7 @@ def polish_changes(change_ids: list[int], model_id: int) -> int:
     """Polish each change's current text once; returns how many were polished now. Idempotent: a
     revision already polished (or written by a polish) is skipped, and a change edited while the
     model was answering is left for a later pass."""
-    model = ModelSpec.objects.get(pk=model_id)
+    model = modeleval_services.language_model(model_id)
     polished = 0
     for change in ContextChange.objects.filter(pk__in=change_ids).order_by("pk"):
         source = _current_number(change)

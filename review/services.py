@@ -10,18 +10,15 @@ from django.db.models import F
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden, NotFound
+from scoring.engine import get_family
 
 from .dedup import texts_arrived
 from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
 
-# What a question must meet (Hypo3D's question criteria); a rejected item names the ones it fails.
-QUESTION_CRITERIA = {
-    "needs_scene_and_change": "Answerable only by combining the scene and the change",
-    "answer_affected": "The answer is affected by the change",
-    "unambiguous": "Exactly one unambiguous answer",
-    "not_common_sense": "Not answerable from common sense alone",
-}
-HYPO3D_CRITERIA = QUESTION_CRITERIA  # the name it had
+# Reviewers write questions on changes and judge them as Hypo3D did: its question criteria (a rejected
+# item names the ones it fails) and question types are facts of scoring's Hypo3D family record.
+QUESTION_CRITERIA = get_family("hypo3d").question_criteria
+QUESTION_TYPES = get_family("hypo3d").question_types
 # What a context change must meet; a rejected change goes back to its author with the ones it fails.
 CHANGE_CRITERIA = {
     "unambiguous": "Names each object so that only one can be meant",
@@ -30,7 +27,6 @@ CHANGE_CRITERIA = {
     "plausible": "Physically possible in this room (the object fits where it goes)",
     "clear": "Clear and complete: says what changes and where from and to",
 }
-QUESTION_TYPES = ("Scale", "Direction", "Semantic")
 
 
 def review_queue(reviewer, campaign_id=None):

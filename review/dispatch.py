@@ -1,0 +1,21 @@
+"""Sending review's Celery tasks (default queue). Imports point one way: tasks.py imports dedup and
+polish (tasks call the verbs); the verbs send tasks through these functions, which reach tasks.py
+only when they send."""
+
+
+def send_dedup(run_id: int) -> None:
+    from .tasks import find_near_duplicates
+
+    find_near_duplicates.delay(run_id)
+
+
+def send_embedding(change_ids: list[int], item_ids: list[int]) -> None:
+    from .tasks import embed_arrived_texts
+
+    embed_arrived_texts.delay(change_ids, item_ids)
+
+
+def send_polish(change_ids: list[int], model_id: int) -> None:
+    from .tasks import polish_changes
+
+    polish_changes.delay(change_ids, model_id)
