@@ -31,7 +31,7 @@ STOP_S = 150  # bounded: an evaluator still answering then leaves its session un
 
 def seed() -> int:
     from benchmarks.models import Benchmark, Item, Scene
-    from humaneval import services
+    from humaneval.services.design import StudyDesign, create_study
 
     benchmark = Benchmark.objects.create(name="load", slug="load", family="3dsrbench")
     scenes = Scene.objects.bulk_create(
@@ -43,12 +43,12 @@ def seed() -> int:
              tags={"category": "location"}, status="approved")
         for n in range(ITEMS + FAMILIARISATION)
     )
-    study = services.create_study(
-        benchmark, "load", [item.pk for item in items[:ITEMS]], None, seconds_per_item=120,
-        seconds_per_session=1800, seed=7, familiarisation_count=FAMILIARISATION,
-        participants_per_item=EVALUATORS * SCORED_PER_SESSION // ITEMS + 1, items_per_session=SCORED_PER_SESSION,
-        consent_text="I agree to take part.",
+    design = StudyDesign(
+        "load", [item.pk for item in items[:ITEMS]], seconds_per_item=120, seconds_per_session=1800, seed=7,
+        familiarisation_count=FAMILIARISATION, participants_per_item=EVALUATORS * SCORED_PER_SESSION // ITEMS + 1,
+        items_per_session=SCORED_PER_SESSION, consent_text="I agree to take part.",
     )
+    study = create_study(benchmark, design, None)
     return study.pk
 
 

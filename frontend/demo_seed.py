@@ -48,8 +48,9 @@ from benchmarks.material import NamedFile, import_image_set, import_paired_video
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
 from crowd import services as crowd_services
-from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Study
+from humaneval.services import sessions as humaneval_sessions
+from humaneval.services.design import StudyDesign, create_study
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from review import services as review_services
@@ -323,17 +324,9 @@ class FamilyBuild:
         human = HUMAN[self.family]
         if study is None:
             ids = list(benchmark.items.filter(status=Item.Status.APPROVED).values_list("pk", flat=True))
-            study = humaneval_services.create_study(
-                benchmark,
-                STUDY_NAME,
-                ids,
-                self.people["admin"],
-                seconds_per_item=human["seconds_per_item"],
-                seconds_per_session=3600,
-                participants_per_item=EVALUATORS,
-                shuffle_choices=True,
-                seed=2024,
-            )
+            design = StudyDesign(STUDY_NAME, ids, seconds_per_item=human["seconds_per_item"], seconds_per_session=3600,
+                                 participants_per_item=EVALUATORS, shuffle_choices=True, seed=2024)
+            study = create_study(benchmark, design, self.people["admin"])
         for number in range(1, EVALUATORS + 1):
             worker_id = f"demo-{self.family}-eval-{number}"
             done = EvalSession.objects.filter(
@@ -345,7 +338,7 @@ class FamilyBuild:
                 continue
             self.clock.set(study.created_at + timedelta(minutes=30 + 40 * number))
             with transaction.atomic():  # one participant's session, written whole (and one commit, not 200)
-                user, session = humaneval_services.enter_study_from_crowd_link(
+                user, session = humaneval_sessions.enter_study_from_crowd_link(
                     study.pk, crowd_params(worker_id, f"demo-{self.slug}")
                 )
                 self.take_session(study, session, user, number)
@@ -362,8 +355,8 @@ class FamilyBuild:
         vocabulary = answer_vocabulary(study.benchmark)
         shown = 0
         while True:
-            session, response = humaneval_services.current_item(session.pk, user)
-            if response is None:
+            on_screen = humaneval_sessions.current_item(session.pk, user).on_screen
+            if on_screen is None:
                 return
             shown += 1
             if self.family == "hypo3d" and number == EVALUATORS and shown == 5:
@@ -371,11 +364,11 @@ class FamilyBuild:
                 continue
             seconds = rng.uniform(*human["seconds"])
             self.clock.advance(seconds)
-            answer = human_answer(self.family, response.entry, rng, accuracy, vocabulary)
-            humaneval_services.answer_item(
+            answer = human_answer(self.family, on_screen.entry, rng, accuracy, vocabulary)
+            humaneval_sessions.answer_item(
                 session.pk,
                 user,
-                response.item_id,
+                on_screen.response.item_id,
                 answer,
                 client_latency_ms=int(seconds * 1000) - rng.randint(80, 400),
             )

@@ -1,3 +1,5 @@
+import dataclasses
+
 from django.core.cache import cache
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
@@ -13,8 +15,9 @@ from core.idempotency import idempotent
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 
-from . import services
 from .models import ItemRole
+from .reads import ShownItem
+from .services import design, results, sessions, stimuli
 
 # A scene and its files do not change while a study runs, and every participant's item on the same
 # scene shows them again: cache them briefly (well inside the life of a signed storage URL).
@@ -25,33 +28,33 @@ def scene_stimulus(item, mirrored: bool = False) -> dict:
     """The viewer data of the item's scene and its images/videos (mirrored on a flipped variant), as
     item_view shows them."""
     if item.scene_id is None:
-        return {"scene": None, **services.stimulus_files(item)}
+        return {"scene": None, **stimuli.stimulus_files(item)}
     key = f"humaneval:stimulus:{item.scene_id}:{item.scene.created_at.timestamp()}:{int(mirrored)}"  # ids are reused
     stimulus = cache.get(key)
     if stimulus is None:
-        stimulus = {"scene": scene_viewer_data(item.scene), **services.stimulus_files(item, mirrored)}
+        stimulus = {"scene": scene_viewer_data(item.scene), **stimuli.stimulus_files(item, mirrored)}
         cache.set(key, stimulus, SCENE_CACHE_S)
     return stimulus
 
 
 def item_view(session, entry, response) -> dict:
     """One item as the participant's page may see it: every piece of context the model's prompt
-    carries (services.item_context, scene_stimulus), options in the order shown, never the gold."""
+    carries (stimuli.item_context, scene_stimulus), options in the order shown, never the gold."""
     item = entry.item
     return {
         "id": item.pk,
         "number": entry.position + 1,
         "practice": entry.role == ItemRole.FAMILIARISATION,
-        **services.item_context(session.study.benchmark.family, entry),
-        "not_sure_option": services.offers_not_sure(session.study, item),
+        **stimuli.item_context(session.study.benchmark.family, entry),
+        "not_sure_option": sessions.offers_not_sure(session.study, item),
         "shown_at": response.shown_at.isoformat(),
         "deadline": response.deadline.isoformat(),
-        **scene_stimulus(item, services.shows_mirrored_image(entry)),
+        **scene_stimulus(item, stimuli.shows_mirrored_image(entry)),
     }
 
 
-def session_state(session, response, feedback=None) -> dict:
-    """What the participant's page may know: the open item, the clocks, and feedback on a
+def session_state(session, n_items: int, on_screen: ShownItem | None, feedback=None) -> dict:
+    """What the participant's page may know: the item on screen, the clocks, and feedback on a
     familiarisation answer once it is stored."""
     state = {
         "session": session.pk,
@@ -59,14 +62,14 @@ def session_state(session, response, feedback=None) -> dict:
         "server_now": timezone.now().isoformat(),
         "session_deadline": session.deadline.isoformat(),
         "completion_code": session.completion_code or None,
-        "n_items": session.n_items,
+        "n_items": n_items,
         "allow_going_back": session.study.allow_going_back,
-        "answered": services.answered_items(session) if session.study.allow_going_back else [],
+        "answered": sessions.answered_items(session) if session.study.allow_going_back else [],
         "feedback": feedback,
         "item": None,
     }
-    if response is not None:
-        state["item"] = item_view(session, services.entry_of(session, response), response)
+    if on_screen is not None:
+        state["item"] = item_view(session, on_screen.entry, on_screen.response)
     return state
 
 
@@ -135,29 +138,31 @@ class SessionStateSerializer(serializers.Serializer):
 class StudyCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField(allow_blank=True)
-    design = serializers.JSONField(help_text="The design as recorded (humaneval.services.study_design).")
+    design = serializers.JSONField(help_text="The design as recorded (humaneval.services.design.study_design).")
+
+
+def design_field(option: dataclasses.Field) -> serializers.Field:
+    """The serializer field of one StudyDesign option: its JSON type and default (the design itself
+    checks the value, so the API and the page refuse the same things with the same words)."""
+    required = option.default is dataclasses.MISSING
+    default = {} if required else {"default": option.default}
+    if option.type is bool:
+        return serializers.BooleanField(**default)
+    if option.type is str:
+        return serializers.CharField(allow_blank=True, **default)
+    if option.type == tuple[int, ...]:
+        return serializers.ListField(child=serializers.IntegerField(), **({} if required else {"default": list}))
+    return serializers.IntegerField(allow_null=option.default is None and not required, **default)
 
 
 class StudyCreateSerializer(serializers.Serializer):
+    """The benchmark and the options of a StudyDesign, one field each."""
+
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
-    name = serializers.CharField(allow_blank=True)
-    items = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
-    seconds_per_item = serializers.IntegerField(default=120)
-    seconds_per_session = serializers.IntegerField(default=1800)
-    stratify_by = serializers.CharField(allow_blank=True, default="")
-    per_stratum = serializers.IntegerField(required=False, allow_null=True, default=None)
-    seed = serializers.IntegerField(required=False, allow_null=True, default=None)
-    familiarisation_count = serializers.IntegerField(default=0)
-    attention_ids = serializers.ListField(child=serializers.IntegerField(), default=list)
-    attention_failures_allowed = serializers.IntegerField(default=0)
-    participants_per_item = serializers.IntegerField(default=3)
-    items_per_session = serializers.IntegerField(required=False, allow_null=True, default=None)
-    allow_going_back = serializers.BooleanField(default=False)
-    shuffle_items = serializers.BooleanField(default=False)
-    shuffle_choices = serializers.BooleanField(default=True)
-    offer_not_sure = serializers.BooleanField(default=False)
-    circular_variants = serializers.BooleanField(default=False)
-    flip_images = serializers.BooleanField(default=False)
+
+    def get_fields(self):
+        options = {option.name: design_field(option) for option in dataclasses.fields(design.StudyDesign)}
+        return {**super().get_fields(), **options}
 
 
 class StudyCreate(APIView):
@@ -169,17 +174,11 @@ class StudyCreate(APIView):
     def post(self, request):
         data = StudyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        design = dict(data.validated_data)
-        benchmark, name, items = design.pop("benchmark"), design.pop("name"), design.pop("items")
-        seconds_per_item, seconds_per_session = (
-            design.pop("seconds_per_item"),
-            design.pop("seconds_per_session"),
-        )
-        study = services.create_study(
-            benchmark, name, items, request.user, seconds_per_item, seconds_per_session, **design
-        )
+        options = dict(data.validated_data)
+        benchmark = options.pop("benchmark")
+        study = design.create_study(benchmark, design.StudyDesign(**options), request.user)
         return Response(
-            {"id": study.pk, "name": study.name, "design": services.study_design(study)}, status=201
+            {"id": study.pk, "name": study.name, "design": design.study_design(study)}, status=201
         )
 
 
@@ -192,21 +191,23 @@ class AnswerSerializer(serializers.Serializer):
 
 
 def current_state(participant, session_id: int) -> dict:
-    session, response = services.current_item(session_id, participant)
-    return session_state(session, response)
+    current = sessions.current_item(session_id, participant)
+    return session_state(current.session, current.n_items, current.on_screen)
 
 
 def answer_state(participant, session_id: int, answer: dict) -> dict:
     """Store a checked answer (AnswerSerializer). After a familiarisation item the state carries
     feedback and no next item, so the next clock starts only when the participant moves on."""
-    stored = services.answer_item(
+    stored = sessions.answer_and_show_next(
         session_id, participant, answer["item"], answer["answer"], answer["client_latency_ms"],
-        answer["focus_losses"], show_next=True,
+        answer["focus_losses"],
     )
-    session = stored.session
-    if stored.entry.role == ItemRole.FAMILIARISATION:
-        return session_state(session, None, services.feedback(session, stored))
-    return session_state(session, stored.next_response)
+    answered = stored.answered
+    session, entry = answered.session, answered.entry
+    if entry.role == ItemRole.FAMILIARISATION:
+        feedback = results.feedback(session.study.benchmark.family, entry, answered.response)
+        return session_state(session, answered.n_items, None, feedback)
+    return session_state(session, answered.n_items, stored.next_item)
 
 
 class SessionCurrent(PageFastPathView):
@@ -243,7 +244,6 @@ class SessionAnsweredItem(APIView):
 
     @extend_schema(responses=AnsweredItemSerializer)
     def get(self, request, pk, item_id):
-        response = services.answered_response(pk, request.user, item_id)
-        session = response.session
-        view = item_view(session, services.plan_entry(session, item_id), response)
-        return Response({**view, "your_answer": response.answer_text})
+        answered = sessions.answered_item(pk, request.user, item_id)
+        view = item_view(answered.session, answered.entry, answered.response)
+        return Response({**view, "your_answer": answered.response.answer_text})

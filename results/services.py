@@ -3,7 +3,7 @@
 `benchmark_results` is the only place the rows are assembled; the results pages (HTML, JSON, CSV,
 LaTeX), the study page and both results API endpoints call it, so they carry the same numbers.
 
-- a human row per study: `humaneval.services.study_results` (each scored response of a session not
+- a human row per study: `humaneval.services.results.study_results` (each scored response of a session not
   excluded is one scorer row);
 - a model row per finished run: the run's stored `scores` (scored by `modeleval.services.score_run`
   with `by=breakdowns(family)`);
@@ -19,8 +19,8 @@ import scoring
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import gold_row
 from core.errors import NotFound
-from humaneval import services as humaneval_services
 from humaneval.models import ItemRole, Study
+from humaneval.services.results import study_results
 from modeleval import services as modeleval_services
 from modeleval.models import Run
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
@@ -95,7 +95,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
     )
     if study is None:
         humans = [
-            result_row(human_row_name(each), HUMAN, humaneval_services.study_results(each))
+            result_row(human_row_name(each), HUMAN, study_results(each))
             for each in Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by(
                 "created_at", "pk"
             )
@@ -106,7 +106,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
     else:
         if study.benchmark_id != benchmark.pk:
             raise NotFound("No such study on this benchmark.", field="study")
-        humans = [result_row(human_row_name(study), HUMAN, humaneval_services.study_results(study))]
+        humans = [result_row(human_row_name(study), HUMAN, study_results(study))]
         items = study_scored_items(study)
         models = [result_row(model_row_name(run), MODEL, rescore_run(run, items, by)) for run in runs]
     models = [row for row in models if row["n"]]

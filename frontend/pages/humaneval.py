@@ -3,6 +3,7 @@
 
 import csv
 import json
+from dataclasses import MISSING, fields
 
 from django.contrib.auth import login
 from django.db.models import Count
@@ -10,13 +11,16 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import services as annotation_services
 from benchmarks.models import Benchmark, Item
 from config.throttle import crowd_entry_limited
 from core import roles
 from core.errors import DomainError
-from humaneval import services as humaneval_services
+from crowd import services as crowd_services
 from humaneval.models import EvalSession, ItemRole, SessionItem, Study
+from humaneval.services import design as humaneval_design
+from humaneval.services import results as humaneval_results
+from humaneval.services import sessions as humaneval_sessions
+from humaneval.services.design import StudyDesign
 from results import services as results_services
 
 from ..access import role_required
@@ -30,7 +34,7 @@ def crowd_enter_study(request, study_id):
     if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.EVALUATOR):
         return start_invited(request, study_id)  # a signed-in evaluator opens the link without platform ids
     try:
-        user, session = humaneval_services.enter_study_from_crowd_link(study_id, request.GET,
+        user, session = humaneval_sessions.enter_study_from_crowd_link(study_id, request.GET,
                                                                        signed_in=request.user)
     except DomainError as exc:
         return error_page(request, exc)
@@ -47,7 +51,7 @@ def start_invited(request, study_id):
             request, "frontend/error.html", {"message": "This page is for invited evaluators."}, status=403
         )
     try:
-        session = humaneval_services.start_invited_session(study_id, request.user)
+        session = humaneval_sessions.start_invited_session(study_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
     return redirect("eval_session", session_id=session.pk)
@@ -69,7 +73,7 @@ def _intro(session) -> dict:
         "instructions": study.instructions,
         "consent_text": study.consent_text or DEFAULT_CONSENT,
         "n_practice": practice,
-        "n_questions": session.n_items - practice,
+        "n_questions": sum(by_role.values()) - practice,
         "seconds_per_item": study.seconds_per_item,
         "minutes": round(study.seconds_per_session / 60),
     }
@@ -79,7 +83,7 @@ def _session_page(request, session, consent_error="", status=200):
     intro = session.consented_at is None and session.status == EvalSession.Status.ACTIVE
     return render(request, "frontend/eval_session.html", {
         "session": session,
-        "completion_url": annotation_services.completion_url(request.user, session.completion_code or "{code}"),
+        "completion_url": crowd_services.completion_url(request.user, session.completion_code or "{code}"),
         "intro": _intro(session) if intro else None,
         "consent_error": consent_error,
     }, status=status)
@@ -90,7 +94,7 @@ def eval_session(request, session_id):
     if not request.user.is_authenticated:
         return redirect(f"/accounts/login/?next={request.path}")
     try:
-        session = humaneval_services.session_for(session_id, request.user)
+        session = humaneval_sessions.session_for(session_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
     return _session_page(request, session)
@@ -112,32 +116,18 @@ def eval_consent(request, session_id):
     try:
         if not agreed:
             raise DomainError("Tick the box to agree before you start.", field="agree")
-        session = humaneval_services.consent_to_session(session_id, request.user)
+        session = humaneval_sessions.consent_to_session(session_id, request.user)
     except DomainError as exc:
         if as_json:
             return JsonResponse(exc.as_dict(), status=exc.status_code)
         if exc.field != "agree":
             return error_page(request, exc)
-        session = humaneval_services.session_for(session_id, request.user)
+        session = humaneval_sessions.session_for(session_id, request.user)
         return _session_page(request, session, exc.message, status=400)
     if as_json:
         return JsonResponse({"session": session.pk, "consented_at": session.consented_at.isoformat(),
                              "session_deadline": session.deadline.isoformat()})
     return redirect("eval_session", session_id=session.pk)
-
-
-DESIGN_FIELDS = (
-    "stratify_by",
-    "per_stratum",
-    "seed",
-    "familiarisation_count",
-    "attention_failures_allowed",
-    "participants_per_item",
-    "items_per_session",
-)
-DESIGN_FLAGS = (
-    "allow_going_back", "shuffle_items", "shuffle_choices", "offer_not_sure", "circular_variants", "flip_images"
-)
 
 
 DEFAULT_INSTRUCTIONS = (
@@ -147,27 +137,30 @@ DEFAULT_INSTRUCTIONS = (
     "- Pick **one** option, or type a short phrase where there are no options.\n"
     "- Work alone, without searching the web."
 )
-DESIGN_DEFAULTS = {
-    "name": "Human baseline", "seconds_per_item": 120, "seconds_per_session": 1800, "stratify_by": "",
-    "per_stratum": "", "seed": "", "familiarisation_count": 0, "participants_per_item": 3, "items_per_session": "",
-    "attention_failures_allowed": 0, "instructions": DEFAULT_INSTRUCTIONS, "consent_text": DEFAULT_CONSENT,
-}
 
 
 def _design_form(post=None) -> dict:
-    """The design form's values: the defaults, or what was posted (kept as typed when it is refused)."""
+    """The design form's values, one per StudyDesign option: its defaults (blank where it has none,
+    every approved item ticked, the standard texts), or what was posted, kept as typed when it is
+    refused: ticked boxes for the switches, the ticked ids for the item lists, the text for the rest."""
     if post is None:
-        return {**DESIGN_DEFAULTS, "flags": {"shuffle_choices"}, "items": None, "attention_ids": set()}
-    form = {key: post.get(key, "") for key in DESIGN_DEFAULTS}
-    form["flags"] = {flag for flag in DESIGN_FLAGS if flag in post}
-    form["items"] = {int(i) for i in post.getlist("items") if i.isdigit()}
-    form["attention_ids"] = {int(i) for i in post.getlist("attention_ids") if i.isdigit()}
+        form = {option.name: "" if option.default in (None, MISSING) else option.default
+                for option in fields(StudyDesign)}
+        return {**form, "name": "Human baseline", "items": None, "instructions": DEFAULT_INSTRUCTIONS,
+                "consent_text": DEFAULT_CONSENT}
+    form = {}
+    for option in fields(StudyDesign):
+        if option.type is bool:
+            form[option.name] = option.name in post
+        elif option.type == tuple[int, ...]:
+            form[option.name] = [int(i) for i in post.getlist(option.name) if i.isdigit()]
+        else:
+            form[option.name] = post.get(option.name, "")
     return form
 
 
-def _design_context(benchmark, form=None, **extra):
+def _design_context(benchmark, form, **extra):
     items = Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
-    form = form or _design_form()
     return {
         "benchmark": benchmark,
         "approved_items": items,
@@ -182,29 +175,14 @@ def _design_context(benchmark, form=None, **extra):
 def study_design(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if request.method != "POST":
-        return render(request, "frontend/study_design.html", _design_context(benchmark))
-    post = request.POST
-    design = {field: post.get(field) or None for field in DESIGN_FIELDS}
-    design["stratify_by"] = design["stratify_by"] or ""
-    design["familiarisation_count"] = design["familiarisation_count"] or 0
-    design["attention_failures_allowed"] = design["attention_failures_allowed"] or 0
-    design["participants_per_item"] = design["participants_per_item"] or 3
-    design.update({flag: flag in post for flag in DESIGN_FLAGS})
+        return render(request, "frontend/study_design.html", _design_context(benchmark, _design_form()))
+    form = _design_form(request.POST)
     try:
-        study = humaneval_services.create_study(
-            benchmark,
-            post.get("name"),
-            [i for i in post.getlist("items") if i.isdigit()],
-            request.user,
-            post.get("seconds_per_item", 120),
-            post.get("seconds_per_session", 1800),
-            attention_ids=[i for i in post.getlist("attention_ids") if i.isdigit()],
-            instructions=post.get("instructions", ""),
-            consent_text=post.get("consent_text", ""),
-            **design,
-        )
+        # a blank box takes the design's default
+        design = StudyDesign(**{name: value for name, value in form.items() if value != "" or name == "name"})
+        study = humaneval_design.create_study(benchmark, design, request.user)
     except DomainError as exc:
-        context = _design_context(benchmark, _design_form(post), error={exc.field: exc.message})
+        context = _design_context(benchmark, form, error={exc.field: exc.message})
         return render(request, "frontend/study_design.html", context, status=exc.status_code)
     return redirect("study_results", study_id=study.pk)
 
@@ -221,7 +199,7 @@ def study_settings(request, study_id):
         form = {"name": post.get("name", ""), "instructions": post.get("instructions", ""),
                 "consent_text": post.get("consent_text", ""), "is_open": "is_open" in post}
         try:
-            humaneval_services.update_study(study.pk, **form)
+            humaneval_design.update_study(study.pk, **form)
         except DomainError as exc:
             error, status = {exc.field: exc.message}, exc.status_code
         else:
@@ -259,6 +237,6 @@ def study_results_csv(request, study_id):
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-responses.csv"'
     writer = csv.writer(response)
-    writer.writerow(humaneval_services.CSV_HEADER)
-    writer.writerows(humaneval_services.response_table(study))
+    writer.writerow(humaneval_results.CSV_HEADER)
+    writer.writerows(humaneval_results.response_table(study))
     return response

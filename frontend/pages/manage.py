@@ -14,8 +14,8 @@ from benchmarks.models import AssetRole, Benchmark, Item, Release
 from core import roles
 from core.errors import DomainError
 from core.idempotency import new_form_key, once_per_form
-from humaneval import services as humaneval_services
 from humaneval.models import Study
+from humaneval.services import design as humaneval_design
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from results import services as results_services
@@ -66,10 +66,10 @@ def _create_study(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     try:
         item_ids = [int(i) for i in request.POST.getlist("items") if i.isdigit()]
-        study = humaneval_services.create_study(
-            benchmark, request.POST.get("name"), item_ids, request.user,
-            request.POST.get("seconds_per_item", 120), request.POST.get("seconds_per_session", 1800),
-        )
+        design = humaneval_design.StudyDesign(request.POST.get("name"), item_ids,
+                                              request.POST.get("seconds_per_item", 120),
+                                              request.POST.get("seconds_per_session", 1800))
+        study = humaneval_design.create_study(benchmark, design, request.user)
     except DomainError as exc:
         posted = {key: request.POST.get(key, "") for key in ("name", "seconds_per_item", "seconds_per_session")}
         posted["items"] = {int(i) for i in request.POST.getlist("items") if i.isdigit()}

@@ -24,8 +24,9 @@ from benchmarks import media
 from benchmarks import services as benchmark_services
 from benchmarks.models import Asset, Upload
 from benchmarks.services import store_asset
-from humaneval import services as humaneval_services
 from humaneval.models import EvalSession
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.sessions import start_session
 from tests.factories import ChangeFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -103,8 +104,8 @@ def world(django_capture_on_commit_callbacks):
         users["annotator_elsewhere"])
     assert (leased.scene_id, elsewhere.scene_id) == (scene.pk, other_scene.pk)
     # A session whose plan shows the scene's item.
-    study = humaneval_services.create_study(benchmark, "Pilot", [item.pk], UserFactory(), 30, 600)
-    session = humaneval_services.start_session(study, users["evaluator_in_session"])
+    study = create_study(benchmark, StudyDesign("Pilot", [item.pk], 30, 600), UserFactory())
+    session = start_session(study, users["evaluator_in_session"])
 
     return {
         "scene": scene, "other_scene": other_scene, "change": change, "files": files, "other_file": other_file,

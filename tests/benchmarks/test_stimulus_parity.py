@@ -16,8 +16,10 @@ from benchmarks.models import WorldFrame
 from benchmarks.protocols import Variant
 from benchmarks.services import store_asset
 from core import roles
-from humaneval import services
 from humaneval.models import SessionItem
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.sessions import start_session
+from humaneval.services.stimuli import question_as_shown, shown_choices
 from modeleval import prompts
 from modeleval.models import ModelSpec
 from modeleval.prompts import build_request, latest_template
@@ -44,12 +46,13 @@ def model(modality: str) -> ModelSpec:
 def evaluator_items(client, item, participants: int = 1, **design) -> list[tuple[dict, SessionItem]]:
     """Each participant's item as GET /api/v1/sessions/<id>/current/ gives it to the session page,
     with the plan entry (variant, option order) it was shown from."""
-    study = services.create_study(item.benchmark, "Parity", [item.pk], UserFactory(), 60, 600,
-                                  participants_per_item=participants, **design)
+    study = create_study(
+        item.benchmark, StudyDesign("Parity", [item.pk], 60, 600, participants_per_item=participants,
+                                    **design), UserFactory())
     shown = []
     for _ in range(participants):
         evaluator = UserFactory(role=roles.EVALUATOR)
-        session = services.start_session(study, evaluator)
+        session = start_session(study, evaluator)
         client.force_login(evaluator)
         response = client.get(f"/api/v1/sessions/{session.pk}/current/")
         assert response.status_code == 200, response.content
@@ -223,9 +226,9 @@ def test_options_written_into_the_question_follow_the_order_the_buttons_show():
     item = image_item("causalspatial", question="Will it hit the vase? (A) Yes (B) No (C) Not sure",
                       choices=["Yes", "No", "Not sure"], answers=["B"], answer_format="single")
     entry = SessionItem(item=item, choice_order=[2, 0, 1])
-    assert services.question_as_shown(item, entry.choice_order) == "Will it hit the vase? (A) Not sure (B) Yes (C) No"
-    assert services.shown_choices(entry) == ["Not sure", "Yes", "No"]
-    assert services.question_as_shown(item, [0, 1, 2]) == item.question
+    assert question_as_shown(item, entry.choice_order) == "Will it hit the vase? (A) Not sure (B) Yes (C) No"
+    assert shown_choices(entry) == ["Not sure", "Yes", "No"]
+    assert question_as_shown(item, [0, 1, 2]) == item.question
 
 
 def test_spatial457_evaluator_sees_the_question_the_answer_form_and_the_image(client):

@@ -19,7 +19,8 @@ from annotation import services as annotation_services
 from benchmarks import services as benchmark_services
 from benchmarks.models import Asset, Upload
 from benchmarks.services import store_asset
-from humaneval import services as humaneval_services
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.sessions import start_session
 from tests.factories import ChangeFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]
@@ -342,8 +343,8 @@ def s3_world(bucket, django_capture_on_commit_callbacks, settings):
     assignment = annotation_services.lease_assignment(
         annotation_services.create_campaign(benchmark, "Moves", "movement", [scene]), annotator)
     evaluator = UserFactory(role="evaluator")
-    study = humaneval_services.create_study(benchmark, "Pilot", [item.pk], UserFactory(), 30, 600)
-    session = humaneval_services.start_session(study, evaluator)
+    study = create_study(benchmark, StudyDesign("Pilot", [item.pk], 30, 600), UserFactory())
+    session = start_session(study, evaluator)
     return {"scene": scene, "files": files, "release": release, "admin": admin, "annotator": annotator,
             "assignment": assignment, "evaluator": evaluator, "session": session}
 

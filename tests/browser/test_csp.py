@@ -16,7 +16,7 @@ SETUP = """
 import json
 from annotation import services as annotation_services
 from benchmarks.models import Benchmark, ContextChange, Item, Release
-from humaneval import services as humaneval_services
+from humaneval.services.design import StudyDesign, create_study
 from modeleval.models import Run
 from review.models import DedupRun
 
@@ -26,7 +26,7 @@ campaign = annotation_services.create_campaign(demo, "CSP moves", "movement", sc
 done = Benchmark.objects.get(slug="hypo3d-finished")  # approved items, runs, studies, a release
 approved = Item.objects.filter(benchmark=done, status="approved").order_by("pk")
 items = list(approved.values_list("pk", flat=True))[:2]
-study = humaneval_services.create_study(done, "CSP study", items, None, 120, 1200)
+study = create_study(done, StudyDesign("CSP study", items, 120, 1200), None)
 dedup = DedupRun.objects.filter(benchmark=done).first()
 dedup = dedup or DedupRun.objects.create(benchmark=done, status="finished")
 print(json.dumps({

@@ -31,7 +31,7 @@ import io, json
 from PIL import Image, ImageDraw
 from benchmarks.models import Benchmark, Item, Scene
 from benchmarks.services import store_asset
-from humaneval import services
+from humaneval.services.design import StudyDesign, create_study
 
 paths = json.loads(open(PATHS).read())
 demo_scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()
@@ -61,8 +61,9 @@ scored = [
          ["A", "C"], fmt="multi"),
 ]
 item(picture, "Which shape is red?", ["the square", "the circle"], ["A"])  # drawn for familiarisation
-study = services.create_study(bench, "Mixed baseline", [i.pk for i in scored], None, SECONDS,
-                              1800, familiarisation_count=1, seed=1, shuffle_choices=True)
+design = StudyDesign("Mixed baseline", [i.pk for i in scored], SECONDS, 1800, familiarisation_count=1, seed=1,
+                     shuffle_choices=True)
+study = create_study(bench, design, None)
 print(json.dumps({"study": study.pk, "items": [i.pk for i in scored]}))
 """
 
@@ -73,7 +74,7 @@ HYPO3D_SETUP = """
 import json
 from benchmarks.models import Benchmark, ContextChange, Item, Scene, WorldFrame
 from benchmarks.services import store_asset
-from humaneval import services
+from humaneval.services.design import StudyDesign, create_study
 
 demo_scene = Scene.objects.filter(benchmark__slug="hypo3d-demo").first()
 bench = Benchmark.objects.create(name="Hypo3D parity", slug="hypo3d-parity", family="hypo3d")
@@ -91,7 +92,7 @@ change = ContextChange.objects.create(scene=room, change_type="movement", status
                                       refined_text="The chair has been moved next to the window.")
 item = Item.objects.create(benchmark=bench, scene=room, change=change, question="What is in front of the chair now?",
                            answer_format="open", answers=["the window"], status="approved")
-study = services.create_study(bench, "Hypo3D baseline", [item.pk], None, 120, 1800, seed=1)
+study = create_study(bench, StudyDesign("Hypo3D baseline", [item.pk], 120, 1800, seed=1), None)
 print(json.dumps({"study": study.pk, "world_frame": frame.text}))
 """
 

@@ -30,7 +30,7 @@ from django.contrib.auth import get_user_model
 from annotation import services as annotation_services
 from core import roles
 from benchmarks.models import Benchmark, ContextChange, Item
-from humaneval import services
+from humaneval.services.design import StudyDesign, create_study
 
 User = get_user_model()
 for role in ("admin", "reviewer", "annotator", "evaluator"):
@@ -48,10 +48,10 @@ bench = Benchmark.objects.create(name="Newcomer bench", slug="newcomer-bench", f
 items = [Item.objects.create(benchmark=bench, question=f"Is the red cube left of the blue ball? ({n})",
                              answer_format="single", choices=["yes", "no"], answers=["A"], status="approved")
          for n in range(2)]
-study = services.create_study(
-    bench, "Newcomer study", [items[0].pk], None, 60, 600, familiarisation_count=1, seed=3,
+study = create_study(bench, StudyDesign(
+    "Newcomer study", [items[0].pk], 60, 600, familiarisation_count=1, seed=3,
     instructions="Look at **each** question carefully.\\n\\n- Pick one option.\\n- Work alone.",
-    consent_text="I agree to take part in the newcomer study.")
+    consent_text="I agree to take part in the newcomer study."), None)
 print(json.dumps({"campaign": campaign.pk, "change": change.pk, "study": study.pk}))
 """
 

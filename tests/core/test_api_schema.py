@@ -26,7 +26,8 @@ from schemathesis.specs.openapi.checks import response_schema_conformance, statu
 from annotation import services as annotation_services
 from benchmarks.models import Asset
 from core import roles
-from humaneval import services as humaneval_services
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.sessions import current_item, start_session
 from modeleval import services as modeleval_services
 from review.models import DedupRun, DuplicatePair
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
@@ -67,9 +68,9 @@ def world(settings):
     change = ChangeFactory(scene=scene, status="submitted")
     campaign = annotation_services.create_campaign(benchmark, "Schema", "movement", [scene])
     assignment = annotation_services.lease_assignment(campaign, annotator)
-    study = humaneval_services.create_study(benchmark, "Schema", [item.pk, second.pk], admin, 60, 600)
-    session = humaneval_services.start_session(study, evaluator)
-    humaneval_services.current_item(session.pk, evaluator)
+    study = create_study(benchmark, StudyDesign("Schema", [item.pk, second.pk], 60, 600), admin)
+    session = start_session(study, evaluator)
+    current_item(session.pk, evaluator)
     run = modeleval_services.launch_run(modeleval_services.ensure_baseline_model().pk, benchmark, admin)
     asset = Asset.objects.create(scene=scene, role="image", file="schema/pixel.png", size=1, sha256="0" * 64)
     dedup = DedupRun.objects.create(benchmark=benchmark, created_by=admin)
@@ -303,7 +304,7 @@ def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_c
     # humaneval: a study that allows going back; the evaluator's session; results
     study = api("admin", "POST", "/studies/", 201, body={
         "benchmark": slug, "name": "Back", "items": [item_id], "allow_going_back": True})
-    session = humaneval_services.start_session(Study.objects.get(pk=study["id"]), EvalSession.objects.get(
+    session = start_session(Study.objects.get(pk=study["id"]), EvalSession.objects.get(
         pk=ids["sessions"][0]["id"]).participant)
     state = api("evaluator", "GET", "/sessions/{id}/current/", 200, path_parameters={"id": session.pk})
     state = api("evaluator", "POST", "/sessions/{id}/answer/", 201, path_parameters={"id": session.pk},

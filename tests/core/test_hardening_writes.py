@@ -24,8 +24,8 @@ from core import roles
 from core.errors import DomainError
 from core.models import IdempotentRequest
 from crowd.models import CrowdWorker
-from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Study
+from humaneval.services.design import StudyDesign, create_study
 from modeleval import services as modeleval_services
 from modeleval.adapters import load_adapter, model_settings_key
 from modeleval.admin import ModelSpecForm
@@ -209,7 +209,7 @@ def test_a_second_browser_with_the_same_pid_and_another_session_is_refused():
 @pytest.mark.django_db
 def test_the_study_link_is_bound_to_the_session_too():
     items = approved_items()
-    study = humaneval_services.create_study(items[0].benchmark, "S", [i.pk for i in items], None)
+    study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     assert Client().get(f"/crowd/studies/{study.pk}/", link("EVAL", "S1")).status_code == 302
     refused = Client().get(f"/crowd/studies/{study.pk}/", link("EVAL", "S2"))
     assert refused.status_code == 403 and b"This link belongs to another session" in refused.content
@@ -259,7 +259,7 @@ def test_a_signed_in_staff_member_opening_a_crowd_link_stays_signed_in(client, s
     client.force_login(user)
     campaign = make_campaign()
     items = approved_items()
-    study = humaneval_services.create_study(items[0].benchmark, "S", [i.pk for i in items], None)
+    study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     for url in (f"/crowd/campaigns/{campaign.pk}/", f"/crowd/studies/{study.pk}/"):
         response = client.get(url, link("PID9"))
         assert response.status_code == 409
@@ -422,7 +422,7 @@ def test_eight_first_entries_on_one_new_pid_make_one_account_and_one_lease():
 @needs_postgres
 def test_eight_first_entries_on_a_study_link_make_one_account_and_one_session():
     items = approved_items()
-    study = humaneval_services.create_study(items[0].benchmark, "S", [i.pk for i in items], None)
+    study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     clients = [Client() for _ in range(N)]
     responses = fire(lambda i: clients[i].get(f"/crowd/studies/{study.pk}/", link("EVALNEW", "SE1")))
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]

@@ -18,8 +18,9 @@ from annotation import services
 from annotation.models import Assignment, AssignmentDraft, Campaign
 from benchmarks.models import Scene
 from core.errors import DomainError
-from humaneval import services as humaneval_services
 from humaneval.models import EvalSession, Response
+from humaneval.services.design import StudyDesign, create_study, is_contaminated
+from humaneval.services.sessions import start_session
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -191,8 +192,8 @@ def session(client):
     first = ItemFactory(answers=["armchair"])
     second = ItemFactory(change__scene=first.scene, answers=["desk"])
     third = ItemFactory(change__scene=first.scene, answers=["lamp"])
-    study = humaneval_services.create_study(
-        first.benchmark, "Pilot", [first.pk, second.pk, third.pk], UserFactory(), 30, 600)
+    study = create_study(
+        first.benchmark, StudyDesign("Pilot", [first.pk, second.pk, third.pk], 30, 600), UserFactory())
     client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
     return EvalSession.objects.get()
 
@@ -264,14 +265,14 @@ def test_the_plain_answer_view_checks_csrf_and_still_takes_tokens(session):
 def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(django_assert_num_queries):
     first = ItemFactory(answers=["A"])
     items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark, answers=["A"]) for _ in range(5)]
-    study = humaneval_services.create_study(
-        first.benchmark, "Crowd", [i.pk for i in items], UserFactory(), 30, 600, participants_per_item=50,
-        items_per_session=2)
+    study = create_study(
+        first.benchmark, StudyDesign("Crowd", [i.pk for i in items], 30, 600, participants_per_item=50,
+                                     items_per_session=2), UserFactory())
     queries = []
     for _ in range(6):
         participant = UserFactory()
         with CaptureQueriesContext(connection) as captured:
-            humaneval_services.start_session(study, participant)
+            start_session(study, participant)
         queries.append(len(captured))
     # the transaction, contamination (one EXISTS query), the study locked, an existing session, the
     # study's entries, the places taken (counted by the database), the plan's items, the session and
@@ -280,7 +281,7 @@ def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(dja
     # an account the crowd link just made has no earlier session and wrote nothing: two fewer
     newcomer = UserFactory()
     with django_assert_num_queries(8):
-        humaneval_services.start_session(study, newcomer, new_account=True)
+        start_session(study, newcomer, new_account=True)
     outsider = UserFactory()
     with django_assert_num_queries(1):
-        assert not humaneval_services.is_contaminated(study, outsider)
+        assert not is_contaminated(study, outsider)

@@ -192,11 +192,11 @@ def test_history_word_diff_is_coloured_with_the_markers_kept_for_screen_readers(
 
 
 def test_crowd_link_templates_for_each_platform_on_campaign_and_study_pages(client):
-    from humaneval import services as humaneval_services
+    from humaneval.services.design import StudyDesign, create_study
 
     item = ItemFactory()
     campaign = annotation_services.create_campaign(item.benchmark, "Moves", "movement", [item.scene])
-    study = humaneval_services.create_study(item.benchmark, "Pilot", [item.pk], None)
+    study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk]), None)
     client.force_login(UserFactory(role=roles.ADMIN))
     prolific = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
     connect = "?participant_id={{%PARTICIPANT_ID%}}&amp;assignment_id={{%ASSIGNMENT_ID%}}"
@@ -214,13 +214,14 @@ def test_crowd_link_templates_for_each_platform_on_campaign_and_study_pages(clie
 
 
 def test_each_role_lands_on_its_own_home(client):
-    from humaneval import services as humaneval_services
+    from humaneval.services.design import StudyDesign, create_study
+    from humaneval.services.sessions import start_session
 
     item = ItemFactory()
     ChangeFactory(scene=item.scene)  # one change waiting for review
     campaign = annotation_services.create_campaign(item.benchmark, "Moves", "movement", [item.scene], pay_cents=100,
                                                    pay_unit=5)
-    study = humaneval_services.create_study(item.benchmark, "Pilot", [item.pk], None)
+    study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk]), None)
 
     annotator = UserFactory(role=roles.ANNOTATOR)
     assignment = annotation_services.lease_assignment(campaign, annotator)
@@ -231,7 +232,7 @@ def test_each_role_lands_on_its_own_home(client):
     assert 'id="home-admin"' not in page and 'id="home-reviewer"' not in page
 
     evaluator = UserFactory(role=roles.EVALUATOR)
-    session = humaneval_services.start_session(study, evaluator)
+    session = start_session(study, evaluator)
     client.force_login(evaluator)
     page = client.get("/").content.decode()
     assert 'id="home-evaluator"' in page and "Pilot" in page and f"/eval/sessions/{session.pk}/" in page
@@ -247,14 +248,14 @@ def test_each_role_lands_on_its_own_home(client):
 
 
 def test_signed_in_annotator_and_evaluator_open_crowd_links_without_platform_ids(client):
-    from humaneval import services as humaneval_services
+    from humaneval.services.design import StudyDesign, create_study
 
     item = ItemFactory()
     campaign = annotation_services.create_campaign(item.benchmark, "Moves", "movement", [item.scene])
     client.force_login(UserFactory(role=roles.ANNOTATOR))
     response = client.get(f"/crowd/campaigns/{campaign.pk}/")
     assert response.status_code == 302 and "/annotate/" in response["Location"]
-    study = humaneval_services.create_study(item.benchmark, "Pilot", [item.pk], None)
+    study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk]), None)
     client.force_login(UserFactory(role=roles.EVALUATOR))
     response = client.get(f"/crowd/studies/{study.pk}/")
     assert response.status_code == 302 and "/eval/sessions/" in response["Location"]
@@ -319,12 +320,13 @@ def test_campaign_form_creates_with_quiz_and_taxonomy_rows_and_keeps_a_refused_f
 def test_consent_comes_before_the_clock(client):
     from django.utils import timezone
 
-    from humaneval import services as humaneval_services
     from humaneval.models import EvalSession
+    from humaneval.services.design import StudyDesign, create_study
 
     item = ItemFactory()
-    study = humaneval_services.create_study(item.benchmark, "Pilot", [item.pk], None, 60, 600,
-                                            instructions="Read **this**.", consent_text="I agree.")
+    study = create_study(
+        item.benchmark, StudyDesign("Pilot", [item.pk], 60, 600, instructions="Read **this**.",
+                                    consent_text="I agree."), None)
     entered = _prolific(client, f"/crowd/studies/{study.pk}/", "EVAL1")
     session = EvalSession.objects.get()
     assert entered["Location"] == f"/eval/sessions/{session.pk}/" and session.consented_at is None

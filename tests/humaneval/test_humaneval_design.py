@@ -9,11 +9,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import services as annotation_services
 from core import roles
 from core.errors import DomainError, Forbidden
-from humaneval import services
+from crowd import services as crowd_services
 from humaneval.models import EvalSession, Response, SessionItem, Study, StudyItem
+from humaneval.services.design import StudyDesign, create_study, stratified_sample, study_design
+from humaneval.services.results import CSV_HEADER, scorer_row_id, scorer_rows, study_results
+from humaneval.services.sessions import answer_item, current_item, plan_entry, start_session
 from modeleval.models import ModelSpec, Prediction, Run
 from scoring.tables import paper_table
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
@@ -84,34 +86,27 @@ def shown_letter(state_item, text):
 def test_stratified_sample_has_the_asked_counts_and_is_reproducible_from_its_seed():
     bench, items = hypo3d_pool(per_type=5)
     ids = [i.pk for i in items]
-    first = services.create_study(bench, "A", ids, None, stratify_by="change_type", per_stratum=2, seed=7)
-    again = services.create_study(bench, "B", ids, None, stratify_by="change_type", per_stratum=2, seed=7)
-    other = services.create_study(bench, "C", ids, None, stratify_by="change_type", per_stratum=2, seed=8)
+    first = create_study(bench, StudyDesign("A", ids, stratify_by="change_type", per_stratum=2, seed=7), None)
+    again = create_study(bench, StudyDesign("B", ids, stratify_by="change_type", per_stratum=2, seed=7), None)
+    other = create_study(bench, StudyDesign("C", ids, stratify_by="change_type", per_stratum=2, seed=8), None)
 
     def sample(study):
         return list(StudyItem.objects.filter(study=study).values_list("item_id", "stratum"))
 
-    assert services.study_design(first)["strata"] == {t: 2 for t in CHANGE_TYPES}
+    assert study_design(first)["strata"] == {t: 2 for t in CHANGE_TYPES}
     assert first.sample_seed == 7 and sample(first) == sample(again)
-    assert sorted(services.stratified_sample([(i.pk, i.tags["change_type"]) for i in items], 2, 8)) == sorted(
+    assert sorted(stratified_sample([(i.pk, i.tags["change_type"]) for i in items], 2, 8)) == sorted(
         sample(other)
     )
 
 
 def test_a_study_without_a_seed_records_the_one_it_drew():
     bench, items = hypo3d_pool(per_type=2)
-    study = services.create_study(
-        bench, "A", [i.pk for i in items], None, stratify_by="change_type", per_stratum=1
-    )
-    again = services.create_study(
-        bench,
-        "B",
-        [i.pk for i in items],
-        None,
-        stratify_by="change_type",
-        per_stratum=1,
-        seed=study.sample_seed,
-    )
+    study = create_study(
+        bench, StudyDesign("A", [i.pk for i in items], stratify_by="change_type", per_stratum=1), None)
+    again = create_study(
+        bench, StudyDesign("B", [i.pk for i in items], stratify_by="change_type", per_stratum=1,
+                           seed=study.sample_seed), None)
     assert list(again.items.order_by("pk")) == list(study.items.order_by("pk"))
 
 
@@ -136,21 +131,15 @@ def test_asking_more_than_a_stratum_holds_is_refused_naming_the_field(client):
 def test_familiarisation_items_come_from_outside_the_sample_and_attention_checks_are_named():
     bench, items = hypo3d_pool(per_type=3)
     attention = items[-1]
-    study = services.create_study(
-        bench,
-        "S",
-        [i.pk for i in items[:4]] + [attention.pk],
-        None,
-        familiarisation_count=3,
-        attention_ids=[attention.pk],
-        seed=1,
-    )
+    study = create_study(
+        bench, StudyDesign("S", [i.pk for i in items[:4]] + [attention.pk], familiarisation_count=3,
+                           attention_ids=[attention.pk], seed=1), None)
     roles_of = dict(StudyItem.objects.filter(study=study).values_list("item_id", "role"))
     familiar = {pk for pk, role in roles_of.items() if role == "familiarisation"}
     assert len(familiar) == 3 and not familiar & {i.pk for i in items[:4]}
     assert roles_of[attention.pk] == "attention"
     with pytest.raises(DomainError) as error:
-        services.create_study(bench, "T", [i.pk for i in items], None, familiarisation_count=1)
+        create_study(bench, StudyDesign("T", [i.pk for i in items], familiarisation_count=1), None)
     assert error.value.field == "familiarisation_count"
 
 
@@ -159,24 +148,23 @@ def test_familiarisation_items_come_from_outside_the_sample_and_attention_checks
 
 def test_an_annotator_of_a_sampled_item_is_refused_and_of_an_unsampled_one_is_not():
     bench, items = hypo3d_pool(per_type=3)
-    study = services.create_study(
-        bench, "S", [i.pk for i in items], None, stratify_by="change_type", per_stratum=1, seed=3
-    )
+    study = create_study(
+        bench, StudyDesign("S", [i.pk for i in items], stratify_by="change_type", per_stratum=1, seed=3), None)
     sampled = set(study.items.values_list("pk", flat=True))
     inside = next(i for i in items if i.pk in sampled).change.author
     outside = next(i for i in items if i.pk not in sampled).change.author
     with pytest.raises(Forbidden, match="helped write or review"):
-        services.start_session(study, inside)
-    assert services.start_session(study, outside).participant == outside
+        start_session(study, inside)
+    assert start_session(study, outside).participant == outside
 
 
 def test_a_crowd_annotator_entering_through_the_study_link_is_refused_a_newcomer_is_not(client):
     # Only an account the link itself creates skips the contamination check.
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
     link = {"PROLIFIC_PID": "AUTHOR", "STUDY_ID": "S", "SESSION_ID": "X"}
-    author, created = annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)
-    assert created and not annotation_services.enter_from_crowd_link(link, roles.ANNOTATOR)[1]
+    author, created = crowd_services.enter_from_crowd_link(link, roles.ANNOTATOR)
+    assert created and not crowd_services.enter_from_crowd_link(link, roles.ANNOTATOR)[1]
     change = study.items.first().change
     change.author = author
     change.save()
@@ -189,7 +177,7 @@ def test_a_crowd_annotator_entering_through_the_study_link_is_refused_a_newcomer
 
 def test_a_study_with_enough_participants_per_item_refuses_the_next_one(client):
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None, participants_per_item=1)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items], participants_per_item=1), None)
     assert enter(client, study, "P1").status_code == 302
     response = enter(client, study, "P2")
     assert response.status_code == 403 and b"all the participants it needs" in response.content
@@ -198,16 +186,15 @@ def test_a_study_with_enough_participants_per_item_refuses_the_next_one(client):
 
 def test_sessions_of_a_few_items_go_to_the_least_filled_items_first():
     bench, items = hypo3d_pool(per_type=2)  # 6 items
-    study = services.create_study(
-        bench, "S", [i.pk for i in items], None, participants_per_item=1, items_per_session=3, seed=5
-    )
+    study = create_study(
+        bench, StudyDesign("S", [i.pk for i in items], participants_per_item=1, items_per_session=3, seed=5), None)
     planned = [
-        set(services.start_session(study, UserFactory()).plan.values_list("item_id", flat=True))
+        set(start_session(study, UserFactory()).plan.values_list("item_id", flat=True))
         for _ in range(2)
     ]
     assert len(planned[0]) == 3 and not planned[0] & planned[1]
     with pytest.raises(Forbidden):
-        services.start_session(study, UserFactory())
+        start_session(study, UserFactory())
 
 
 # --- timed sessions ------------------------------------------------------------------------------
@@ -215,7 +202,7 @@ def test_sessions_of_a_few_items_go_to_the_least_filled_items_first():
 
 def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_claims(client):
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None, 30, 600)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items], 30, 600), None)
     enter(client, study, "LATE")
     session = EvalSession.objects.get()
     item = current(client, session).json()["item"]
@@ -236,7 +223,7 @@ def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_cl
 
 def test_latency_comes_from_the_server_clock_and_the_client_measure_is_kept_apart(client):
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
     enter(client, study, "FAST")
     session = EvalSession.objects.get()
     item = current(client, session).json()["item"]
@@ -248,9 +235,8 @@ def test_latency_comes_from_the_server_clock_and_the_client_measure_is_kept_apar
 
 def test_familiarisation_gives_feedback_only_after_the_answer_and_is_not_scored(client):
     bench, items = hypo3d_pool(per_type=2)
-    study = services.create_study(
-        bench, "S", [i.pk for i in items[:3]], None, familiarisation_count=2, seed=2
-    )
+    study = create_study(
+        bench, StudyDesign("S", [i.pk for i in items[:3]], familiarisation_count=2, seed=2), None)
     enter(client, study, "NEW")
     session = EvalSession.objects.get()
     state = current(client, session).json()
@@ -275,16 +261,15 @@ def test_familiarisation_gives_feedback_only_after_the_answer_and_is_not_scored(
         scored = state["item"]
         if scored is None:
             break
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["n_items"] == 3 and result["overall"]["EM"] == 100.0
 
 
 def test_failing_attention_checks_excludes_the_participant_and_says_why(client):
     bench, items = hypo3d_pool(per_type=1)
     attention = items[0]
-    study = services.create_study(
-        bench, "S", [i.pk for i in items], None, attention_ids=[attention.pk], seed=4
-    )
+    study = create_study(
+        bench, StudyDesign("S", [i.pk for i in items], attention_ids=[attention.pk], seed=4), None)
     for pid, attentive in (("GOOD", True), ("BAD", False)):
         enter(client, study, pid)
         session = EvalSession.objects.get(participant__username=f"prolific-{pid}")
@@ -293,7 +278,7 @@ def test_failing_attention_checks_excludes_the_participant_and_says_why(client):
             right = f"answer{item['id']}"
             text = right if attentive or item["id"] != attention.pk else "no idea"
             item = answer(client, session, item["id"], text).json()["item"]
-    result = services.study_results(study)
+    result = study_results(study)
     bad = EvalSession.objects.get(participant__username="prolific-BAD")
     assert result["exclusions"] == [
         {"session": bad.pk, "reason": "failed 1 of 1 attention checks (0 allowed)"}
@@ -307,7 +292,7 @@ def test_failing_attention_checks_excludes_the_participant_and_says_why(client):
 
 def test_choices_are_shuffled_per_participant_and_graded_in_canonical_letters(client):
     bench, items = m3verse_items(n=2)
-    study = services.create_study(bench, "S", [i.pk for i in items], None, seed=11)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items], seed=11), None)
     orders = set()
     for n in range(6):
         enter(client, study, f"P{n}")
@@ -321,7 +306,7 @@ def test_choices_are_shuffled_per_participant_and_graded_in_canonical_letters(cl
         if n == 2:
             break
     assert len(orders) > 1
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"]["score"] == 100.0
     assert result["agreement"] == {"pairwise_percent": 100.0, "n_items": 2}
     assert result["median_seconds_per_item"] is not None
@@ -329,19 +314,19 @@ def test_choices_are_shuffled_per_participant_and_graded_in_canonical_letters(cl
 
 def test_not_sure_is_offered_stored_and_scored_wrong(client):
     bench, items = m3verse_items(n=1)
-    study = services.create_study(bench, "S", [items[0].pk], None, offer_not_sure=True)
+    study = create_study(bench, StudyDesign("S", [items[0].pk], offer_not_sure=True), None)
     enter(client, study, "UNSURE")
     session = EvalSession.objects.get()
     item = current(client, session).json()["item"]
     assert item["not_sure_option"] and "Not sure" not in item["choices"]
     assert answer(client, session, item["id"], "Not sure").status_code == 201
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["n_not_sure"] == 1 and result["overall"]["score"] == 0.0
 
 
 def test_a_letter_outside_the_shown_options_is_refused_naming_the_answer(client):
     bench, items = m3verse_items(n=1)
-    study = services.create_study(bench, "S", [items[0].pk], None)
+    study = create_study(bench, StudyDesign("S", [items[0].pk]), None)
     enter(client, study, "TYPO")
     session = EvalSession.objects.get()
     item = current(client, session).json()["item"]
@@ -353,8 +338,8 @@ def test_a_letter_outside_the_shown_options_is_refused_naming_the_answer(client)
 
 def test_going_back_changes_an_answer_only_when_the_study_allows_it(client):
     bench, items = hypo3d_pool(per_type=1)
-    strict = services.create_study(bench, "Strict", [i.pk for i in items], None)
-    lenient = services.create_study(bench, "Lenient", [i.pk for i in items], None, allow_going_back=True)
+    strict = create_study(bench, StudyDesign("Strict", [i.pk for i in items]), None)
+    lenient = create_study(bench, StudyDesign("Lenient", [i.pk for i in items], allow_going_back=True), None)
     for study, expected in ((strict, 409), (lenient, 201)):
         enter(client, study, f"BACK-{study.pk}")
         session = EvalSession.objects.get(study=study)
@@ -374,7 +359,7 @@ def test_going_back_changes_an_answer_only_when_the_study_allows_it(client):
 def test_no_page_or_session_response_contains_a_gold_answer_before_it_is_stored(client):
     bench, items = hypo3d_pool(per_type=1)
     gold = {i.pk: f"answer{i.pk}" for i in items}
-    study = services.create_study(bench, "S", list(gold), None, allow_going_back=True)
+    study = create_study(bench, StudyDesign("S", list(gold), allow_going_back=True), None)
     page = enter(client, study, "SPY")
     session = EvalSession.objects.get()
     bodies = [client.get(page["Location"]).content.decode()]
@@ -398,7 +383,7 @@ def test_no_page_or_session_response_contains_a_gold_answer_before_it_is_stored(
 
 def test_results_page_shows_the_human_row_beside_the_model_in_the_paper_layout_and_exports_csv(client):
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "Baseline", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("Baseline", [i.pk for i in items]), None)
     enter(client, study, "H1")
     session = EvalSession.objects.get()
     item = current(client, session).json()["item"]
@@ -418,7 +403,7 @@ def test_results_page_shows_the_human_row_beside_the_model_in_the_paper_layout_a
         assert f'<th colspan="2">{change_type}</th>' in page
     assert "100.0" in page
     lines = list(csv.reader(io.StringIO(client.get(f"/studies/{study.pk}/results.csv").content.decode())))
-    assert lines[0] == services.CSV_HEADER and len(lines) == 1 + len(items)
+    assert lines[0] == CSV_HEADER and len(lines) == 1 + len(items)
     correct = lines[0].index("correct")
     assert {line[correct] for line in lines[1:]} == {"True"}
 
@@ -452,7 +437,7 @@ def test_the_design_form_creates_a_study_and_shows_errors_by_field(client):
 
 def test_an_invited_evaluator_starts_from_the_study_page(client):
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
     client.force_login(UserFactory(role=roles.EVALUATOR))
     response = client.get(f"/eval/studies/{study.pk}/start/")
     assert response.status_code == 302 and SessionItem.objects.filter(session__study=study).count() == 3
@@ -493,12 +478,12 @@ def test_3dsrbench_rotations_of_a_question_are_one_circular_group_per_participan
             ("VIN6MS3J-1", ["lower", "higher"], "B", tags),
         ],
     )
-    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
     enter(client, study, "CIRC")
     session = EvalSession.objects.get()
     # Right on the first rotation, wrong on the second: vanilla 50, circular 0.
     answer_all_by_text(client, session, {"Question VIN6MS3J": "higher", "Question VIN6MS3J-1": "lower"})
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"]["vanilla"] == 50.0 and result["overall"]["circular"] == 0.0
     assert "category=height" in result["by"]
 
@@ -512,14 +497,14 @@ def test_causalspatial_native_not_sure_option_counts_in_the_not_sure_rate(client
             ("Collision_Level_1_1", ["Yes", "No", "Not sure"], "B", tags),
         ],
     )
-    study = services.create_study(bench, "S", [i.pk for i in items], None, offer_not_sure=True)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items], offer_not_sure=True), None)
     enter(client, study, "NS")
     session = EvalSession.objects.get()
     assert not current(client, session).json()["item"]["not_sure_option"]  # the item has its own
     answer_all_by_text(
         client, session, {"Question Collision_Level_1_0": "Yes", "Question Collision_Level_1_1": "Not sure"}
     )
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"] == {"accuracy": 50.0, "not_sure_rate": 50.0}, result
     table = paper_table("causalspatial", [("Human", "human", result)])
     assert table["columns"] == ["Overall", "L1+collision"]
@@ -540,7 +525,7 @@ def test_spatial457_open_answers_are_read_like_a_models_without_format_errors(cl
         )
         for n, (gold, level) in enumerate((("3", "L1_single"), ("yes", "L5_collision")))
     ]
-    study = services.create_study(bench, "S", [i.pk for i in items], None)
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
     enter(client, study, "S457")
     session = EvalSession.objects.get()
     state = current(client, session).json()
@@ -548,19 +533,19 @@ def test_spatial457_open_answers_are_read_like_a_models_without_format_errors(cl
         state = answer(
             client, session, state["item"]["id"], "three" if "(0)" in state["item"]["question"] else "Yes"
         ).json()
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"] == {"accuracy": 100.0, "format_errors": 0}
     assert set(result["by"]) == {"level=L1_single", "level=L5_collision"}
 
 
 def test_an_abandoned_session_gives_its_unanswered_places_back():
     bench, items = hypo3d_pool(per_type=1)
-    study = services.create_study(bench, "S", [i.pk for i in items], None, participants_per_item=1)
-    quitter = services.start_session(study, UserFactory())
-    _, shown = services.current_item(quitter.pk, quitter.participant)
-    services.answer_item(quitter.pk, quitter.participant, shown.item_id, "a guess")
+    study = create_study(bench, StudyDesign("S", [i.pk for i in items], participants_per_item=1), None)
+    quitter = start_session(study, UserFactory())
+    shown = current_item(quitter.pk, quitter.participant).on_screen.response
+    answer_item(quitter.pk, quitter.participant, shown.item_id, "a guess")
     EvalSession.objects.filter(pk=quitter.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    newcomer = services.start_session(study, UserFactory())
+    newcomer = start_session(study, UserFactory())
     planned = set(newcomer.plan.values_list("item_id", flat=True))
     assert planned == {i.pk for i in items} - {shown.item_id}
 
@@ -585,30 +570,31 @@ def test_circular_and_flip_variants_are_spread_over_participants_and_scored_with
     bench, (item,) = single_choice_items("3dsrbench", [("Q1", ["left", "right"], "A", tags)])
     photo = store_asset(item.scene, "image", "photo.png", _photo(), {"overlays": [
         {"type": "box", "x": 0, "y": 0, "width": 2, "height": 1}]})
-    study = services.create_study(bench, "S", [item.pk], None, participants_per_item=4, seed=5,
-                                  circular_variants=True, flip_images=True)
-    assert services.study_design(study)["circular_variants"] and study.flip_images
+    study = create_study(
+        bench, StudyDesign("S", [item.pk], participants_per_item=4, seed=5, circular_variants=True,
+                           flip_images=True), None)
+    assert study_design(study)["circular_variants"] and study.flip_images
     twin = Asset.objects.get(role="image_flipped")
     assert twin.meta["flipped_from"] == photo.pk and twin.meta["overlays"][0]["x"] == 4
 
     shown = {}
     for _ in range(4):
         participant = UserFactory()
-        session = services.start_session(study, participant)
-        _, response = services.current_item(session.pk, participant)
-        entry = services.plan_entry(session, item.pk)
+        session = start_session(study, participant)
+        response = current_item(session.pk, participant).on_screen.response
+        entry = plan_entry(session, item.pk)
         view = item_view(session, entry, response)
         mirrored = entry.variant.startswith("flip")
         assert view["images"][0]["url"] == (twin if mirrored else photo).file.url
         shown[entry.variant] = view["choices"]
         # right on every variant but the mirrored rotated one, answered as if the image were not mirrored
         text = "right" if mirrored and entry.variant != "flip-1" else "left"
-        services.answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
-        gold, prediction = services.scorer_rows(item.benchmark.family, entry, response, services._row_id(response))
+        answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
+        gold, prediction = scorer_rows(item.benchmark.family, entry, response, scorer_row_id(response))
         assert gold["id"] == prediction["id"] == f"s{session.pk}/Q1" + (f"-{entry.variant}" if entry.variant else "")
     assert set(shown) == {"", "1", "flip", "flip-1"}
     assert shown["1"] == ["right", "left"] and shown["flip"] == ["left", "right"]
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"]["vanilla"] == 75.0 and "flip" in result["overall"]
 
 
@@ -629,12 +615,12 @@ def test_consensus_answerers_and_item_reviewers_of_a_sampled_item_are_refused():
     from review.models import ItemDecision
 
     bench, items = m3verse_items(n=3)
-    study = services.create_study(bench, "S", [items[0].pk, items[1].pk], None)
+    study = create_study(bench, StudyDesign("S", [items[0].pk, items[1].pk]), None)
     answerer, reviewer, outsider = UserFactory(), UserFactory(), UserFactory()
     record_independent_answer(items[0].pk, answerer, "C")
     ItemDecision.objects.create(item=items[1], reviewer=reviewer, action="approve")
     record_independent_answer(items[2].pk, outsider, "C")  # not in the study
     for person in (answerer, reviewer):
         with pytest.raises(Forbidden, match="consensus answerer"):
-            services.start_session(study, person)
-    assert services.start_session(study, outsider).participant == outsider
+            start_session(study, person)
+    assert start_session(study, outsider).participant == outsider

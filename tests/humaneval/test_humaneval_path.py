@@ -6,8 +6,11 @@ import pytest
 from django.utils import timezone
 
 from core import roles
-from humaneval import services
+from core.errors import Forbidden
 from humaneval.models import EvalSession, Response, Study
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.results import study_results
+from humaneval.services.sessions import start_session
 from tests.factories import ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def study():
     first = ItemFactory(answers=["armchair"])
     second = ItemFactory(change__scene__benchmark=first.benchmark, answers=["desk"])
-    return services.create_study(first.benchmark, "Pilot", [first.pk, second.pk], UserFactory(), 30, 600)
+    return create_study(first.benchmark, StudyDesign("Pilot", [first.pk, second.pk], 30, 600), UserFactory())
 
 
 def enter(client, study, pid="EVAL1"):
@@ -40,7 +43,7 @@ def test_session_serves_items_without_gold_and_finishes_with_a_code(client, stud
     assert second != first
     state = answer(client, session, second, "desk").json()
     assert state["status"] == "finished" and state["completion_code"].startswith("CQA_")
-    result = services.study_results(study)
+    result = study_results(study)
     assert result["overall"]["EM"] == 100.0
 
 
@@ -89,8 +92,8 @@ def test_answering_an_item_not_on_screen_is_refused(client, study):
 
 def test_authors_and_reviewers_of_an_item_cannot_evaluate_it(study):
     author = study.items.first().change.author
-    with pytest.raises(services.Forbidden):
-        services.start_session(study, author)
+    with pytest.raises(Forbidden):
+        start_session(study, author)
     assert not EvalSession.objects.exists()
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from benchmarks.services import store_asset
-from humaneval.services import stimulus_files
+from humaneval.services.stimuli import stimulus_files
 from tests.factories import ItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -66,16 +66,17 @@ def test_launching_without_a_model_or_items_is_a_400(admin_client, items):
 
 
 def test_results_page_shows_human_and_model_rows(admin_client, items, django_capture_on_commit_callbacks):
-    from humaneval import services as humaneval_services
     from humaneval.models import EvalSession
+    from humaneval.services.design import StudyDesign, create_study
+    from humaneval.services.sessions import answer_item, current_item, start_session
 
-    study = humaneval_services.create_study(items[0].benchmark, "Pilot", [i.pk for i in items], None)
+    study = create_study(items[0].benchmark, StudyDesign("Pilot", [i.pk for i in items]), None)
     evaluator = UserFactory(role=roles.EVALUATOR)
-    session = humaneval_services.start_session(study, evaluator)
+    session = start_session(study, evaluator)
     for _ in items:
-        _, response = humaneval_services.current_item(session.pk, evaluator)
-        humaneval_services.answer_item(session.pk, evaluator, response.item_id, response.item.answers[0])
-    humaneval_services.current_item(session.pk, evaluator)
+        response = current_item(session.pk, evaluator).on_screen.response
+        answer_item(session.pk, evaluator, response.item_id, response.item.answers[0])
+    current_item(session.pk, evaluator)
     assert EvalSession.objects.get().status == "finished"
     with django_capture_on_commit_callbacks(execute=True):
         services.launch_run(services.ensure_baseline_model().pk, items[0].benchmark, None)

@@ -5,7 +5,8 @@ import pytest
 
 from core import roles
 from frontend.radar import radar_svg
-from humaneval import services as humaneval_services
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.sessions import answer_item, current_item, start_session
 from modeleval import services
 from modeleval.models import Prediction, Run
 from scoring import score
@@ -82,13 +83,13 @@ def test_leaderboard_page_and_json_carry_the_radar_of_human_and_model_rows(clien
     Prediction.objects.bulk_create([Prediction(run=run, item=item, output=rows[item.pk][2]) for item in items])
     services.score_run(run.pk)
 
-    study = humaneval_services.create_study(benchmark, "Pilot", [item.pk for item in items], None)
+    study = create_study(benchmark, StudyDesign("Pilot", [item.pk for item in items]), None)
     evaluator = UserFactory(role=roles.EVALUATOR)
-    session = humaneval_services.start_session(study, evaluator)
+    session = start_session(study, evaluator)
     for _ in items:
-        _, response = humaneval_services.current_item(session.pk, evaluator)
-        humaneval_services.answer_item(session.pk, evaluator, response.item_id, rows[response.item_id][3])
-    humaneval_services.current_item(session.pk, evaluator)  # finishes the session
+        response = current_item(session.pk, evaluator).on_screen.response
+        answer_item(session.pk, evaluator, response.item_id, rows[response.item_id][3])
+    current_item(session.pk, evaluator)  # finishes the session
 
     client.force_login(UserFactory(role=roles.ADMIN))
     data = client.get(f"/results/{benchmark.slug}/?format=json").json()

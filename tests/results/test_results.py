@@ -13,8 +13,10 @@ from django.core.serializers.json import DjangoJSONEncoder
 import scoring
 from benchmarks.services import gold_row
 from core import roles
-from humaneval import services as humaneval_services
 from humaneval.models import Study
+from humaneval.services.design import StudyDesign, create_study
+from humaneval.services.results import study_results
+from humaneval.services.sessions import answer_item, current_item, start_session
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
 from results import services as results_services
@@ -78,15 +80,16 @@ def setup():
     )
     modeleval_services.score_run(circular.pk)
 
-    study = humaneval_services.create_study(bench, "Pilot", [by_id[i].pk for i in STUDY_IDS], None,
-                                            shuffle_choices=False, participants_per_item=1)
+    study = create_study(
+        bench, StudyDesign("Pilot", [by_id[i].pk for i in STUDY_IDS], shuffle_choices=False,
+                           participants_per_item=1), None)
     evaluator = UserFactory(role=roles.EVALUATOR)
-    session = humaneval_services.start_session(study, evaluator)
+    session = start_session(study, evaluator)
     for _ in STUDY_IDS:
-        _, response = humaneval_services.current_item(session.pk, evaluator)
-        humaneval_services.answer_item(session.pk, evaluator, response.item_id,
+        response = current_item(session.pk, evaluator).on_screen.response
+        answer_item(session.pk, evaluator, response.item_id,
                                        HUMAN_ANSWERS[response.item.external_id])
-    humaneval_services.current_item(session.pk, evaluator)  # finishes the session
+    current_item(session.pk, evaluator)  # finishes the session
     return {"bench": bench, "items": items, "by_id": by_id, "vanilla": vanilla, "circular": circular,
             "study": study}
 
@@ -121,7 +124,7 @@ def test_chance_human_and_model_rows_from_one_function(setup):
     assert chance_pp["result"]["overall"]["circular"] == round(100 * (0.5 + 0.5 + 0.25) / 3, 2)
 
     # the human row is the study's result; model rows are the runs' stored scores
-    same_result(human["result"], humaneval_services.study_results(study))
+    same_result(human["result"], study_results(study))
     assert human["result"]["overall"]["vanilla"] == 75.0 and human["result"]["overall"]["circular"] == 50.0
     same_result(vanilla_row["result"], vanilla.scores)
     same_result(circular_row["result"], circular.scores)
@@ -231,7 +234,7 @@ def test_with_a_study_every_row_is_on_its_scored_items(client, setup):
     levels = scoring.chance_levels(FAMILY, [gold_row(item) for item in subset], by=by)
     same_result(chance["result"], levels["random"])
     same_result(chance_pp["result"], levels["random++"])
-    same_result(human["result"], humaneval_services.study_results(study))
+    same_result(human["result"], study_results(study))
 
     # the vanilla run scored again on the study's items, both repeats kept
     expected = scoring.score(
@@ -254,7 +257,7 @@ def test_with_a_study_every_row_is_on_its_scored_items(client, setup):
 
     # the study endpoint keeps the human result's keys and adds the table rows
     study_api = client.get(f"/api/v1/studies/{study.pk}/results/").json()
-    human_result = as_json(humaneval_services.study_results(study))
+    human_result = as_json(study_results(study))
     for key in ("overall", "by", "n_items", "n_sessions", "n_participants", "agreement", "exclusions", "design",
                 "median_seconds_per_item", "errors"):
         assert study_api[key] == human_result[key], key
@@ -296,7 +299,7 @@ def test_the_human_row_is_what_the_scorer_gives_for_the_same_answers_keyed_by_th
     gold = [gold_row(item) for item in items]
     predictions = [{"id": item.external_id, "output": HUMAN_ANSWERS[item.external_id]} for item in items]
     expected = scoring.score(FAMILY, gold, predictions, by=breakdowns(FAMILY))
-    human = humaneval_services.study_results(setup["study"])
+    human = study_results(setup["study"])
     assert human["overall"] == expected["overall"]
     assert human["by"] == expected["by"]
     assert expected["overall"]["circular"] != expected["overall"]["vanilla"]
