@@ -14,7 +14,7 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
 
-from . import material, services, uploads
+from . import material, media, services, uploads
 from .models import Asset, Benchmark, Item, Release
 
 
@@ -262,8 +262,8 @@ class AssetFile(APIView):
     )
     def get(self, request, pk):
         asset = uploads.local_download(pk, request.query_params.get("token"))
-        return uploads.ranged_file_response(request, asset.file.open("rb"), asset.size,
-                                            asset.file.name.rsplit("/", 1)[-1])
+        return media.ranged_file_response(request, asset.file.open("rb"), asset.size,
+                                          asset.file.name.rsplit("/", 1)[-1])
 
 
 # --- importing material (rules in benchmarks/material/; layouts in docs/IMPORT.md) ---------------

@@ -27,7 +27,7 @@ from storages.backends.s3 import S3Storage
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.validation import whole_number
 
-from .media import GOLD_ROLES, may_read_asset, ranged_file_response  # noqa: F401 (api.py serves with it)
+from .media import GOLD_ROLES, may_read_asset
 from .models import Asset, AssetRole, Scene, Upload, asset_upload_to
 
 # One S3 PUT takes at most 5 GiB; larger files would need multipart uploads.
