@@ -124,7 +124,9 @@ def may_read_name(user, name: str) -> tuple[bool, bool]:
 # --- local files with HTTP ranges ------------------------------------------------------------------
 #
 # Browsers seek in a video by asking for byte ranges; a server that ignores Range leaves the video
-# unseekable (currentTime snaps back to 0). S3 answers ranges itself; local files need this.
+# unseekable (currentTime snaps back to 0). The point-cloud viewer reads each node of an octree file
+# (HLPC v3) as one range, every one checked like the whole file. S3 answers ranges itself; local
+# files need this.
 
 
 def _read_span(handle, length: int) -> Iterator[bytes]:
