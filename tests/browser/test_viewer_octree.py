@@ -15,7 +15,7 @@ BUDGET = 100_000
 
 # A scene whose viewer file is an octree of 400k points in nodes of 20k; prints the scene's id.
 MAKE_SCENE = f"""
-from benchmarks.demo import generate_room
+from benchmarks.demo.rooms import generate_room
 from benchmarks.material.pointcloud import encode_octree
 from benchmarks.models import Benchmark, Scene
 from benchmarks.services import store_asset
