@@ -1,5 +1,6 @@
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation import progress as annotation_progress
@@ -101,6 +102,9 @@ def annotate(request, assignment_id):
             "revision": draft.revision, "needed": campaign.descriptions_per_assignment,
             "heartbeat_seconds": max(15, campaign.lease_minutes * 60 // 3),
         },
+        "page": {"assignment": assignment.pk, "kind": campaign.kind,
+                 "done_url": reverse("annotate_done", args=[assignment.pk]),
+                 "returned_url": reverse("annotate_returned", args=[assignment.pk])},
     }
     if campaign.kind == Campaign.Kind.CONTEXT_CHANGE:
         return render(request, "frontend/annotate.html", context)
@@ -148,6 +152,7 @@ def campaign_dashboard(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return render(request, "frontend/campaign_dashboard.html", {
         "campaign": campaign, "progress": annotation_progress.campaign_progress(campaign),
+        "page": {"campaign": campaign.pk},
         "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
         "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/"),
     })

@@ -24,6 +24,7 @@ from humaneval.services.design import StudyDesign
 from results import services as results_services
 
 from ..access import role_required
+from ..templatetags.safe_urls import http_url
 from .common import BACKEND, carries_platform_ids, error_page
 from .home import crowd_links
 from .manage import results_export
@@ -83,7 +84,8 @@ def _session_page(request, session, consent_error="", status=200):
     intro = session.consented_at is None and session.status == EvalSession.Status.ACTIVE
     return render(request, "frontend/eval_session.html", {
         "session": session,
-        "completion_url": crowd_services.completion_url(request.user, session.completion_code or "{code}"),
+        "page": {"session": session.pk, "return_url": http_url(
+            crowd_services.completion_url(request.user, session.completion_code or "{code}"))},
         "intro": _intro(session) if intro else None,
         "consent_error": consent_error,
     }, status=status)

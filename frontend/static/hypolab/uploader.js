@@ -5,6 +5,8 @@
  * a <progress> and an output[data-role=status]. The sha256 is computed here with WebCrypto, which
  * reads the whole file into memory: fine for videos and scans up to a few GB.
  */
+import { errorText, post } from "./api.js";
+
 async function sha256Hex(file) {
   const digest = await crypto.subtle.digest("SHA-256", await file.arrayBuffer());
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -33,16 +35,16 @@ export function attachUploader(form) {
     const which = form.elements.which ? form.elements.which.value : "";
     try {
       say("Computing the checksum…", "hashing");
-      const announced = await hypolab.post("/api/v1/uploads/", {
+      const announced = await post("/api/v1/uploads/", {
         scene: form.elements.scene.value || null, role: form.elements.role.value, filename: file.name,
         size: file.size, sha256: await sha256Hex(file), meta: which ? { which } : {},
       });
-      if (!announced.ok) { say(hypolab.errorText(announced.data), "error"); return; }
+      if (!announced.ok) { say(errorText(announced.data), "error"); return; }
       say("Uploading…", "uploading");
       await putWithProgress(announced.data.upload, file, (fraction) => { progress.value = fraction; });
       say("Checking the stored file…", "checking");
-      const done = await hypolab.post(`/api/v1/uploads/${announced.data.id}/complete/`, {});
-      if (!done.ok) { say(hypolab.errorText(done.data), "error"); return; }
+      const done = await post(`/api/v1/uploads/${announced.data.id}/complete/`, {});
+      if (!done.ok) { say(errorText(done.data), "error"); return; }
       say(`Stored as asset ${done.data.id} (${done.data.size} bytes, sha256 checked).`, "done");
       form.dataset.assetId = done.data.id;
     } catch (error) {

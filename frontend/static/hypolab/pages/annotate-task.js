@@ -1,0 +1,103 @@
+// The other crowd tasks (annotate_task.html): world frames, questions, choice items and independent
+// answers. The form's fields depend on the campaign's kind; its state is the draft's `content`.
+import { readJSON } from "../api.js";
+import { openAssignment } from "../assignment.js";
+
+const page = readJSON("page-data");
+const task = readJSON("task-data");
+const draft = readJSON("draft-data");
+const kind = page.kind;
+const $ = (id) => document.getElementById(id);
+const form = $("task-form");
+const error = $("task-error");
+const LETTERS = "ABCDEFGH";
+const NO_CORRECT_OPTION = "No correct option is listed.";
+
+const choicesBox = $("choices");
+function setChoices(n, values = [], correct = []) {
+  choicesBox.querySelectorAll(".choice-row").forEach((row) => row.remove());
+  for (let i = 0; i < n; i++) {
+    const row = document.createElement("div");
+    row.className = "choice-row";
+    const tick = Object.assign(document.createElement("input"), { type: "checkbox", className: "correct", value: LETTERS[i] });
+    tick.checked = correct.includes(LETTERS[i]);
+    const label = document.createElement("label");
+    label.append(tick, ` ${LETTERS[i]}.`);
+    const choice = Object.assign(document.createElement("input"), { className: "choice", autocomplete: "off", value: values[i] || "" });
+    row.append(label, " ", choice);
+    choicesBox.append(row);
+  }
+}
+function collect() {
+  if (kind === "world_frame") {
+    return { anchor: $("anchor").value, side: (form.querySelector("input[name=side]:checked") || {}).value,
+             text: $("frame-text").value };
+  }
+  if (kind === "answer_only") {
+    if (!task.choices.length) return { answer: $("answer").value };
+    return { answer: [...form.querySelectorAll("input[name=answer]:checked")].map((i) => i.value) };
+  }
+  const answer = { question: $("question").value, question_type: $("question-type").value };
+  if (kind === "question_answer") return { ...answer, answer: $("answer").value };
+  answer.choices = [...form.querySelectorAll(".choice")].map((i) => i.value);
+  answer.correct = [...form.querySelectorAll(".correct:checked")].map((i) => i.value);
+  if (kind === "choice_image") answer.flip_swaps = $("flip-swaps").checked;
+  else answer.hallucination = $("hallucination").checked;
+  return answer;
+}
+function restore(c) {
+  if (kind === "world_frame") {
+    if (c.anchor) $("anchor").value = c.anchor;
+    const side = [...form.querySelectorAll("input[name=side]")].find((i) => i.value === c.side);
+    if (side) side.checked = true;
+    $("frame-text").value = c.text || "";
+    return;
+  }
+  if (kind === "answer_only") {
+    if (!task.choices.length) { $("answer").value = c.answer || ""; return; }
+    form.querySelectorAll("input[name=answer]").forEach((i) => { i.checked = (c.answer || []).includes(i.value); });
+    return;
+  }
+  $("question").value = c.question || "";
+  if (c.question_type) $("question-type").value = c.question_type;
+  if (kind === "question_answer") { $("answer").value = c.answer || ""; return; }
+  const values = c.choices || [];
+  if (kind === "choice_image") { $("choice-count").value = values.length === 4 ? "4" : "2"; $("flip-swaps").checked = !!c.flip_swaps; }
+  else $("hallucination").checked = !!c.hallucination;
+  setChoices(kind === "choice_image" ? Number($("choice-count").value) : Math.max(values.length, 2), values, c.correct || []);
+}
+
+if (kind === "world_frame") {
+  // The sentence follows the pick until the worker edits it.
+  let edited = false;
+  const generate = () => {
+    if (edited) return;
+    const side = (form.querySelector("input[name=side]:checked") || {}).value;
+    const label = $("anchor").selectedOptions[0]?.textContent;
+    if (side && label) $("frame-text").value = task.template.replace("{label}", label).replace("{side}", side);
+  };
+  $("frame-text").addEventListener("input", () => { edited = true; });
+  form.addEventListener("change", (e) => { if (e.target.id !== "frame-text") generate(); });
+}
+if (kind === "choice_image") {
+  $("choice-count").addEventListener("change", () => { const c = collect(); setChoices(Number($("choice-count").value), c.choices, c.correct); });
+}
+if (kind === "choice_video") {
+  $("add-choice").addEventListener("click", () => { const c = collect(); if (c.choices.length < 6) setChoices(c.choices.length + 1, c.choices, c.correct); });
+  $("hallucination").addEventListener("change", (e) => {
+    const c = collect();
+    if (e.target.checked && !c.choices.includes(NO_CORRECT_OPTION)) setChoices(c.choices.length + 1, [...c.choices, NO_CORRECT_OPTION], c.correct);
+  });
+}
+restore(draft.content || {});
+
+const assignment = openAssignment({
+  page, draft, form, error, status: $("draft-status"),
+  body: () => ({ content: collect() }),
+  drafted: () => assignment.autosave.dirty || assignment.autosave.revision > 0 || Object.keys(draft.content || {}).length > 0,
+});
+form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  error.textContent = "";
+  assignment.submit({ answer: collect() });
+});

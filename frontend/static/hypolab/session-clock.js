@@ -1,0 +1,83 @@
+/**
+ * The timed session engine of human evaluation: it asks the server for the current item, counts its
+ * time down against the server's clock (not the browser's: the server owns time, and a reload or a
+ * wrong system clock changes nothing), sends answers with the time taken and the times focus left
+ * the page, and moves on when the item's time is up. What is shown is the page's `view`:
+ *   item(item, previousAnswer, nItems)  an item to answer (or revisit, with its earlier answer)
+ *   revisiting(on)  whether the item shown is an earlier one being changed
+ *   answered(entries, allowGoingBack)  the answered items one may go back to
+ *   countdown(itemMs, sessionMs)  four times a second
+ *   stage()  the question stage replaces feedback;  feedback({correct, answer})  after a practice item
+ *   finished(completionCode);  error(text)
+ */
+import { errorText, get, post } from "./api.js";
+
+const TICK_MS = 250;
+const AFTER_TIME_UP_MS = 1500;
+
+export function runSession(sessionId, view) {
+  const api = `/api/v1/sessions/${sessionId}/`;
+  let state = null, offset = 0, shownItem = null, shownSince = 0, tick = null, revisiting = null, focusLosses = 0;
+  const serverNow = () => Date.now() + offset;
+
+  function present(item, previous) {
+    view.item(item, previous, state.n_items);
+    shownSince = performance.now();
+    focusLosses = 0;
+  }
+
+  async function load() {
+    revisiting = null;
+    const r = await get(api + "current/");
+    if (r.ok) show(r.data); else view.error(errorText(r.data));
+  }
+
+  function show(data) {
+    state = data;
+    offset = Date.parse(data.server_now) - Date.now();
+    view.revisiting(false);
+    clearInterval(tick);
+    if (data.feedback) { view.feedback(data.feedback); return; }
+    if (data.status === "finished" || !data.item) { view.finished(data.completion_code || ""); return; }
+    view.stage();
+    const item = data.item;
+    if (shownItem !== item.id) { shownItem = item.id; present(item, ""); }
+    view.answered(data.answered, data.allow_going_back);
+    const countDown = () => {
+      const left = Date.parse(item.deadline) - serverNow();
+      view.countdown(left, Date.parse(data.session_deadline) - serverNow());
+      if (left <= 0 && !revisiting) {
+        clearInterval(tick);
+        view.error("Time is up for this question.");
+        setTimeout(load, AFTER_TIME_UP_MS);
+      }
+    };
+    countDown();  // at once, so the previous item's time never shows on this one
+    tick = setInterval(countDown, TICK_MS);
+  }
+
+  // Leaving the tab or window during an item is data for the analysis, as in jsPsych.
+  window.addEventListener("blur", () => { focusLosses += 1; });
+
+  return {
+    start: load,
+    /** The item on screen: an earlier one being changed, else the current one. */
+    shown: () => revisiting || state.item,
+    /** Back to the current item (after feedback, or from an earlier one). */
+    resume() { shownItem = null; load(); },
+    async revisit(itemId) {
+      const r = await get(api + `items/${itemId}/`);
+      if (!r.ok) { view.error(errorText(r.data)); return; }
+      revisiting = r.data;
+      view.revisiting(true);
+      present(r.data, r.data.your_answer);
+    },
+    async answer(text) {
+      const item = revisiting || state.item;
+      const r = await post(api + "answer/", { item: item.id, answer: text, focus_losses: focusLosses,
+        client_latency_ms: revisiting ? null : Math.round(performance.now() - shownSince) });
+      if (!r.ok) { view.error(errorText(r.data)); return; }
+      if (revisiting) this.resume(); else show(r.data);
+    },
+  };
+}
