@@ -13,6 +13,7 @@ from django.apps import apps
 from django.db import connection, connections
 from django.db.migrations.operations.base import Operation
 from django.db.models import Model, QuerySet
+from django.utils.functional import SimpleLazyObject, empty
 
 from core import reads
 from core.models import StatusChange
@@ -97,22 +98,21 @@ def register_sqlite_actor(sender, connection, **kwargs) -> None:
         connection.connection.create_function("hypolab_actor", 0, _sqlite_actor.get)
 
 
+def _signed_in_id(request) -> int | None:
+    user = getattr(request, "user", None)  # DRF sets it here once it has authenticated
+    if isinstance(user, SimpleLazyObject) and user._wrapped is empty:
+        return None  # nobody has asked who it is yet: asking here could cost a query
+    return user.pk if user is not None and user.is_authenticated else None
+
+
 class _NameActor:
     """execute_wrapper: each statement of the request carries the signed-in user's id to the triggers."""
 
     def __init__(self, request):
         self.request = request
-        self.resolving = False
 
     def __call__(self, execute, sql, params, many, context):
-        actor = None
-        if not self.resolving:  # loading a session's user may itself query
-            self.resolving = True
-            try:
-                user = getattr(self.request, "user", None)  # DRF sets it here once it authenticates
-                actor = user.pk if user is not None and user.is_authenticated else None
-            finally:
-                self.resolving = False
+        actor = _signed_in_id(self.request)
         if actor is None:
             return execute(sql, params, many, context)
         if context["connection"].vendor == "postgresql":

@@ -108,6 +108,7 @@ def test_reviewers_and_admins_read_a_rows_history_and_crowd_participants_do_not(
         (None, "queued", None), ("queued", "running", None)]
     assert reviewer.get("/api/v1/history/benchmark/1/").status_code == 404  # not a stateful model
     assert reviewer.get(f"/api/v1/history/job/{job.pk + 1000}/").status_code == 404
+    assert reviewer.get(f"/api/v1/history/job/{10**20}/").status_code == 404  # past what a row id can be
     for role in ("annotator", "evaluator"):
         crowd = Client()
         crowd.force_login(UserFactory(role=role))
