@@ -95,11 +95,11 @@ class Run(StatusTransitions, models.Model):
         FAILED = "failed", "Failed"
 
     TRANSITIONS = {
-        "queued": {"running", "failed", "cancelled"},
-        "running": {"scoring", "failed", "cancelled"},
-        "scoring": {"finished", "failed"},
-        "cancelled": {"running"},
-        "failed": {"running"},
+        Status.QUEUED: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
+        Status.RUNNING: {Status.SCORING, Status.FAILED, Status.CANCELLED},
+        Status.SCORING: {Status.FINISHED, Status.FAILED},
+        Status.CANCELLED: {Status.RUNNING},
+        Status.FAILED: {Status.RUNNING},
     }
 
     model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")

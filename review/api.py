@@ -16,7 +16,7 @@ from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
 
 from . import consensus, dedup, polish, services
-from .models import DedupRun
+from .models import DedupRun, ItemDecision
 
 CONFLICT = error(409, "Someone saved a newer version (`current` holds it), or the status does not allow it.")
 
@@ -280,7 +280,7 @@ class ItemHistory(APIView):
 
 
 class FilterSerializer(VersionSerializer):
-    action = serializers.ChoiceField(choices=["keep", "drop"])
+    action = serializers.ChoiceField(choices=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP])
     reason = serializers.CharField(allow_blank=True, required=False, default="")
     question = serializers.CharField(allow_blank=True, required=False)
 

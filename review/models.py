@@ -96,7 +96,11 @@ class DedupRun(StatusTransitions, models.Model):
         FINISHED = "finished", "Finished"
         FAILED = "failed", "Failed"
 
-    TRANSITIONS = {"queued": {"running", "failed"}, "running": {"finished", "failed"}, "failed": {"running"}}
+    TRANSITIONS = {
+        Status.QUEUED: {Status.RUNNING, Status.FAILED},
+        Status.RUNNING: {Status.FINISHED, Status.FAILED},
+        Status.FAILED: {Status.RUNNING},
+    }
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="dedup_runs")
     threshold = models.FloatField(default=0.8, help_text="Cosine similarity above which a pair is listed.")

@@ -10,7 +10,7 @@ from review import consensus as review_consensus
 from review import dedup as review_dedup
 from review import polish as review_polish
 from review import services as review_services
-from review.models import DedupRun, Polish
+from review.models import DedupRun, ItemDecision, Polish
 
 from ..access import role_required
 from .common import error_page
@@ -36,7 +36,6 @@ def review_queue(request):
 @role_required(roles.REVIEWER)
 def review_change(request, change_id):
     change = get_object_or_404(ContextChange.objects.select_related("scene__benchmark", "author"), pk=change_id)
-    polish = change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first()
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
@@ -45,8 +44,7 @@ def review_change(request, change_id):
         "criteria": review_services.CHANGE_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
-        "polish": polish,
-        "page": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
+        "polish": change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first(),
     })
 
 
@@ -62,14 +60,13 @@ def review_item(request, item_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
         "awaiting_second_review": review_services.awaiting_second_review(item),
-        "page": {"item": item.pk, "version": item.version},
     })
 
 
 @role_required(roles.REVIEWER)
 def filter_questions(request):
     drafts = review_services.filtering_queue(request.user).select_related("change")[:200]
-    filtered = Benchmark.objects.filter(items__decisions__action__in=["keep", "drop"]).distinct()
+    filtered = Benchmark.objects.filter(items__decisions__action__in=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP]).distinct()
     return render(request, "frontend/review_filtering.html", {
         "drafts": drafts,
         "keep_rates": {b.name: review_services.keep_rates(b) for b in filtered},
