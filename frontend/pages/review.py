@@ -36,6 +36,7 @@ def review_queue(request):
 @role_required(roles.REVIEWER)
 def review_change(request, change_id):
     change = get_object_or_404(ContextChange.objects.select_related("scene__benchmark", "author"), pk=change_id)
+    polish = change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first()
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
@@ -44,7 +45,8 @@ def review_change(request, change_id):
         "criteria": review_services.CHANGE_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
-        "polish": change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first(),
+        "polish": polish,
+        "page": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
     })
 
 
@@ -60,6 +62,7 @@ def review_item(request, item_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
         "awaiting_second_review": review_services.awaiting_second_review(item),
+        "page": {"item": item.pk, "version": item.version},
     })
 
 
