@@ -20,4 +20,11 @@ rm -rf frontend/static/vendor/three  # the unbundled copy earlier versions of th
 node_modules/.bin/esbuild frontend/static/hypolab/pointcloud-viewer.js --bundle --minify --format=esm \
     --target=es2020 --log-level=warning --outfile=frontend/static/vendor/hypolab/pointcloud-viewer.js
 
+# Page scripts: each entry in frontend/static/hypolab/pages/ becomes one module with what it imports
+# (api.js, autosave.js, …) inside, so a page waits for one request instead of one round trip per
+# level of imports; the viewer stays its own file. Templates load frontend/static/vendor/hypolab/<page>.js.
+node_modules/.bin/esbuild frontend/static/hypolab/pages/*.js --bundle --minify --sourcemap --format=esm \
+    --target=es2020 --log-level=warning --external:../../vendor/hypolab/pointcloud-viewer.js \
+    --outdir=frontend/static/vendor/hypolab
+
 echo "three $(node -p "require('./node_modules/three/package.json').version") bundled into frontend/static/vendor/hypolab/pointcloud-viewer.js"

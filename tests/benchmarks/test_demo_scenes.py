@@ -199,6 +199,6 @@ def test_scene_viewer_partial_passes_the_data_and_mounts_both_modules(settings, 
     html = render_to_string("frontend/_scene_viewer.html", {"viewer": scene_viewer_data(scene)})
 
     assert 'id="scene-viewer-data"' in html and "data-topview" in html and "data-pointcloud" in html
-    assert "vendor/hypolab/pointcloud-viewer.js" in html and "hypolab/pages/scene-viewer.js" in html
+    assert "vendor/hypolab/pointcloud-viewer.js" in html and "vendor/hypolab/scene-viewer.js" in html
     script = (settings.BASE_DIR / "frontend/static/hypolab/pages/scene-viewer.js").read_text()
     assert "mountPointCloudViewer(" in script and "mountTopView(" in script
