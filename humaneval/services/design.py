@@ -79,17 +79,19 @@ class StudyDesign:
 
 
 def study_name(name) -> str:
-    name = (name or "").strip()
+    name = study_text(name, "name")
     if not name:
         raise DomainError("Give the study a name.", field="name")
     return name
 
 
 def study_text(value, field: str) -> str:
-    """Instructions, consent statement, a stratifying tag: stripped, and bounded."""
+    """A name, instructions, consent statement or stratifying tag: stripped, and no longer than the
+    study's column holds."""
     value = (value or "").strip()
-    if len(value) > MAX_STUDY_TEXT_CHARS:
-        raise DomainError(f"At most {MAX_STUDY_TEXT_CHARS} characters.", field=field)
+    limit = Study._meta.get_field(field).max_length or MAX_STUDY_TEXT_CHARS
+    if len(value) > limit:
+        raise DomainError(f"At most {limit} characters.", field=field)
     return value
 
 
