@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.viewer_load import BROWSER_ARGS, login, measure_viewer  # noqa: E402
-from tests.browser.conftest import CHROMIUM, free_port, wait_for_http  # noqa: E402
+from bench.viewer_load import BROWSER_ARGS, daphne, login, measure_viewer  # noqa: E402
+from tests.browser.conftest import CHROMIUM  # noqa: E402
 
 POINTS = 10_000_000
 PASSWORD = "viewer-large"
@@ -86,29 +86,17 @@ def main() -> None:
         import_s = time.perf_counter() - started
         import_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         change_id = manage("shell", "-v", "0", "-c", SETUP).split()[-1]
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        with open(f"{tmp}/web.log", "w") as log:
-            server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                                       "config.asgi:application"], cwd=ROOT, env=env, stdout=log,
-                                      stderr=subprocess.STDOUT)
-        try:
-            wait_for_http(base + "/", server)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-                context = browser.new_context(viewport={"width": 1280, "height": 860})
-                page = context.new_page()
-                login(page, base, "viewer-large", PASSWORD)
-                view = measure_viewer(page, f"{base}/review/changes/{change_id}/")
-                first_view = page.evaluate(READ_HELD)
-                # The view after the orbit (it settles in 180 ms): its nodes replace those of the first.
-                page.wait_for_timeout(1000)
-                page.wait_for_selector("[data-pointcloud][data-complete=true]", timeout=120_000)
-                held = page.evaluate(READ_HELD)
-                browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+        with daphne(env, f"{tmp}/web.log") as base, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+            login(page, base, "viewer-large", PASSWORD)
+            view = measure_viewer(page, f"{base}/review/changes/{change_id}/")
+            first_view = page.evaluate(READ_HELD)
+            # The view after the orbit (it settles in 180 ms): its nodes replace those of the first.
+            page.wait_for_timeout(1000)
+            page.wait_for_selector("[data-pointcloud][data-complete=true]", timeout=120_000)
+            held = page.evaluate(READ_HELD)
+            browser.close()
         meta = json.loads(manage("shell", "-v", "0", "-c", "from benchmarks.models import Asset; import json; "
                                  "print(json.dumps(Asset.objects.get(role='viewer_points').meta))"))
     print(f"points={POINTS} ply_mb={ply_mb:.0f} file_nodes={meta['nodes']} file_bytes_per_point="

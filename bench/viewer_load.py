@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +64,21 @@ READ_FRAMES = """() => {
   const viewer = document.querySelector("[data-pointcloud]");
   return [performance.now(), Number(viewer.dataset.frames), Number(viewer.dataset.motionStride || 1)];
 }"""
+
+
+@contextmanager
+def daphne(env: dict, log_path: str) -> Iterator[str]:
+    """The project served by daphne on a free port with `env`; yields its base URL."""
+    base = f"http://127.0.0.1:{free_port()}"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", base.rsplit(":", 1)[1],
+                                   "config.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(base + "/", server)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
 
 
 def login(page, base: str, username: str, password: str) -> None:
@@ -115,28 +132,17 @@ def main() -> None:
 
         manage("migrate", "--noinput")
         change_id = manage("shell", "-v", "0", "-c", SETUP).split()[-1]
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        with open(f"{tmp}/web.log", "w") as log:
-            server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                                       "config.asgi:application"], cwd=ROOT, env=env, stdout=log,
-                                      stderr=subprocess.STDOUT)
-        try:
-            wait_for_http(base + "/", server)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-                runs = []
-                for _ in range(RUNS):
-                    # A fresh context each time: empty HTTP cache, so every byte comes over the wire.
-                    context = browser.new_context(viewport={"width": 1280, "height": 860})
-                    page = context.new_page()
-                    login(page, base, "viewer-load", PASSWORD)
-                    runs.append(measure_viewer(page, f"{base}/review/changes/{change_id}/"))
-                    context.close()
-                browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+        with daphne(env, f"{tmp}/web.log") as base, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            runs = []
+            for _ in range(RUNS):
+                # A fresh context each time: empty HTTP cache, so every byte comes over the wire.
+                context = browser.new_context(viewport={"width": 1280, "height": 860})
+                page = context.new_page()
+                login(page, base, "viewer-load", PASSWORD)
+                runs.append(measure_viewer(page, f"{base}/review/changes/{change_id}/"))
+                context.close()
+            browser.close()
     for run in runs:
         print(" ".join(f"{key}={value}" for key, value in run.items()))
     # The median run by full-frame time, so one run disturbed by the machine's load does not decide.
