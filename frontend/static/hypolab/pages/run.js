@@ -25,6 +25,6 @@ function render(p) {
 const connect = () => subscribe(`/ws/runs/${page.run}/`, {
   onMessage: (data) => render(JSON.parse(data)),
   onOpen: () => { document.body.dataset.ws = "open"; },
-  onDown: () => { if (byId("run-status").textContent !== "finished") setTimeout(connect, 2000); },
+  onDown: () => { if (byId("run-status").textContent !== page.finished) setTimeout(connect, 2000); },
 });
 connect();
