@@ -36,6 +36,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 
 from benchmarks import tasks  # noqa: E402
+from benchmarks.demo.files import ply_bytes  # noqa: E402
 from benchmarks.material import (  # noqa: E402
     NamedFile,
     import_scan,
@@ -85,22 +86,10 @@ def furnished_room(rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]
 
 def write_inputs(rng) -> dict[str, Path]:
     xyz, rgb, segments, groups = furnished_room(rng)
-    vertices = np.empty(len(xyz), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("red", "u1"), ("green", "u1"),
-                                         ("blue", "u1"), ("alpha", "u1")])
-    for axis, name in enumerate("xyz"):
-        vertices[name] = xyz[:, axis]
-    for channel, name in enumerate(("red", "green", "blue")):
-        vertices[name] = rgb[:, channel]
-    vertices["alpha"] = 255
-    faces = np.empty(2 * len(xyz), dtype=[("n", "u1"), ("v", "<i4", 3)])
-    faces["n"] = 3
-    faces["v"] = rng.integers(0, len(xyz), (len(faces), 3))
-    header = (f"ply\nformat binary_little_endian 1.0\nelement vertex {len(xyz)}\nproperty float x\nproperty float y\n"
-              "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nproperty uchar alpha\n"
-              f"element face {len(faces)}\nproperty list uchar int vertex_indices\nend_header\n")
+    faces = rng.integers(0, len(xyz), (2 * len(xyz), 3))
     paths = {"ply": WORK / f"{SCENE}_vh_clean_2.ply", "aggregation": WORK / f"{SCENE}.aggregation.json",
              "segments": WORK / f"{SCENE}_vh_clean_2.0.010000.segs.json"}
-    paths["ply"].write_bytes(header.encode() + vertices.tobytes() + faces.tobytes())
+    paths["ply"].write_bytes(ply_bytes(xyz, rgb, faces))
     paths["aggregation"].write_text(json.dumps({"sceneId": SCENE, "appId": "Aggregator.v2",
                                                 "segmentsFile": paths["segments"].name, "segGroups": groups}))
     paths["segments"].write_text(json.dumps({"sceneId": SCENE, "params": {}, "segIndices": segments.tolist()}))

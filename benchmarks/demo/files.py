@@ -1,5 +1,5 @@
 """What every family's demo files share: the bundle one family hands to the importers, the demo
-model's name, the finished benchmarks' slugs and names, and seeded encoders (PNG, JPEG, JSON, TSV)."""
+model's name, the finished benchmarks' slugs and names, and seeded encoders (PNG, JPEG, JSON, TSV, PLY)."""
 
 import csv
 import io
@@ -7,6 +7,7 @@ import json
 import random
 from dataclasses import dataclass, field
 
+import numpy as np
 from PIL import Image
 
 MODEL_NAME = "Demo VLM"
@@ -102,6 +103,30 @@ def tsv_bytes(header: list[str], rows: list[dict]) -> bytes:
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue().encode()
+
+
+def ply_bytes(xyz: np.ndarray, rgb: np.ndarray, faces: np.ndarray | None = None, *, alpha: bool = True,
+              comment: str = "", endian: str = "<") -> bytes:
+    """A scan as scanners export one (ScanNet's `*_vh_clean_2.ply`): binary PLY vertices of x y z float
+    and red green blue (alpha) uchar, then the triangle faces when given."""
+    channels = ["red", "green", "blue", *(["alpha"] if alpha else [])]
+    vertices = np.empty(len(xyz), dtype=[*((axis, endian + "f4") for axis in "xyz"), *((c, "u1") for c in channels)])
+    for axis, name in enumerate("xyz"):
+        vertices[name] = xyz[:, axis]
+    for channel, name in enumerate(channels[:3]):
+        vertices[name] = rgb[:, channel]
+    if alpha:
+        vertices["alpha"] = 255
+    fmt = "binary_little_endian" if endian == "<" else "binary_big_endian"
+    header = [f"ply\nformat {fmt} 1.0\n", f"comment {comment}\n" if comment else "", f"element vertex {len(xyz)}\n",
+              *(f"property float {axis}\n" for axis in "xyz"), *(f"property uchar {c}\n" for c in channels)]
+    body = vertices.tobytes()
+    if faces is not None:
+        table = np.empty(len(faces), dtype=[("n", "u1"), ("v", endian + "i4", 3)])
+        table["n"], table["v"] = 3, faces
+        header.append(f"element face {len(faces)}\nproperty list uchar int vertex_indices\n")
+        body += table.tobytes()
+    return ("".join(header) + "end_header\n").encode() + body
 
 
 COLOURS = {

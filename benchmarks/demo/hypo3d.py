@@ -3,9 +3,8 @@ hypo3d-demo sandbox) and hypothetical changes on them with questions whose answe
 layouts (metres; front is the y = 0 wall, back the y = depth wall, left x = 0, right x = width, as on
 the top-view map)."""
 
-import numpy as np
 
-from .files import COLOURS, FamilyFiles, Scan, json_bytes, seeded_rng
+from .files import COLOURS, FamilyFiles, Scan, json_bytes, ply_bytes, seeded_rng
 from .rooms import ROOMS, generate_room
 
 HYPO3D_CHANGES = {
@@ -207,22 +206,6 @@ HYPO3D_CROWD = [
 ]
 
 
-def _ply(xyz: np.ndarray, rgb: np.ndarray) -> bytes:
-    """A binary little-endian PLY point cloud with vertex colours, as a scanner exports one."""
-    header = (
-        "ply\nformat binary_little_endian 1.0\ncomment HypoLab demo room\n"
-        f"element vertex {len(xyz)}\nproperty float x\nproperty float y\nproperty float z\n"
-        "property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n"
-    ).encode()
-    vertex = np.dtype(
-        [("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("red", "u1"), ("green", "u1"), ("blue", "u1")]
-    )
-    body = np.empty(len(xyz), dtype=vertex)
-    body["x"], body["y"], body["z"] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
-    body["red"], body["green"], body["blue"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
-    return header + body.tobytes()
-
-
 def hypo3d_scans(n_rooms: int = 3, points_per_room: int = 220_000) -> list[Scan]:
     scans = []
     for index in range(n_rooms):
@@ -234,7 +217,7 @@ def hypo3d_scans(n_rooms: int = 3, points_per_room: int = 220_000) -> list[Scan]
         scans.append(
             Scan(
                 scene_id=room.external_id,
-                ply=_ply(room.xyz, room.rgb),
+                ply=ply_bytes(room.xyz, room.rgb, alpha=False, comment="HypoLab demo room"),
                 boxes=json_bytes(boxes),
                 caption=room.caption,
                 world_frame=f"The {room.anchor['label']} was located at the {room.side} of the scene.",

@@ -7,18 +7,7 @@ from collections.abc import Iterator
 from benchmarks.models import AnswerFormat
 
 from .images import image_field
-from .rows import (
-    LETTERS,
-    OPTION_PREFIX,
-    ItemRecord,
-    Problem,
-    as_rows,
-    each_record,
-    need,
-    numbered,
-    read_json_or_jsonl,
-    text_id,
-)
+from .rows import LETTERS, OPTION_PREFIX, ItemRecord, Problem, each_json_record, need, text_id
 
 CAUSAL_ID = re.compile(r"^(?P<task>.+?)_Level_(?P<level>\d+)_(?P<index>\d+)$", re.IGNORECASE)
 PAREN_MARK = re.compile(r"\(([A-J])\)")
@@ -110,7 +99,7 @@ def causalspatial_records(text: str, name: str = "") -> Iterator[ItemRecord | Pr
             tags=tags, scene_id=row.get("scene_id") or (item_id if image else None), image=image,
         )
 
-    return each_record(numbered(as_rows(read_json_or_jsonl(text))), build)
+    return each_json_record(text, build)
 
 
 def _causal_real_world(where: str, row: dict) -> ItemRecord:

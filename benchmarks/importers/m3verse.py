@@ -6,18 +6,7 @@ from collections.abc import Iterator
 
 from benchmarks.models import AnswerFormat
 
-from .rows import (
-    LETTERS,
-    OPTION_PREFIX,
-    ItemRecord,
-    Problem,
-    as_rows,
-    each_record,
-    need,
-    numbered,
-    read_json_or_jsonl,
-    text_id,
-)
+from .rows import LETTERS, OPTION_PREFIX, ItemRecord, Problem, each_json_record, need, text_id
 
 
 def _m3_letters(value) -> list[str]:
@@ -48,4 +37,4 @@ def m3verse_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]
                   "hallucination": bool(row.get("hallucination"))},
         )
 
-    return each_record(numbered(as_rows(read_json_or_jsonl(text))), build)
+    return each_json_record(text, build)

@@ -169,3 +169,8 @@ def each_record(rows, build: Callable[[str, dict], ItemRecord]) -> Iterator[Item
 
 def numbered(rows: list, label: str = "record") -> list[tuple[str, dict]]:
     return [(f"{label} {number}", row) for number, row in enumerate(rows, start=1)]
+
+
+def each_json_record(text: str, build: Callable[[str, dict], ItemRecord]) -> Iterator[ItemRecord | Problem]:
+    """A JSON or JSONL file of records, each built where it stands (`record 3`)."""
+    return each_record(numbered(as_rows(read_json_or_jsonl(text))), build)

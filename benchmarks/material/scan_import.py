@@ -50,10 +50,13 @@ def _world_frames(text: str, objects: list[dict]) -> list[tuple[int, str, str]]:
     return frames
 
 
-def _scene_id_matches(data: dict, scene_id: str, file: NamedFile, errors: list[str]) -> None:
-    named = (data.get("sceneId") or data.get("scan_id")) if isinstance(data, dict) else None
-    if named and named != scene_id:
-        errors.append(f"{file.name}: it is for scene '{named}', not '{scene_id}'")
+def _scene_ids_match(parsed: dict, files: dict[str, NamedFile], scene_id: str, errors: list[str]) -> None:
+    """Each parsed segmentation file that names its scene names this one."""
+    for key, file in files.items():
+        data = parsed.get(key)
+        named = (data.get("sceneId") or data.get("scan_id")) if isinstance(data, dict) else None
+        if named and named != scene_id:
+            errors.append(f"{file.name}: it is for scene '{named}', not '{scene_id}'")
 
 
 def _check_scene_id(scene_id: str) -> str:
@@ -72,6 +75,13 @@ def _alignment(xyz, faces, given, align: bool) -> dict:
         return {"source": "axisAlignment", "matrix": given.tolist()}
     matrix, details = estimate_alignment(xyz, faces)
     return {**details, "matrix": [[round(float(v), 9) for v in row] for row in matrix]}
+
+
+def _aligned(raw, faces, given, align: bool) -> tuple[dict, np.ndarray, np.ndarray]:
+    """The alignment record, its matrix, and the points in the aligned frame."""
+    alignment = _alignment(raw, faces, given, align)
+    matrix = np.asarray(alignment["matrix"], dtype=np.float64)
+    return alignment, matrix, raw if np.array_equal(matrix, IDENTITY) else transform(matrix, raw)
 
 
 def import_scan(
@@ -115,15 +125,11 @@ def import_scan(
             errors.append(f"{meta.name}: {exc}")
     inputs = {"aggregation": aggregation, "segments": segments, "boxes": boxes, "meta": meta}
     parsed = {key: read_json(file, errors) for key, file in inputs.items() if file is not None and key != "meta"}
-    for key in ("aggregation", "segments"):
-        if parsed.get(key) is not None:
-            _scene_id_matches(parsed[key], scene_id, inputs[key], errors)
+    _scene_ids_match(parsed, {"aggregation": aggregation, "segments": segments}, scene_id, errors)
     if errors:
         raise MaterialError(errors)
     raw, rgb, _ = points
-    alignment = _alignment(raw, faces, given, align)
-    matrix = np.asarray(alignment["matrix"], dtype=np.float64)
-    xyz = raw if np.array_equal(matrix, IDENTITY) else transform(matrix, raw)
+    alignment, matrix, xyz = _aligned(raw, faces, given, align)
     try:
         if boxes is not None:
             instance, objects = box_objects(raw, parsed["boxes"])
@@ -232,16 +238,13 @@ def import_3rscan(benchmark: Benchmark, scene_id: str, files: list[NamedFile], *
         points = read_obj(mesh.content, mtl.content if mtl else None, images)
     except ScanError as exc:
         errors.append(f"{mesh.name}: {exc}")
-    parsed = {key: read_json(file, errors) for key, file in (("semseg", semseg), ("segments", segs))}
-    for key, file in (("semseg", semseg), ("segments", segs)):
-        if parsed.get(key) is not None:
-            _scene_id_matches(parsed[key], scene_id, file, errors)
+    inputs = {"semseg": semseg, "segments": segs}
+    parsed = {key: read_json(file, errors) for key, file in inputs.items()}
+    _scene_ids_match(parsed, inputs, scene_id, errors)
     if errors:
         raise MaterialError(errors)
     raw, rgb, faces = points
-    alignment = _alignment(raw, faces, None, align)
-    matrix = np.asarray(alignment["matrix"], dtype=np.float64)
-    xyz = raw if np.array_equal(matrix, IDENTITY) else transform(matrix, raw)
+    alignment, matrix, xyz = _aligned(raw, faces, None, align)
     try:
         instance, objects = rscan_objects(xyz, parsed["semseg"], parsed["segments"], matrix)
     except ScanError as exc:

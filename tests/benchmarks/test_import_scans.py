@@ -8,6 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from benchmarks.demo.files import ply_bytes
 from benchmarks.material import MaterialError, NamedFile, import_scan
 from benchmarks.material.alignment import transform
 from benchmarks.material.scans import ScanError, read_ply, write_points_ply
@@ -37,21 +38,7 @@ FRAME = "The chair was located at the right of the scene."
 
 def mesh_ply(endian="<", truncate=0) -> bytes:
     """ScanNet-style mesh: x y z float, red green blue alpha uchar, then triangle faces."""
-    fmt = "binary_little_endian" if endian == "<" else "binary_big_endian"
-    vertices = np.empty(len(XYZ), dtype=[("x", endian + "f4"), ("y", endian + "f4"), ("z", endian + "f4"),
-                                         ("red", "u1"), ("green", "u1"), ("blue", "u1"), ("alpha", "u1")])
-    for axis, name in enumerate("xyz"):
-        vertices[name] = XYZ[:, axis]
-    for channel, name in enumerate(("red", "green", "blue")):
-        vertices[name] = RGB[:, channel]
-    vertices["alpha"] = 255
-    faces = np.zeros(10, dtype=[("n", "u1"), ("v", endian + "i4", 3)])
-    faces["n"], faces["v"] = 3, [0, 1, 2]
-    header = (f"ply\nformat {fmt} 1.0\ncomment made by the test\nelement vertex {len(XYZ)}\n"
-              "property float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\n"
-              "property uchar blue\nproperty uchar alpha\nelement face 10\nproperty list uchar int vertex_indices\n"
-              "end_header\n")
-    data = header.encode() + vertices.tobytes() + faces.tobytes()
+    data = ply_bytes(XYZ, RGB, np.tile([0, 1, 2], (10, 1)), comment="made by the test", endian=endian)
     return data[: len(data) - truncate]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from benchmarks.demo.files import ply_bytes
 from benchmarks.material import MaterialError, NamedFile, import_scan
 from benchmarks.material.alignment import (
     _monotone_hull,
@@ -82,26 +83,6 @@ def room(rng):
             owner.append(np.full(len(v), k))
     xyz = np.vstack(vertices) + rng.normal(0, 0.003, (sum(len(v) for v in vertices), 3))
     return xyz, np.vstack(faces), np.concatenate(owner), labels
-
-
-def ply_bytes(xyz, rgb, faces=None) -> bytes:
-    vertices = np.empty(len(xyz), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("red", "u1"), ("green", "u1"),
-                                         ("blue", "u1"), ("alpha", "u1")])
-    for axis, name in enumerate("xyz"):
-        vertices[name] = xyz[:, axis]
-    for channel, name in enumerate(("red", "green", "blue")):
-        vertices[name] = rgb[:, channel]
-    vertices["alpha"] = 255
-    header = ("ply\nformat binary_little_endian 1.0\n"
-              f"element vertex {len(xyz)}\nproperty float x\nproperty float y\nproperty float z\n"
-              "property uchar red\nproperty uchar green\nproperty uchar blue\nproperty uchar alpha\n")
-    body = vertices.tobytes()
-    if faces is not None:
-        table = np.empty(len(faces), dtype=[("n", "u1"), ("v", "<i4", 3)])
-        table["n"], table["v"] = 3, faces
-        header += f"element face {len(faces)}\nproperty list uchar int vertex_indices\n"
-        body += table.tobytes()
-    return (header + "end_header\n").encode() + body
 
 
 class Scan:
