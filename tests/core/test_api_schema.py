@@ -208,8 +208,8 @@ def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_c
     api(None, "GET", "/assets/{id}/file/", 200, path_parameters={"id": asset["id"]}, query={"token": token},
         raw=True)
     api("admin", "DELETE", "/assets/{id}/", 204, path_parameters={"id": asset["id"]})
-    from tests.test_import_images import CAUSAL, image_set
-    from tests.test_import_scans import BOXES, ascii_ply
+    from tests.benchmarks.test_import_images import CAUSAL, image_set
+    from tests.benchmarks.test_import_scans import BOXES, ascii_ply
 
     scanned = BenchmarkFactory(family="hypo3d")
     api("admin", "POST", "/benchmarks/{slug}/scans/", 201, path_parameters={"slug": scanned.slug},
