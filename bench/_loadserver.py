@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 DB = "hypolab_bench_load"
@@ -152,6 +153,11 @@ class Timings(dict):
     def add(self, endpoint: str, ms: float) -> None:
         self.setdefault(endpoint, []).append(ms)
 
+    def rate(self, elapsed: float) -> str:
+        """How many requests were timed over `elapsed` seconds, and how many a second."""
+        requests = sum(map(len, self.values()))
+        return f"{requests} requests in {elapsed:.1f} s ({requests / elapsed:.0f}/s)"
+
     def report(self) -> float:
         """Print p50/p95 per endpoint; return the worst endpoint's p95."""
         worst = 0.0
@@ -188,9 +194,26 @@ def loadavg() -> str:
     return Path("/proc/loadavg").read_text().split(" ")[0]
 
 
-def run_load(seed, drive):
+class LoadRun(NamedTuple):
+    target: int  # the campaign or study id
+    timings: Timings
+    outcome: dict
+    elapsed: float  # seconds
+    load_before: str
+    load_after: str
+
+    def finish(self, who: str, details: str, **figures) -> None:
+        """Drop the bench database, print what ran and each endpoint's latencies, and last the
+        key=value line: the worst endpoint's p95 and `figures`."""
+        drop_database()
+        print(f"{who}, {self.timings.rate(self.elapsed)}; {details}; "
+              f"loadavg {self.load_before} before, {self.load_after} after")
+        print(" ".join([f"p95_ms={self.timings.report():.0f}", *(f"{k}={v}" for k, v in figures.items())]))
+
+
+def run_load(seed, drive) -> LoadRun:
     """Fresh database, `seed()` -> the campaign or study id, the server, then `drive(port, id)` to
-    the end. Returns (the id, timings, outcome, elapsed_s, loadavg before, loadavg after)."""
+    the end."""
     setup_database()
     target = seed()
     load_before = loadavg()
@@ -199,7 +222,7 @@ def run_load(seed, drive):
         timings, outcome = run_async(drive(server.port, target))
         elapsed = time.monotonic() - started
         load_after = loadavg()
-    return target, timings, outcome, elapsed, load_before, load_after
+    return LoadRun(target, timings, outcome, elapsed, load_before, load_after)
 
 
 async def enter_from_link(client, timings, link: str, outcome) -> int | None:

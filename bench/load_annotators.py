@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter, defaultdict
 
-from _loadserver import Client, Timings, drop_database, enter_from_link, run_load, timed
+from _loadserver import Client, Timings, enter_from_link, run_load, timed
 
 ANNOTATORS = int(os.environ.get("LOAD_ANNOTATORS", 1000))  # fewer for a quick look
 SCENES = 200
@@ -83,22 +83,18 @@ async def drive(port, campaign_id):
 
 
 def main():
-    _, timings, outcome, elapsed, load_before, load_after = run_load(seed, drive)
+    run = run_load(seed, drive)
 
     from benchmarks.models import ContextChange
 
     stored = Counter(ContextChange.objects.values_list("provenance__assignment", flat=True))
+    outcome = run.outcome
     missing = sum(1 for a in outcome["accepted"] if stored[a] == 0)
     duplicated = sum(n - 1 for n in stored.values() if n > 1)
-    lost = outcome["lost"] + missing
-    drop_database()
-    requests = sum(len(t) for t in timings.values())
-    print(f"{ANNOTATORS} annotators, {requests} requests in {elapsed:.1f} s ({requests / elapsed:.0f}/s), "
-          f"steady {ANNOTATORS / AUTOSAVE_S:.0f} autosaves/s; {outcome['saves']} autosaves, "
-          f"{outcome['submitted']} submitted, {outcome['refused_again']} double submits answered 409; "
-          f"loadavg {load_before} before, {load_after} after")
-    worst = timings.report()
-    print(f"p95_ms={worst:.0f} lost={lost} duplicated={duplicated}")
+    run.finish(f"{ANNOTATORS} annotators",
+               f"steady {ANNOTATORS / AUTOSAVE_S:.0f} autosaves/s; {outcome['saves']} autosaves, "
+               f"{outcome['submitted']} submitted, {outcome['refused_again']} double submits answered 409",
+               lost=outcome["lost"] + missing, duplicated=duplicated)
 
 
 if __name__ == "__main__":

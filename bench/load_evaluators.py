@@ -18,7 +18,7 @@ import random
 import time
 from collections import defaultdict
 
-from _loadserver import Client, Timings, drop_database, enter_from_link, run_load, timed
+from _loadserver import Client, Timings, enter_from_link, run_load, timed
 
 EVALUATORS = int(os.environ.get("LOAD_EVALUATORS", 300))  # fewer for a quick look
 ITEMS = 200
@@ -103,21 +103,18 @@ async def drive(port, study_id):
 
 
 def main():
-    study_id, timings, outcome, elapsed, load_before, load_after = run_load(seed, drive)
+    run = run_load(seed, drive)
 
     from humaneval.models import Response
 
     stored = {(r.session_id, r.item_id): r.answer_text
-              for r in Response.objects.filter(session__study_id=study_id).exclude(answered_at=None)}
+              for r in Response.objects.filter(session__study_id=run.target).exclude(answered_at=None)}
+    outcome = run.outcome
     lost = outcome["lost"] + sum(stored.get((s, i)) != a for s, i, a in outcome["sent"])
     lost += sum((s, i) not in stored for s, i, _ in outcome["failed"])
-    drop_database()
-    requests = sum(len(t) for t in timings.values())
-    print(f"{EVALUATORS} evaluators, {requests} requests in {elapsed:.1f} s ({requests / elapsed:.0f}/s); "
-          f"{len(outcome['sent'])} answers stored, {outcome['refused']} refused (4xx), "
-          f"{outcome['finished']} sessions finished; loadavg {load_before} before, {load_after} after")
-    worst = timings.report()
-    print(f"p95_ms={worst:.0f} lost={lost}")
+    run.finish(f"{EVALUATORS} evaluators",
+               f"{len(outcome['sent'])} answers stored, {outcome['refused']} refused (4xx), "
+               f"{outcome['finished']} sessions finished", lost=lost)
 
 
 if __name__ == "__main__":
