@@ -30,6 +30,7 @@ from core import roles
 from modeleval import inflight, services
 from modeleval.models import Prediction, Run
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+from tests.redis_server import own_redis_server, start_redis, stop_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,43 +201,10 @@ def test_a_gpu_worker_killed_mid_batch_has_its_batch_run_again_within_a_minute(t
 OWN_REDIS_PORT = 6391  # never the shared Redis on 6379
 
 
-def redis_up(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def start_redis(port: int) -> None:
-    subprocess.run(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--daemonize", "yes"],
-                   check=True, capture_output=True)
-    for _ in range(100):
-        if redis_up(port):
-            return
-        time.sleep(0.05)
-    raise RuntimeError("redis-server did not start")
-
-
-def stop_redis(port: int) -> None:
-    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
-    for _ in range(100):
-        if not redis_up(port):
-            return
-        time.sleep(0.05)
-    raise RuntimeError("redis-server did not stop")
-
-
 @pytest.fixture
 def own_redis():
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not installed")
-    if redis_up(OWN_REDIS_PORT):
-        stop_redis(OWN_REDIS_PORT)  # left over from an interrupted run of this test
-    start_redis(OWN_REDIS_PORT)
-    yield OWN_REDIS_PORT
-    if redis_up(OWN_REDIS_PORT):
-        stop_redis(OWN_REDIS_PORT)
+    with own_redis_server(OWN_REDIS_PORT) as port:
+        yield port
 
 
 def free_port() -> int:

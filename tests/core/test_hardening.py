@@ -6,9 +6,6 @@ webhook event ids that fit, and sessions and cache falling back to the database 
 import hashlib
 import hmac
 import json
-import shutil
-import socket
-import subprocess
 import time
 from datetime import timedelta
 
@@ -25,6 +22,7 @@ from core import roles
 from core.validation import is_http_url, json_body_problem
 from crowd.models import WebhookEvent
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
+from tests.redis_server import own_redis_server, start_redis, stop_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -319,48 +317,15 @@ def test_http_url_rule():
 REDIS_PORT = 6390
 
 
-def _redis_up(port) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def _start_redis(port):
-    subprocess.run(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--daemonize", "yes"],
-                   check=True, capture_output=True)
-    for _ in range(50):
-        if _redis_up(port):
-            return
-        time.sleep(0.1)
-    raise RuntimeError("redis-server did not start")
-
-
-def _stop_redis(port):
-    subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
-    for _ in range(50):
-        if not _redis_up(port):
-            return
-        time.sleep(0.1)
-    raise RuntimeError("redis-server did not stop")
-
-
 @pytest.fixture
 def own_redis(settings, monkeypatch):
     """A Redis of this test's own (never the shared one) as the cache, stopped and started at will."""
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not installed")
-    if _redis_up(REDIS_PORT):
-        _stop_redis(REDIS_PORT)  # left over from an interrupted run of this test
-    _start_redis(REDIS_PORT)
-    monkeypatch.setattr(fallback_cache, "RETRY_AFTER_S", 0.0)  # try Redis again on every call
-    settings.CACHES = {"default": {"BACKEND": "config.cache.RedisCache",
-                                   "LOCATION": f"redis://127.0.0.1:{REDIS_PORT}/0", "KEY_PREFIX": "hard-outage-"}}
-    settings.SESSION_ENGINE = "config.sessions"
-    yield
-    if _redis_up(REDIS_PORT):
-        _stop_redis(REDIS_PORT)
+    with own_redis_server(REDIS_PORT):
+        monkeypatch.setattr(fallback_cache, "RETRY_AFTER_S", 0.0)  # try Redis again on every call
+        settings.CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "KEY_PREFIX": "hard-outage-",
+                                       "LOCATION": f"redis://127.0.0.1:{REDIS_PORT}/0"}}
+        settings.SESSION_ENGINE = "config.sessions"
+        yield
 
 
 def test_a_redis_outage_falls_back_to_the_database(own_redis, settings):
@@ -379,7 +344,7 @@ def test_a_redis_outage_falls_back_to_the_database(own_redis, settings):
     reviewer.force_login(UserFactory(role=roles.REVIEWER))
     assert reviewer.get("/review/").status_code == 200
 
-    _stop_redis(REDIS_PORT)
+    stop_redis(REDIS_PORT)
     # Signed-in pages and autosave keep working, from the database.
     assert annotator.get(f"/annotate/{assignment.pk}/").status_code == 200
     saved = send(annotator, "put", url, json.dumps({"text": "The chair has", "revision": 1}).encode())
@@ -397,7 +362,7 @@ def test_a_redis_outage_falls_back_to_the_database(own_redis, settings):
     old_cookie = reviewer.cookies["sessionid"].value
     assert reviewer.post("/accounts/logout/").status_code == 302
 
-    _start_redis(REDIS_PORT)  # an empty Redis: a restarted one would have kept the old copy, so put it back
+    start_redis(REDIS_PORT)  # an empty Redis: a restarted one would have kept the old copy, so put it back
     from django.contrib.sessions.backends.cached_db import KEY_PREFIX
     stale_key = cache.make_key(KEY_PREFIX + old_cookie)
     import redis
