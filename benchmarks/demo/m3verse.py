@@ -153,6 +153,17 @@ M3_QUESTIONS = {
     "scene_804": [("new", None), ("colour", "book"), ("left_of", ("after", "plant")), ("removed", None)],
 }
 M3_TYPES = ("apple", "mug", "laptop", "book", "plant", "lamp", "vase")
+# Questions on what one kind of operation did: (the operation in the log, the side of it that names the
+# object, the question, its subcategory, the capabilities it asks for). The options of "new" are drawn
+# from every object type, the others' from the objects of the first video.
+OBJECT_CHANGES = {
+    "new": ("add", "after", "Which objects newly appear in the second video?", "new_visible_objects",
+            ["temporal understanding", "attribute recognition"]),
+    "removed": ("remove", "before", "Which object is no longer there in the second video?", "disappeared_objects",
+                ["temporal understanding", "reasoning"]),
+    "moved": ("move", "before", "Which object changed its position between the two videos?", "position_changes",
+              ["spatial understanding", "temporal understanding", "reasoning"]),
+}
 
 
 def _m3_states(scene_id: str) -> tuple[list[dict], list[dict], list[dict]]:
@@ -224,48 +235,15 @@ def _m3_items(scene_id: str) -> list[dict]:
     rng = seeded_rng("m3verse", scene_id)
     items = []
     for number, (template, argument) in enumerate(M3_QUESTIONS[scene_id]):
-        by_op = {
-            op: [entry for entry in log if entry["operation"] == op]
-            for op in ("add", "remove", "move", "change_color")
-        }
-        if template == "new":
-            right = [entry["after"]["type"] for entry in by_op["add"]]
-            question, category, sub = (
-                "Which objects newly appear in the second video?",
-                "object_changes",
-                "new_visible_objects",
-            )
-            capabilities, state, pool = (
-                ["temporal understanding", "attribute recognition"],
-                "inter-states",
-                M3_TYPES,
-            )
-        elif template == "removed":
-            right = [entry["before"]["type"] for entry in by_op["remove"]]
-            question, category, sub = (
-                "Which object is no longer there in the second video?",
-                "object_changes",
-                "disappeared_objects",
-            )
-            capabilities, state, pool = (
-                ["temporal understanding", "reasoning"],
-                "inter-states",
-                [o["type"] for o in before],
-            )
-        elif template == "moved":
-            right = [entry["before"]["type"] for entry in by_op["move"]]
-            question, category, sub = (
-                "Which object changed its position between the two videos?",
-                "object_changes",
-                "position_changes",
-            )
-            capabilities, state, pool = (
-                ["spatial understanding", "temporal understanding", "reasoning"],
-                "inter-states",
-                [o["type"] for o in before],
-            )
+        if template in OBJECT_CHANGES:
+            operation, side, question, sub, capabilities = OBJECT_CHANGES[template]
+            right = [entry[side]["type"] for entry in log if entry["operation"] == operation]
+            category, state = "object_changes", "inter-states"
+            pool = M3_TYPES if template == "new" else [o["type"] for o in before]
         elif template == "colour":
-            change = next((e for e in by_op["change_color"] if e["before"]["type"] == argument), None)
+            change = next(
+                (e for e in log if e["operation"] == "change_color" and e["before"]["type"] == argument), None
+            )
             right = [change["after"]["colour"]] if change else []
             question = (
                 f"What color is the {argument} in the second video?"

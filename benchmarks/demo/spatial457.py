@@ -176,103 +176,54 @@ SP_SCENES = [
 ]
 
 
+def _program(*steps) -> list[dict]:
+    """A Super-CLEVR program: the scene, then each step (its type, or the step with its inputs)."""
+    return [{"type": "scene", "inputs": []}, *({"type": step} if isinstance(step, str) else step for step in steps)]
+
+
 def _spatial457_questions() -> dict[str, list[tuple[int, str, object, list]]]:
     """Level -> [(image index, question, answer, program)]."""
     s = SP_SCENES
-    filter_ = [{"type": "scene", "inputs": []}]
-    levels = {
+    return {
         "L1_single": [
-            (0, "What is the color of the large sedan?", s[0][0].colour, filter_ + [{"type": "query_color"}]),
-            (1, "Is there a small purple sedan?", True, filter_ + [{"type": "exist"}]),
-            (4, "What size is the gray minivan?", s[4][1].size, filter_ + [{"type": "query_size"}]),
+            (0, "What is the color of the large sedan?", s[0][0].colour, _program("query_color")),
+            (1, "Is there a small purple sedan?", True, _program("exist")),
+            (4, "What size is the gray minivan?", s[4][1].size, _program("query_size")),
         ],
         "L2_objects": [
-            (
-                2,
-                "How many red objects are there?",
-                sum(v.colour == "red" for v in s[2]),
-                filter_ + [{"type": "count"}],
-            ),
-            (
-                3,
-                "Is there a bus that has the same color as the small school bus?",
-                False,
-                filter_ + [{"type": "same_color"}, {"type": "exist"}],
-            ),
-            (5, "How many vehicles are there?", len(s[5]), filter_ + [{"type": "count"}]),
+            (2, "How many red objects are there?", sum(v.colour == "red" for v in s[2]), _program("count")),
+            (3, "Is there a bus that has the same color as the small school bus?", False,
+             _program("same_color", "exist")),
+            (5, "How many vehicles are there?", len(s[5]), _program("count")),
         ],
         "L3_2d_spatial": [
-            (
-                0,
-                "Is the yellow school bus to the right of the red sedan?",
-                s[0][1].x > s[0][0].x,
-                filter_ + [{"type": "relate", "side_inputs": ["right"]}, {"type": "exist"}],
-            ),
-            (
-                3,
-                "What is the color of the vehicle that is left of the blue truck?",
-                "purple",
-                filter_ + [{"type": "relate", "side_inputs": ["left"]}, {"type": "query_color"}],
-            ),
+            (0, "Is the yellow school bus to the right of the red sedan?", s[0][1].x > s[0][0].x,
+             _program({"type": "relate", "side_inputs": ["right"]}, "exist")),
+            (3, "What is the color of the vehicle that is left of the blue truck?", "purple",
+             _program({"type": "relate", "side_inputs": ["left"]}, "query_color")),
         ],
         "L4_occ": [
-            (
-                1,
-                "Is the gray truck occluded by another object?",
-                _occluded(s[1], s[1][1]),
-                filter_ + [{"type": "query_occlusion"}],
-            ),
-            (
-                5,
-                "Is the cyan school bus occluded?",
-                _occluded(s[5], s[5][0]),
-                filter_ + [{"type": "query_occlusion"}],
-            ),
+            (1, "Is the gray truck occluded by another object?", _occluded(s[1], s[1][1]),
+             _program("query_occlusion")),
+            (5, "Is the cyan school bus occluded?", _occluded(s[5], s[5][0]), _program("query_occlusion")),
         ],
         "L4_pose": [
-            (
-                2,
-                "Which direction is the cyan minivan facing?",
-                s[2][0].facing,
-                filter_ + [{"type": "query_pose"}],
-            ),
-            (
-                4,
-                "Which direction is the large brown suv facing?",
-                s[4][0].facing,
-                filter_ + [{"type": "query_pose"}],
-            ),
+            (2, "Which direction is the cyan minivan facing?", s[2][0].facing, _program("query_pose")),
+            (4, "Which direction is the large brown suv facing?", s[4][0].facing, _program("query_pose")),
         ],
         "L5_6d_spatial": [
-            (
-                0,
-                "Is the red sedan facing towards the yellow school bus?",
-                _faces(s[0][0], s[0][1]),
-                filter_ + [{"type": "query_facing"}],
-            ),
-            (
-                2,
-                "Is the brown sedan facing towards the cyan minivan?",
-                _faces(s[2][1], s[2][0]),
-                filter_ + [{"type": "query_facing"}],
-            ),
+            (0, "Is the red sedan facing towards the yellow school bus?", _faces(s[0][0], s[0][1]),
+             _program("query_facing")),
+            (2, "Is the brown sedan facing towards the cyan minivan?", _faces(s[2][1], s[2][0]),
+             _program("query_facing")),
         ],
         "L5_collision": [
-            (
-                1,
-                "If the purple sedan moves forward, will it collide with the green suv?",
-                _collides(s[1][2], s[1][0]),
-                filter_ + [{"type": "query_collision"}],
-            ),
-            (
-                4,
-                "If the large brown suv moves forward, will it collide with the gray minivan?",
-                _collides(s[4][0], s[4][1]),
-                filter_ + [{"type": "query_collision"}],
-            ),
+            (1, "If the purple sedan moves forward, will it collide with the green suv?", _collides(s[1][2], s[1][0]),
+             _program("query_collision")),
+            (4, "If the large brown suv moves forward, will it collide with the gray minivan?",
+             _collides(s[4][0], s[4][1]), _program("query_collision")),
         ],
     }
-    return levels
 
 
 def _sp_image_name(index: int) -> str:
