@@ -117,6 +117,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# The test suite (pyproject [tool.pytest] env, inherited by the servers and workers it starts) hashes
+# with MD5: PBKDF2 costs most of a second per user. Honoured only with DEBUG, so never in production.
+if DEBUG and env.bool("HYPOLAB_FAST_PASSWORD_HASHER", default=False):
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
+                        "django.contrib.auth.hashers.PBKDF2PasswordHasher"]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"

@@ -1,10 +1,19 @@
 """Test data: small scenes with objects, users with roles, changes, items."""
 
+import functools
+
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 from benchmarks.models import Benchmark, ContextChange, Item, Scene, SceneObject
 from core import roles
+
+
+@functools.cache
+def password_hash() -> str:
+    """Every test user's password is "pw": hashed once, not once per user."""
+    return make_password("pw")
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -13,13 +22,12 @@ class UserFactory(factory.django.DjangoModelFactory):
         skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.PostGenerationMethodCall("set_password", "pw")
+    password = factory.LazyFunction(password_hash)
 
     @factory.post_generation
     def role(self, create, extracted, **kwargs):
         if extracted:
             roles.grant_role(self, extracted)
-        self.save()
 
 
 class BenchmarkFactory(factory.django.DjangoModelFactory):

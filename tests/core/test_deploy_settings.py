@@ -27,9 +27,9 @@ def production_env(**extra) -> dict:
     return env
 
 
-def settings_under(env: dict) -> dict:
+def settings_under(env: dict, shown: tuple = SHOWN) -> dict:
     script = ("import json, django; django.setup(); from django.conf import settings as s; "
-              f"print(json.dumps({{name: getattr(s, name) for name in {SHOWN!r}}}))")
+              f"print(json.dumps({{name: getattr(s, name) for name in {shown!r}}}))")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -59,3 +59,13 @@ def test_https_is_on_in_production_and_off_for_debug_and_plain_http():
         assert not any(found[name] for name in SHOWN[1:]), found
     tuned = settings_under(production_env(SECURE_HSTS_SECONDS="3600", SECURE_HSTS_PRELOAD="false"))
     assert tuned["SECURE_HSTS_SECONDS"] == 3600 and not tuned["SECURE_HSTS_PRELOAD"] and tuned["SECURE_SSL_REDIRECT"]
+
+
+def test_fast_password_hasher_is_for_the_suite_only():
+    """pytest sets HYPOLAB_FAST_PASSWORD_HASHER (MD5); production ignores it and keeps PBKDF2."""
+    def first_hasher(**extra):
+        env = production_env(HYPOLAB_FAST_PASSWORD_HASHER="1", **extra)
+        return settings_under(env, ("PASSWORD_HASHERS",))["PASSWORD_HASHERS"][0]
+
+    assert first_hasher() == "django.contrib.auth.hashers.PBKDF2PasswordHasher"
+    assert first_hasher(DEBUG="true") == "django.contrib.auth.hashers.MD5PasswordHasher"

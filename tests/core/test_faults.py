@@ -150,9 +150,10 @@ SUCCEEDED = re.compile(r"Task modeleval\.tasks\.infer_batch\[([0-9a-f-]+)\] succ
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_a_gpu_worker_killed_mid_batch_has_its_batch_run_again_within_a_minute(tmp_path, clean_inflight):
-    """Production settings (visibility timeout an hour, batches stale after 20 s, the reaper every 15 s from
-    a real beat): the killed worker's own message comes back to another worker, and the run finishes."""
-    env = process_env(CELERY_VISIBILITY_TIMEOUT="3600", INFERENCE_STALE_S="20", INFERENCE_HEARTBEAT_S="5")
+    """Production's visibility timeout (an hour) and reaper (every 15 s from a real beat), batches stale
+    after 6 s instead of 20 (the test below holds production's clocks to the minute): the killed worker's
+    own message comes back to another worker, and the run finishes."""
+    env = process_env(CELERY_VISIBILITY_TIMEOUT="3600", INFERENCE_STALE_S="6", INFERENCE_HEARTBEAT_S="1")
     celery_app.control.purge()
     first = ItemFactory()
     items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark) for _ in range(11)]
@@ -194,6 +195,14 @@ def test_a_gpu_worker_killed_mid_batch_has_its_batch_run_again_within_a_minute(t
     assert f"Inference batch {orphan} of run {run.pk}" in logs and "redelivered" in logs
     assert finished_after < 60, f"finished {finished_after:.0f} s after the kill"
     print(f"killed with {in_flight}/{run.total} stored; finished {finished_after:.1f} s after the kill")
+
+
+def test_production_clocks_hand_a_killed_batch_on_within_a_minute():
+    """Last beat to resent: at most INFERENCE_STALE_S, then up to one reaper period; what is left of the
+    minute runs the batch again (the test above measures that part on shorter clocks)."""
+    reaper = celery_app.conf.beat_schedule["reap-stalled-batches"]["schedule"]
+    assert settings.INFERENCE_HEARTBEAT_S * 3 <= settings.INFERENCE_STALE_S
+    assert settings.INFERENCE_STALE_S + reaper <= 40
 
 
 # --- B. Redis stopped for 5 s under 50 autosaving annotators ------------------------------------------
