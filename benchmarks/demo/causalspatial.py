@@ -143,19 +143,9 @@ def _causal_items() -> list[dict]:
 
     def add(item_id, things, arrows, question, options, answer, pockets=False):
         options = [*options, "Not sure"]
-        items.append(
-            dict(
-                id=item_id,
-                things=things,
-                arrows=arrows,
-                pockets=pockets,
-                options=options,
-                answer=answer,
-                question=question
-                + " "
-                + " ".join(f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options)),
-            )
-        )
+        lettered = " ".join(f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options))
+        items.append(dict(id=item_id, things=things, arrows=arrows, pockets=pockets, options=options, answer=answer,
+                          question=f"{question} {lettered}"))
 
     for n, (ball_y, dy, box_y) in enumerate([(96, 0.0, 100), (60, 0.08, 140)]):
         ball, box = Thing("ball", "red", 50, ball_y), Thing("box", "blue", 190, box_y, 36, 36)
@@ -252,32 +242,17 @@ def _causal_items() -> list[dict]:
 
     for n, (start, direction) in enumerate([((60, 150), (0.9, -1)), ((200, 150), (-0.3, -1))]):
         ball = Thing("ball", "purple", *start)
-        what, side = _roll(ball.x, ball.y, *direction, [], bounce=True)
-        add(
-            f"Trajectory_Level_1_{n}",
-            [ball],
-            [((ball.x, ball.y), _tip(ball, *direction))],
-            "The purple ball rolls along the arrow and bounces off the top cushion. Which cushion does it "
-            "reach "
-            "next?",
-            ["the left cushion", "the right cushion", "the bottom cushion"],
-            f"the {side} cushion",
-        )
+        _, side = _roll(ball.x, ball.y, *direction, [], bounce=True)
+        add(f"Trajectory_Level_1_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
+            "The purple ball rolls along the arrow and bounces off the top cushion. Which cushion does it reach next?",
+            ["the left cushion", "the right cushion", "the bottom cushion"], f"the {side} cushion")
     for n, (start, direction) in enumerate([((60, 170), (1, -1.1)), ((200, 170), (1, -0.7))]):
         ball = Thing("ball", "purple", *start)
-        what, landing = _roll(ball.x, ball.y, *direction, [], bounce="pockets")
+        _, landing = _roll(ball.x, ball.y, *direction, [], bounce="pockets")
         pocket = min(((50, "left"), (128, "middle"), (206, "right")), key=lambda p: abs(p[0] - landing))[1]
-        add(
-            f"Trajectory_Level_2_{n}",
-            [ball],
-            [((ball.x, ball.y), _tip(ball, *direction))],
-            "The purple ball rolls along the arrow, bouncing off the side cushions. Which pocket does it "
-            "fall "
-            "into?",
-            ["the left pocket", "the middle pocket", "the right pocket"],
-            f"the {pocket} pocket",
-            pockets=True,
-        )
+        add(f"Trajectory_Level_2_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
+            "The purple ball rolls along the arrow, bouncing off the side cushions. Which pocket does it fall into?",
+            ["the left pocket", "the middle pocket", "the right pocket"], f"the {pocket} pocket", pockets=True)
     return items
 
 

@@ -418,14 +418,5 @@ def generate_room(index: int, points_per_room: int = 220_000, seed: int = 0) -> 
         objects.append(_object_dict(furniture, instance_id))
     xyz, rgb, instance = _sample_parts(rng, parts, points_per_room)
     anchor, side = _nearest_wall(template, objects)
-    return RoomCloud(
-        external_id=f"demo_room_{index + 1:02d}",
-        room_type=template.room_type,
-        caption=_caption(template),
-        xyz=xyz,
-        rgb=rgb,
-        instance=instance,
-        objects=objects,
-        anchor=anchor,
-        side=side,
-    )
+    return RoomCloud(external_id=f"demo_room_{index + 1:02d}", room_type=template.room_type, caption=_caption(template),
+                     xyz=xyz, rgb=rgb, instance=instance, objects=objects, anchor=anchor, side=side)
