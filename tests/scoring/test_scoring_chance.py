@@ -17,24 +17,14 @@ def test_3dsrbench_random_and_random_plus_plus_on_full_circular_groups():
     assert levels["random"]["overall"]["circular"] == 25.0  # (1/2)^2
     assert levels["random++"]["overall"]["circular"] == 50.0  # one guess for both rotations
     levels = chance_levels("3dsrbench", four)
-    assert levels["random"]["overall"] == {
-        "vanilla": 25.0,
-        "circular": 0.39,
-        "flip": 25.0,
-        "flip_circular": 0.39,
-    }
+    assert levels["random"]["overall"] == {"vanilla": 25.0, "circular": 0.39, "flip": 25.0, "flip_circular": 0.39}
     assert levels["random++"]["overall"]["circular"] == 25.0
 
 
 def test_3dsrbench_flips_are_independent_guesses_even_for_random_plus_plus():
     rows = [mcq("FLP00001", 2), mcq("FLP00001-1", 2), mcq("FLP00001-flip", 2), mcq("FLP00001-flip-1", 2)]
     levels = chance_levels("3dsrbench", rows)
-    assert levels["random++"]["overall"] == {
-        "vanilla": 50.0,
-        "circular": 50.0,
-        "flip": 25.0,
-        "flip_circular": 25.0,
-    }
+    assert levels["random++"]["overall"] == {"vanilla": 50.0, "circular": 50.0, "flip": 25.0, "flip_circular": 25.0}
     assert levels["random"]["overall"]["flip_circular"] == 6.25
 
 

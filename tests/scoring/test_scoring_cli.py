@@ -76,6 +76,11 @@ def write_lines(path: Path, lines: list) -> str:
     return str(path)
 
 
+def gold_and_pred(tmp_path: Path, gold: list, preds: list) -> list[str]:
+    """The `--gold` and `--pred` arguments, each naming a JSONL file of these lines."""
+    return ["--gold", write_lines(tmp_path / "g.jsonl", gold), "--pred", write_lines(tmp_path / "p.jsonl", preds)]
+
+
 def run_cli(capsys, *args: str) -> tuple[int, dict | None, str]:
     """Runs the command in-process; SBERT off, so results do not depend on the optional extra."""
     code = main([*args, "--no-sbert"])
@@ -87,15 +92,7 @@ def run_cli(capsys, *args: str) -> tuple[int, dict | None, str]:
 @pytest.mark.parametrize("family", sorted(FAMILY_FILES))
 def test_each_family_prints_one_result_object(tmp_path, capsys, family):
     gold, preds, overall = FAMILY_FILES[family]
-    code, result, err = run_cli(
-        capsys,
-        "--family",
-        family,
-        "--gold",
-        write_lines(tmp_path / "gold.jsonl", gold),
-        "--pred",
-        write_lines(tmp_path / "pred.jsonl", preds),
-    )
+    code, result, err = run_cli(capsys, "--family", family, *gold_and_pred(tmp_path, gold, preds))
     assert (code, err) == (0, "")
     assert list(result) == [
         "family", "profile", "n_items", "n_predictions", "n_dropped", "overall", "by", "extraction", "errors"
@@ -108,18 +105,8 @@ def test_by_and_profile_arguments(tmp_path, capsys):
     gold = [{"id": "1", "answer_format": "open", "answer": "2 chairs", "tags": {"change_type": "addition"}}]
     code, result, _ = run_cli(
         capsys,
-        "--family",
-        "hypo3d",
-        "--profile",
-        "strict",
-        "--by",
-        "change_type",
-        "--by",
-        "question_type",
-        "--gold",
-        write_lines(tmp_path / "g.jsonl", gold),
-        "--pred",
-        write_lines(tmp_path / "p.jsonl", [{"id": "1", "output": "two chairs"}]),
+        "--family", "hypo3d", "--profile", "strict", "--by", "change_type", "--by", "question_type",
+        *gold_and_pred(tmp_path, gold, [{"id": "1", "output": "two chairs"}]),
     )
     assert code == 0
     assert result["profile"] == "strict"
@@ -146,16 +133,7 @@ def test_bad_lines_are_reported_by_line_number_and_the_rest_is_scored(tmp_path, 
         b"[1, 2]",
     ]
     preds = [{"id": "1", "output": "left"}, {"id": "404", "output": "x"}, b'{"id": "2", "output": ']
-    code, result, _ = run_cli(
-        capsys,
-        "--family",
-        "hypo3d",
-        "--allow-partial",
-        "--gold",
-        write_lines(tmp_path / "g.jsonl", gold),
-        "--pred",
-        write_lines(tmp_path / "p.jsonl", preds),
-    )
+    code, result, _ = run_cli(capsys, "--family", "hypo3d", "--allow-partial", *gold_and_pred(tmp_path, gold, preds))
     assert code == 0
     assert result["n_items"] == 2
     assert result["n_dropped"] == 6
@@ -278,15 +256,7 @@ def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
     gold, preds, overall = FAMILY_FILES["m3verse"]
     completed = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "scoring",
-            "--family",
-            "m3verse",
-            "--gold",
-            write_lines(tmp_path / "g.jsonl", gold),
-            "--pred",
-            write_lines(tmp_path / "p.jsonl", preds + [b"oops"]),
+            sys.executable, "-m", "scoring", "--family", "m3verse", *gold_and_pred(tmp_path, gold, preds + [b"oops"]),
             "--allow-partial",
         ],
         cwd=REPO,
@@ -309,16 +279,7 @@ def test_sbert_with_the_optional_extra_installed_prints_nothing_but_the_result(t
         {"id": "2", "answer_format": "open", "answer": "chair"},
     ]
     preds = [{"id": "1", "output": "West"}, {"id": "2", "output": "a wooden table"}]
-    code = main(
-        [
-            "--family",
-            "hypo3d",
-            "--gold",
-            write_lines(tmp_path / "g.jsonl", gold),
-            "--pred",
-            write_lines(tmp_path / "p.jsonl", preds),
-        ]
-    )
+    code = main(["--family", "hypo3d", *gold_and_pred(tmp_path, gold, preds)])
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
     overall = json.loads(out)["overall"]
