@@ -285,6 +285,22 @@ def statuses(responses) -> list[int]:
     return sorted(r.status_code for r in responses)
 
 
+QUESTION = {"question": "What is now directly left of the chair?", "answer": "window", "question_type": ["Direction"]}
+
+
+def post_together(user, url: str, body: dict, **headers) -> list:
+    """N API clients of `user` post the same body at once."""
+    clients = [token_client(user) for _ in range(N)]
+    return fire(lambda i: clients[i].post(url, body, format="json", **headers))
+
+
+def assert_made_once_and_replayed(responses, rows, id_field="id") -> None:
+    """Every post answered 201 with the one row made: the first's answer, replayed to the others."""
+    assert statuses(responses) == [201] * N, [r.content[:200] for r in responses]
+    assert sum(r.has_header("Idempotent-Replayed") for r in responses) == N - 1
+    assert {r.json()[id_field] for r in responses} == {rows.get().pk}
+
+
 @pytest.mark.django_db
 def test_the_same_key_replays_the_answer_and_another_body_with_it_is_a_conflict():
     items = approved_items()
@@ -322,12 +338,10 @@ def test_a_refused_request_keeps_no_key_and_a_bad_key_is_named():
 def test_the_same_question_twice_on_a_change_is_a_conflict_naming_the_first():
     change = ChangeFactory(status="approved")
     client = token_client(UserFactory(role=roles.REVIEWER))
-    question = {"question": "What is now directly left of the chair?", "answer": "window",
-                "question_type": ["Direction"]}
-    first = client.post(f"/api/v1/changes/{change.pk}/questions/", question, format="json")
+    first = client.post(f"/api/v1/changes/{change.pk}/questions/", QUESTION, format="json")
     assert first.status_code == 201
     again = client.post(f"/api/v1/changes/{change.pk}/questions/",
-                        {**question, "question": "  what is now directly left of the chair?"}, format="json")
+                        {**QUESTION, "question": "  what is now directly left of the chair?"}, format="json")
     assert again.status_code == 409 and again.json()["item"] == first.json()["id"]
     assert Item.objects.count() == 1
 
@@ -336,11 +350,7 @@ def test_the_same_question_twice_on_a_change_is_a_conflict_naming_the_first():
 @needs_postgres
 def test_eight_identical_question_posts_make_one_item():
     change = ChangeFactory(status="approved")
-    reviewer = UserFactory(role=roles.REVIEWER)
-    clients = [token_client(reviewer) for _ in range(N)]
-    question = {"question": "What is now directly left of the chair?", "answer": "window",
-                "question_type": ["Direction"]}
-    responses = fire(lambda i: clients[i].post(f"/api/v1/changes/{change.pk}/questions/", question, format="json"))
+    responses = post_together(UserFactory(role=roles.REVIEWER), f"/api/v1/changes/{change.pk}/questions/", QUESTION)
     assert statuses(responses) == [201] + [409] * (N - 1)
     assert Item.objects.filter(change=change).count() == 1
 
@@ -349,26 +359,17 @@ def test_eight_identical_question_posts_make_one_item():
 @needs_postgres
 def test_eight_identical_question_posts_with_one_key_make_one_item_and_replay_it():
     change = ChangeFactory(status="approved")
-    reviewer = UserFactory(role=roles.REVIEWER)
-    clients = [token_client(reviewer) for _ in range(N)]
-    question = {"question": "What is now directly left of the chair?", "answer": "window",
-                "question_type": ["Direction"]}
-    responses = fire(lambda i: clients[i].post(f"/api/v1/changes/{change.pk}/questions/", question,
-                                               format="json", HTTP_IDEMPOTENCY_KEY="q-1"))
-    assert statuses(responses) == [201] * N
-    assert len({r.json()["id"] for r in responses}) == 1
-    assert sum(r.has_header("Idempotent-Replayed") for r in responses) == N - 1
-    assert Item.objects.filter(change=change).count() == 1
+    responses = post_together(UserFactory(role=roles.REVIEWER), f"/api/v1/changes/{change.pk}/questions/", QUESTION,
+                              HTTP_IDEMPOTENCY_KEY="q-1")
+    assert_made_once_and_replayed(responses, Item.objects.filter(change=change))
 
 
 @pytest.mark.django_db(transaction=True)
 @needs_postgres
 def test_eight_exports_of_one_version_make_one_release():
     items = approved_items()
-    admin = admin_user()
-    clients = [token_client(admin) for _ in range(N)]
     body = {"benchmark": items[0].benchmark.slug, "version": "1.0.0"}
-    responses = fire(lambda i: clients[i].post("/api/v1/releases/", body, format="json"))
+    responses = post_together(admin_user(), "/api/v1/releases/", body)
     assert statuses(responses) == [201] + [409] * (N - 1), [r.content[:200] for r in responses]
     assert all("version" in r.json() for r in responses if r.status_code == 409)
     assert Release.objects.filter(benchmark=items[0].benchmark, version="1.0.0").count() == 1
@@ -379,31 +380,19 @@ def test_eight_exports_of_one_version_make_one_release():
 def test_eight_run_launches_with_one_key_make_one_run():
     items = approved_items()
     model = modeleval_services.ensure_baseline_model()
-    admin = admin_user()
-    clients = [token_client(admin) for _ in range(N)]
     body = {"model": model.pk, "benchmark": items[0].benchmark.slug}
-    responses = fire(lambda i: clients[i].post("/api/v1/runs/", body, format="json",
-                                               HTTP_IDEMPOTENCY_KEY="launch-7f3a"))
+    responses = post_together(admin_user(), "/api/v1/runs/", body, HTTP_IDEMPOTENCY_KEY="launch-7f3a")
     # The first launches; the others wait for it on the key and get its answer again.
-    assert statuses(responses) == [201] * N, [r.content[:200] for r in responses]
-    assert sum(r.has_header("Idempotent-Replayed") for r in responses) == N - 1
-    assert Run.objects.count() == 1
-    assert {r.json()["run"] for r in responses} == {Run.objects.get().pk}
+    assert_made_once_and_replayed(responses, Run.objects, id_field="run")
 
 
 @pytest.mark.django_db(transaction=True)
 @needs_postgres
 def test_eight_study_creations_with_one_key_make_one_study():
     items = approved_items()
-    admin = admin_user()
-    clients = [token_client(admin) for _ in range(N)]
     body = {"benchmark": items[0].benchmark.slug, "name": "Pilot", "items": [i.pk for i in items]}
-    responses = fire(lambda i: clients[i].post("/api/v1/studies/", body, format="json",
-                                               HTTP_IDEMPOTENCY_KEY="study-1"))
-    assert statuses(responses) == [201] * N, [r.content[:200] for r in responses]
-    assert sum(r.has_header("Idempotent-Replayed") for r in responses) == N - 1
-    assert Study.objects.count() == 1
-    assert {r.json()["id"] for r in responses} == {Study.objects.get().pk}
+    responses = post_together(admin_user(), "/api/v1/studies/", body, HTTP_IDEMPOTENCY_KEY="study-1")
+    assert_made_once_and_replayed(responses, Study.objects)
 
 
 @pytest.mark.django_db(transaction=True)
