@@ -6,6 +6,7 @@ the same `respond`; CSRF is checked as DRF's session authentication checks it an
 API's shape. Everything else (token clients, other methods) goes through DRF as usual."""
 
 import json
+from functools import cache
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -58,9 +59,14 @@ class PageFastPathView(APIView):
         """The body checked by `serializer_class` (a ValidationError answers 400 on either path)."""
         if self.serializer_class is None:
             return None
-        data = self.serializer_class(data=body)
-        data.is_valid(raise_exception=True)
-        return data.validated_data
+        return _checker(self.serializer_class).run_validation(body)
+
+
+@cache
+def _checker(serializer_class):
+    """One unbound instance per serializer, reused: building a serializer copies its fields, most of
+    the cost of checking a small body (0.6 of 0.7 ms), and checking keeps no state on the instance."""
+    return serializer_class()
 
 
 def _json_body(request):
