@@ -349,6 +349,21 @@ def filter_question(item_id: int, reviewer, action: str, expected_version, reaso
     return item
 
 
+@transaction.atomic
+def stage_verdict(item_id: int, expected_version: int, action: str, note: str, criteria=()) -> Item | None:
+    """A pipeline stage's keep or drop of an item (review/stages/), recorded as a filtering decision
+    without a reviewer; a drop rejects the item, which takes it out of runs and releases. None when
+    the item was edited or rejected since the stage read it: the stage judges it again next time."""
+    item = Item.objects.select_for_update().filter(pk=item_id, version=expected_version).first()
+    if item is None or item.status == Item.Status.REJECTED:
+        return None
+    if action == ItemDecision.Action.DROP:
+        item.move_to(Item.Status.REJECTED)
+        _bump_item(item, ["status"])
+    ItemDecision.objects.create(item=item, action=action, criteria=list(criteria), note=note)
+    return item
+
+
 def keep_rates(benchmark) -> dict[str, dict]:
     """Per question type: how many filtered questions were kept and dropped, and the keep rate."""
     decisions = ItemDecision.objects.filter(

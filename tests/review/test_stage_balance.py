@@ -1,0 +1,155 @@
+"""The balance stage (3DSRBench): per-type quotas keep a seeded sample that evens the answers and
+reject the rest with the reason; complementary rewrites ("higher" -> "lower", the answer flips) even
+each type's two-way answers as item revisions; the report shows the distribution before and after;
+a second run changes nothing."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from benchmarks.models import Item
+from benchmarks.services import releasable_items
+from core.errors import DomainError
+from review.models import ItemDecision, ItemRevision
+from review.stages import balance
+from review.stages.balance import balance_stage, complementary
+from tests.factories import BenchmarkFactory, ItemFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def srbench_item(benchmark, n, subtype, question, answer, choices=("yes", "no")):
+    return ItemFactory(benchmark=benchmark, change=None, scene=None, external_id=f"q{n:07d}", question=question,
+                       answer_format="single", choices=list(choices), answers=[answer],
+                       tags={"category": subtype.split("_")[0], "subtype": subtype})
+
+
+def stage(benchmark, **params):
+    return SimpleNamespace(benchmark=benchmark, params=params, pk=7)
+
+
+def run(stage_):
+    reported = []
+    report = balance_stage(stage_, lambda done, total, message: reported.append((done, total, message)))
+    assert reported and reported[-1][0] == reported[-1][1]  # progress ends at its total
+    return report
+
+
+@pytest.fixture
+def benchmark():
+    """height: five yes to one no, every question rewritable; above: even; next_to: three yes and no
+    rule to turn them; one four-option item."""
+    bench = BenchmarkFactory(family="3dsrbench")
+    for n in range(5):
+        srbench_item(bench, n, "height_higher", f"Is the lamp {n} higher than the table?", "A")
+    srbench_item(bench, 5, "height_higher", "Is the cup higher than the shelf?", "B")
+    for n, answer in zip(range(6, 10), "ABAB", strict=True):
+        srbench_item(bench, n, "location_above", f"Is the clock {n} above the door?", answer)
+    for n in range(10, 13):
+        srbench_item(bench, n, "location_next_to", f"Is the chair {n} next to the desk?", "A")
+    srbench_item(bench, 13, "orientation_viewpoint", "From where is the car seen?", "C",
+                 choices=("front", "back", "left", "right"))
+    return bench
+
+
+def test_complementary_questions_swap_one_relation_and_keep_its_case():
+    assert complementary("Is the lamp higher than the table?") == ("Is the lamp lower than the table?",
+                                                                  "higher -> lower")
+    assert complementary("Which is closer to the camera, the car or the bike?") == (
+        "Which is farther from the camera, the car or the bike?", "closer to -> farther from")
+    assert complementary("Closer: the car or the bike?")[0] == "Farther: the car or the bike?"
+    assert complementary("Is the dog in front of the car?") == ("Is the dog behind the car?", "in front of -> behind")
+    assert complementary("Is the mug behind the laptop?")[0] == "Is the mug in front of the laptop?"
+    assert complementary("Is the bike left of the tree, seen from the right?") is None  # two relations
+    assert complementary("Is the cup on the table?") is None
+    assert complementary("Is it brighter than usual?") is None  # "right" only as a whole word
+
+
+def test_rewrites_even_each_types_yes_no_answers_as_revisions(benchmark):
+    report = run(stage(benchmark, by="subtype"))
+
+    assert report["distribution"]["before"] == {
+        "height_higher": {"A": 5, "B": 1}, "location_above": {"A": 2, "B": 2},
+        "location_next_to": {"A": 3}, "orientation_viewpoint": {"C": 1},
+    }
+    assert report["distribution"]["after"]["height_higher"] == {"A": 3, "B": 3}
+    assert report["distribution"]["after"]["location_above"] == {"A": 2, "B": 2}
+    assert report["uneven"] == {"location_next_to": {"A over B": 3}}  # no rule turns "next to"
+    assert report["excluded"] == [] and report["items"] == {"before": 14, "after": 14}
+
+    assert len(report["rewritten"]) == 2
+    for entry in report["rewritten"]:
+        item = Item.objects.get(pk=entry["item"])
+        assert entry["rule"] == "higher -> lower" and entry["before"]["answers"] == ["A"]
+        assert item.question == entry["after"]["question"] and "lower than the table" in item.question
+        assert item.answers == ["B"] and item.status == Item.Status.APPROVED and item.version == 2
+        original, rewrite = item.revisions.order_by("number")
+        assert original.question == entry["before"]["question"] and original.answers == ["A"]
+        assert rewrite.author is None and "balance stage 7: complementary rewrite (higher -> lower)" == rewrite.note
+
+
+def test_open_yes_no_answers_flip_too():
+    bench = BenchmarkFactory(family="hypo3d")
+    for n in range(4):
+        ItemFactory(benchmark=bench, change__scene__benchmark=bench, question=f"Is the chair {n} left of the desk now?",
+                    answers=["Yes"], tags={"question_type": ["Direction"]})
+    ItemFactory(benchmark=bench, change__scene__benchmark=bench, answers=["window"])
+
+    report = run(stage(bench))
+
+    assert report["distribution"]["before"] == {"(all)": {"(open)": 1, "yes": 4}}
+    assert report["distribution"]["after"] == {"(all)": {"(open)": 1, "no": 2, "yes": 2}}
+    flipped = Item.objects.filter(answers=["no"])
+    assert flipped.count() == 2 and all("right of the desk" in item.question for item in flipped)
+
+
+def test_quotas_keep_an_evened_seeded_sample_and_reject_the_rest_from_releases(benchmark):
+    report = run(stage(benchmark, by="subtype", quota=2, seed=3))
+
+    after = report["distribution"]["after"]
+    assert after["height_higher"] == {"A": 1, "B": 1}  # the one "no" is always kept: answers evened
+    assert after["location_above"] == {"A": 1, "B": 1}
+    assert after["location_next_to"] == {"A": 2} and after["orientation_viewpoint"] == {"C": 1}
+    assert report["items"] == {"before": 14, "after": 7} and report["kept"] == 7
+    assert len(report["excluded"]) == 7 and report["rewritten"] == []
+
+    excluded = Item.objects.filter(pk__in=[entry["item"] for entry in report["excluded"]])
+    assert set(excluded.values_list("status", flat=True)) == {Item.Status.REJECTED}
+    assert not set(releasable_items(benchmark)) & set(excluded)
+    decision = ItemDecision.objects.get(item=report["excluded"][0]["item"])
+    assert decision.action == ItemDecision.Action.DROP and decision.criteria == ["quota"]
+    assert decision.reviewer is None
+    assert decision.note == "balance stage 7: over the quota of 2 for subtype=height_higher (seed 3)"
+
+
+def test_the_same_seed_keeps_the_same_items_and_another_seed_may_not(benchmark):
+    def kept(seed):
+        items = list(Item.objects.filter(tags__subtype="height_higher"))
+        return frozenset(i.external_id for i in balance.evened_sample(items, 3, balance._rng(seed, "height", "quota")))
+
+    assert kept(3) == kept(3) and "q0000005" in kept(3)  # the only "no" answer is always kept
+    assert len({kept(seed) for seed in range(20)}) > 1
+
+
+def test_a_second_run_changes_nothing(benchmark):
+    first = run(stage(benchmark, by="subtype", quota=4))
+    assert first["excluded"] and first["rewritten"]
+    versions = dict(Item.objects.values_list("pk", "version"))
+    revisions, decisions = ItemRevision.objects.count(), ItemDecision.objects.count()
+
+    second = run(stage(benchmark, by="subtype", quota=4))
+
+    assert second["excluded"] == [] and second["rewritten"] == []
+    assert second["distribution"]["before"] == second["distribution"]["after"] == first["distribution"]["after"]
+    assert dict(Item.objects.values_list("pk", "version")) == versions
+    assert (ItemRevision.objects.count(), ItemDecision.objects.count()) == (revisions, decisions)
+
+
+@pytest.mark.parametrize("params, field", [
+    ({"quota": 0}, "quota"), ({"quota": "many"}, "quota"), ({"by": ""}, "by"), ({"by": 3}, "by"),
+    ({"seed": -1}, "seed"), ({"rewrite": "yes"}, "rewrite"),
+])
+def test_bad_params_name_their_field(params, field):
+    with pytest.raises(DomainError) as error:
+        balance.checked_params(params)
+    assert error.value.field == field
