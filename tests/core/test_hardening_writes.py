@@ -7,12 +7,10 @@ core/idempotency.py). The concurrent tests fire 8 requests at once from 8 thread
 its own client and database connection, against real PostgreSQL."""
 
 import json
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection, connections
+from django.db import connection
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -31,25 +29,11 @@ from modeleval.adapters import load_adapter, model_settings_key
 from modeleval.admin import ModelSpecForm
 from modeleval.models import ModelSpec, Run
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
+from tests.together import fire
 
 needs_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writes need PostgreSQL")
 
 N = 8
-
-
-def fire(request, n=N):
-    """Call request(i) for i in 0..n-1 from n threads released together; their responses in order."""
-    barrier = threading.Barrier(n)
-
-    def one(i):
-        try:
-            barrier.wait(timeout=30)
-            return request(i)
-        finally:
-            connections.close_all()  # this thread's connection, so the test database can be dropped
-
-    with ThreadPoolExecutor(n) as pool:
-        return list(pool.map(one, range(n)))
 
 
 def token_client(user) -> APIClient:
@@ -291,7 +275,7 @@ QUESTION = {"question": "What is now directly left of the chair?", "answer": "wi
 def post_together(user, url: str, body: dict, **headers) -> list:
     """N API clients of `user` post the same body at once."""
     clients = [token_client(user) for _ in range(N)]
-    return fire(lambda i: clients[i].post(url, body, format="json", **headers))
+    return fire(lambda i: clients[i].post(url, body, format="json", **headers), N)
 
 
 def assert_made_once_and_replayed(responses, rows, id_field="id") -> None:
@@ -400,7 +384,7 @@ def test_eight_study_creations_with_one_key_make_one_study():
 def test_eight_first_entries_on_one_new_pid_make_one_account_and_one_lease():
     campaign = make_campaign()
     clients = [Client() for _ in range(N)]
-    responses = fire(lambda i: clients[i].get(f"/crowd/campaigns/{campaign.pk}/", link("NEWCOMER", "SE1")))
+    responses = fire(lambda i: clients[i].get(f"/crowd/campaigns/{campaign.pk}/", link("NEWCOMER", "SE1")), N)
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]
     assert len({r["Location"] for r in responses}) == 1
     assert CrowdWorker.objects.filter(worker_id="NEWCOMER").count() == 1
@@ -413,7 +397,7 @@ def test_eight_first_entries_on_a_study_link_make_one_account_and_one_session():
     items = approved_items()
     study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     clients = [Client() for _ in range(N)]
-    responses = fire(lambda i: clients[i].get(f"/crowd/studies/{study.pk}/", link("EVALNEW", "SE1")))
+    responses = fire(lambda i: clients[i].get(f"/crowd/studies/{study.pk}/", link("EVALNEW", "SE1")), N)
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]
     assert CrowdWorker.objects.filter(worker_id="EVALNEW").count() == 1
     assert EvalSession.objects.count() == 1

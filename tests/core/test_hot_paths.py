@@ -22,6 +22,7 @@ from humaneval.models import EvalSession, Response
 from humaneval.services.design import StudyDesign, create_study, is_contaminated
 from humaneval.services.sessions import start_session
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+from tests.together import fire
 
 pytestmark = pytest.mark.django_db
 
@@ -167,22 +168,14 @@ def test_leasing_neither_waits_on_the_campaign_row_nor_on_a_unit_another_leaser_
 @pytest.mark.django_db(transaction=True)
 def test_two_leasers_at_once_never_overfill_a_scene_quota():
     campaign = make_campaign(scenes=1, assignments_per_scene=1)
-    outcomes, start = [], threading.Barrier(2)
 
-    def lease():
+    def lease(_):
         try:
-            start.wait(5)
-            outcomes.append(services.lease_assignment(campaign, UserFactory()).scene_id)
+            return services.lease_assignment(campaign, UserFactory()).scene_id
         except DomainError as exc:
-            outcomes.append(exc.field)
-        finally:
-            connection.close()
+            return exc.field
 
-    threads = [threading.Thread(target=lease) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = fire(lease, 2)
     assert sorted(outcomes, key=str) == sorted([campaign.scenes.get().pk, "campaign"], key=str)
     assert Assignment.objects.count() == 1
 
