@@ -277,6 +277,7 @@ SPECTACULAR_SETTINGS = {
         "ItemStatusEnum": "benchmarks.models.Item.Status",
         "ReleaseStatusEnum": "benchmarks.models.Release.Status",
         "DedupRunStatusEnum": "review.models.DedupRun.Status",
+        "PipelineStageKindEnum": "review.models.PipelineStage.Kind",
     },
 }
 

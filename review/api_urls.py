@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from . import api, pipeline_api
 
 urlpatterns = [
     path("review/queue/", api.ReviewQueue.as_view()),
@@ -26,4 +26,8 @@ urlpatterns = [
     path("duplicates/<int:pk>/resolve/", api.ResolveDuplicate.as_view()),
     path("polish/", api.StartPolish.as_view()),
     path("polishes/<int:pk>/<str:action>/", api.ReviewPolish.as_view()),
+    path("benchmarks/<slug:slug>/stages/", pipeline_api.BenchmarkStages.as_view()),
+    path("benchmarks/<slug:slug>/pipeline/run/", pipeline_api.RunPipeline.as_view()),
+    path("stages/<int:pk>/", pipeline_api.StageDetail.as_view()),
+    path("stages/<int:pk>/run/", pipeline_api.RunStage.as_view()),
 ]

@@ -92,16 +92,26 @@ def texts_arrived(change_ids=(), item_ids=()) -> None:
         transaction.on_commit(lambda: dispatch.send_embedding(change_ids, item_ids))
 
 
-def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
-    """Create a run and enqueue it on the default queue once the row is committed."""
+def checked_threshold(threshold) -> float:
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
         raise DomainError("The threshold is a number between 0 and 1.", field="threshold") from None
     if not 0 < threshold < 1:
         raise DomainError("The threshold is a number between 0 and 1.", field="threshold")
+    return threshold
+
+
+def new_dedup_run(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
+    """A queued run, for a caller that runs it itself (a pipeline stage, already a task)."""
+    return DedupRun.objects.create(benchmark=benchmark, threshold=checked_threshold(threshold),
+                                   created_by=created_by)
+
+
+def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
+    """Create a run and enqueue it on the default queue once the row is committed."""
     with transaction.atomic():
-        run = DedupRun.objects.create(benchmark=benchmark, threshold=threshold, created_by=created_by)
+        run = new_dedup_run(benchmark, created_by, threshold)
         transaction.on_commit(lambda: dispatch.send_dedup(run.pk))
     return run
 
