@@ -130,7 +130,7 @@ def evened_sample(items: list[Item], quota: int, rng: random.Random) -> list[Ite
 
 
 def _entry(item: Item, kind: str, **extra) -> dict:
-    return {"item": item.pk, "id": item.release_id, "type": kind, "answer": answer_key(item), **extra}
+    return {"item": item.pk, "id": item.scoring_id, "type": kind, "answer": answer_key(item), **extra}
 
 
 def apply_quotas(stage, items: list[Item], params: Params) -> tuple[list[Item], list[dict]]:
