@@ -9,11 +9,14 @@ import pytest
 
 from benchmarks.models import Item
 from benchmarks.services import releasable_items
+from core import roles
 from core.errors import DomainError
+from core.models import Job
+from review import pipeline
 from review.models import ItemDecision, ItemRevision
 from review.stages import balance
 from review.stages.balance import balance_stage, complementary
-from tests.factories import BenchmarkFactory, ItemFactory
+from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +156,14 @@ def test_bad_params_name_their_field(params, field):
     with pytest.raises(DomainError) as error:
         balance.checked_params(params)
     assert error.value.field == field
+
+
+def test_the_pipeline_runs_it_as_a_job_whose_report_is_the_stages(benchmark, django_capture_on_commit_callbacks):
+    admin = UserFactory(role=roles.ADMIN)
+    balancing = pipeline.add_stage(benchmark, admin, "balance", {"by": "subtype", "quota": 2})
+    with django_capture_on_commit_callbacks(execute=True):
+        job = pipeline.run_stage(balancing, admin)
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.done == job.total == 14
+    assert job.report["distribution"]["after"]["height_higher"] == {"A": 1, "B": 1}
+    assert len(job.report["excluded"]) == 7

@@ -8,29 +8,18 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.models import Item
+from core import roles
 from core.errors import DomainError
+from core.models import Job
 from modeleval.models import ModelSpec
 from modeleval.services import ensure_baseline_model
+from review import pipeline
 from review.models import ItemDecision
 from review.stages import llm_filter
 from review.stages.llm_filter import llm_filter_stage
-from tests.chat_server import ChatServer
-from tests.factories import BenchmarkFactory, ItemFactory
+from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def server():
-    servers = []
-
-    def start(*contents):
-        servers.append(ChatServer(contents))
-        return servers[-1]
-
-    yield start
-    for running in servers:
-        running.close()
 
 
 def language_model(url) -> ModelSpec:
@@ -52,14 +41,14 @@ def run(benchmark, **params):
     return report
 
 
-def test_vision_free_drops_what_the_model_answers_right_blind(server):
+def test_vision_free_drops_what_the_model_answers_right_blind(chat_servers):
     bench = BenchmarkFactory(family="3dsrbench")
     guessable = choice_item(bench, 1, "Which cup is the one that holds coffee?", "B")
     visual = choice_item(bench, 2, "Which cup is closer to the camera?", "A", status="draft")
     unanswered = choice_item(bench, 3, "Which cup is on the left?", "A")
     Item.objects.filter(pk=unanswered.pk).update(answers=[])
     gone = choice_item(bench, 4, "Which cup was rejected already?", "A", status="rejected")
-    chat = server("B", "The answer is B")
+    chat = chat_servers("B", "The answer is B")
     model = language_model(chat.url)
 
     report = run(bench, filter="vision_free", model=model.pk)
@@ -88,10 +77,10 @@ def test_vision_free_drops_what_the_model_answers_right_blind(server):
     assert again["dropped"] == [] and ItemDecision.objects.count() == 2
 
 
-def test_vision_free_scores_open_answers_with_the_family_scorer(server):
+def test_vision_free_scores_open_answers_with_the_family_scorer(chat_servers):
     bench = BenchmarkFactory(family="hypo3d")
     item = ItemFactory(benchmark=bench, change__scene__benchmark=bench, answers=["window"])
-    chat = server("The window.")  # right after Hypo3D's normalisation
+    chat = chat_servers("The window.")  # right after Hypo3D's normalisation
 
     report = run(bench, filter="vision_free", model=language_model(chat.url).pk)
 
@@ -99,12 +88,12 @@ def test_vision_free_scores_open_answers_with_the_family_scorer(server):
     assert "Options:\n(none)" in chat.prompts[0]
 
 
-def test_ambiguity_drops_ambiguous_items_with_the_models_reason(server):
+def test_ambiguity_drops_ambiguous_items_with_the_models_reason(chat_servers):
     bench = BenchmarkFactory(family="3dsrbench")
     alike = choice_item(bench, 1, "Which cup is nearer the cyan plate?", "A")
     clear = choice_item(bench, 2, "Which cup is on the shelf?", "B")
     unread = choice_item(bench, 3, "Which cup is on the floor?", "A")
-    chat = server('{"ambiguous": true, "reason": "The two cups look alike."}',
+    chat = chat_servers('{"ambiguous": true, "reason": "The two cups look alike."}',
                   '```json\n{"ambiguous": false, "reason": "Only one cup is on the shelf."}\n```',
                   "I am not sure.")
     model = language_model(chat.url)
@@ -127,10 +116,10 @@ def test_ambiguity_drops_ambiguous_items_with_the_models_reason(server):
     assert again["asked"] == 1 and again["kept"] == 1 and again["already_judged"] == 1  # the dropped one is out
 
 
-def test_an_item_edited_while_the_model_answered_is_left_for_the_next_run(server, monkeypatch):
+def test_an_item_edited_while_the_model_answered_is_left_for_the_next_run(chat_servers, monkeypatch):
     bench = BenchmarkFactory(family="3dsrbench")
     item = choice_item(bench, 1, "Which cup holds coffee?", "B")
-    chat = server("B")
+    chat = chat_servers("B")
     answer = llm_filter.modeleval_services.complete
 
     def edited_meanwhile(model, prompt):
@@ -161,3 +150,16 @@ def test_only_a_language_model_filters():
     with pytest.raises(DomainError) as error:
         llm_filter.checked_params({"filter": "vision_free", "model": ensure_baseline_model().pk})
     assert error.value.field == "model"
+
+
+def test_the_pipeline_runs_it_as_a_job_whose_report_is_the_stages(chat_servers, django_capture_on_commit_callbacks):
+    bench = BenchmarkFactory(family="3dsrbench")
+    choice_item(bench, 1, "Which cup holds coffee?", "B")
+    model = language_model(chat_servers('{"ambiguous": false, "reason": "Clear."}').url)
+    admin = UserFactory(role=roles.ADMIN)
+    filtering = pipeline.add_stage(bench, admin, "llm_filter", {"filter": "ambiguity", "model": model.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        job = pipeline.run_stage(filtering, admin)
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.report["kept"] == 1
+    assert job.report["prompt_version"] == "ambiguity/v1"
