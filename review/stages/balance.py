@@ -1,10 +1,10 @@
 """3DSRBench-style balancing of a benchmark's approved items: per-type quotas, then complementary
 rewrites, with the answer distribution per type before and after.
 
-params: `by` (the tag whose values are the types; all items are one type without it), `quota` (keep
-at most this many items per type), `seed` (of the sample; 0 by default), `rewrite` (false skips the
-rewrites). Quotas come first, so that a second run finds every type within its quota and its answers
-already even, and does nothing."""
+params: `by` (the tag whose values are the types; items without it are the type "(untagged)", and
+all items one type when no tag is named), `quota` (keep at most this many items per type), `seed` (of
+the sample; 0 by default), `rewrite` (false skips the rewrites). Quotas come first, so that a second
+run finds every type within its quota and its answers already even, and does nothing."""
 
 import random
 import re
