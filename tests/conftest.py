@@ -1,6 +1,7 @@
 import pytest
 
 from config.celery import app as celery_app
+from tests.chat_server import ChatServer
 
 
 @pytest.fixture(autouse=True)
@@ -25,3 +26,17 @@ def api_client():
     from rest_framework.test import APIClient
 
     return APIClient()
+
+
+@pytest.fixture
+def chat_servers():
+    """Starts loopback chat servers (ChatServer's arguments) and closes them after the test."""
+    started = []
+
+    def start(*contents, reply=None):
+        started.append(ChatServer(contents, reply))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()

@@ -2,10 +2,6 @@
 (429 retry, timeout), cancel and resume."""
 
 import io
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from PIL import Image
@@ -22,45 +18,9 @@ from tests.factories import ItemFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-class FakeEndpoint(BaseHTTPRequestHandler):
-    """Chat completions: answers 'window'; the first call gets 429 when `rate_limit_first` is set;
-    sleeps past the client's timeout when `slow` is set."""
-
-    requests: list = []
-    rate_limit_first = False
-    slow = False
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        if type(self).rate_limit_first and len(type(self).requests) == 1:
-            self.send_response(429)
-            self.send_header("Retry-After", "0")
-            self.end_headers()
-            return
-        if type(self).slow:
-            time.sleep(1.5)
-        payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": "window"}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def endpoint():
-    FakeEndpoint.requests = []
-    FakeEndpoint.rate_limit_first = False
-    FakeEndpoint.slow = False
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEndpoint)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+def endpoint(chat_servers):
+    return chat_servers(reply="window")
 
 
 @pytest.fixture
@@ -76,32 +36,32 @@ def item():
 
 def vlm(endpoint, **config):
     return ModelSpec.objects.create(
-        name="tiny-vlm", adapter="openai_compatible", modality="topview_plain",
-        config={"endpoint": endpoint, "model": "served-model", "api_key_env": "HYPOLAB_MODEL_KEY_TEST",
+        name="tiny-vlm", adapter="openai_compatible", modality="top_view_plain",
+        config={"endpoint": endpoint.url, "model": "served-model", "api_key_env": "HYPOLAB_MODEL_KEY_TEST",
                 "backoff_s": 0.01, **config},
     )
 
 
 def test_main_hypo3d_prompt_follows_the_papers_template(item):
-    prompt = render_prompt(latest_template("hypo3d"), item, "topview_plain")
+    prompt = render_prompt(latest_template("hypo3d"), item, "top_view_plain")
     assert prompt.startswith("Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.")
     assert "Scene Orientation: The desk is to the left of the scene." in prompt
     assert f"Context Change: {item.change.text} Question: {item.question}" in prompt
     assert prompt.endswith("The answer should be a single word or a short phrase.\n\nThe answer is:")
-    caption_prompt = render_prompt(latest_template("hypo3d"), item, "caption")
+    caption_prompt = render_prompt(latest_template("hypo3d"), item, "caption_only")
     assert "Scene description: A small office." in caption_prompt
 
 
 def test_endpoint_gets_prompt_and_image_as_data_url_and_429_is_retried(item, endpoint, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
     monkeypatch.setenv("HYPOLAB_MODEL_KEY_TEST", "sk-test")
-    FakeEndpoint.rate_limit_first = True
+    endpoint.rate_limit_first = True
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(vlm(endpoint).pk, item.benchmark, None)
     prediction = Prediction.objects.get(run=run)
     assert prediction.output == "window" and prediction.error == ""
-    assert len(FakeEndpoint.requests) == 2  # the 429, then the retry
-    sent = FakeEndpoint.requests[-1]
+    assert len(endpoint.requests) == 2  # the 429, then the retry
+    sent = endpoint.requests[-1]
     assert sent["path"] == "/v1/chat/completions" and sent["auth"] == "Bearer sk-test"
     text, image = sent["body"]["messages"][0]["content"]
     assert "Context Change:" in text["text"] and image["image_url"]["url"].startswith("data:image/png;base64,")
@@ -111,7 +71,7 @@ def test_endpoint_gets_prompt_and_image_as_data_url_and_429_is_retried(item, end
 
 def test_endpoint_timeout_is_recorded_as_the_items_error_and_the_run_finishes(item, endpoint,
                                                                               django_capture_on_commit_callbacks):
-    FakeEndpoint.slow = True
+    endpoint.slow = True
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(vlm(endpoint, timeout_s=0.3).pk, item.benchmark, None)
     prediction = Prediction.objects.get(run=run)
@@ -126,7 +86,7 @@ def test_vision_blind_model_sends_no_image(item, endpoint, django_capture_on_com
     model.save()
     with django_capture_on_commit_callbacks(execute=True):
         services.launch_run(model.pk, item.benchmark, None)
-    assert len(FakeEndpoint.requests[-1]["body"]["messages"][0]["content"]) == 1
+    assert len(endpoint.requests[-1]["body"]["messages"][0]["content"]) == 1
 
 
 def test_repeats_give_one_prediction_per_item_and_repeat(item, django_capture_on_commit_callbacks):

@@ -3,9 +3,6 @@ per-level prompts), provider parameters in the request, in-context examples, and
 reading 3DSRBench choices the rules cannot."""
 
 import hashlib
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,49 +18,8 @@ pytestmark = pytest.mark.django_db
 LEVELS = ("L1_single", "L2_objects", "L3_2d_spatial")
 
 
-class Endpoint:
-    """OpenAI-compatible chat completions on loopback: answers `reply`, keeps every request body."""
-
-    def __init__(self, reply: str):
-        self.reply, self.bodies = reply, []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                data = json.dumps({"choices": [{"message": {"content": endpoint.reply}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def prompts(self) -> list[str]:
-        return [body["messages"][0]["content"][0]["text"] for body in self.bodies]
-
-
-@pytest.fixture
-def endpoints():
-    started = []
-
-    def start(reply):
-        started.append(Endpoint(reply))
-        return started[-1]
-
-    yield start
-    for endpoint in started:
-        endpoint.httpd.shutdown()
-
-
 def endpoint_model(name, endpoint) -> ModelSpec:
-    return ModelSpec.objects.create(name=name, adapter="openai_compatible", modality="caption",
+    return ModelSpec.objects.create(name=name, adapter="openai_compatible", modality="caption_only",
                                     config={"endpoint": endpoint.url, "model": name, "max_retries": 0})
 
 
@@ -130,10 +86,10 @@ def srbench_items():
     ]
 
 
-def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(endpoints, django_capture_on_commit_callbacks):
+def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(chat_servers, django_capture_on_commit_callbacks):
     benchmark, items = srbench_items()
-    model = endpoint_model("rambler", endpoints("I cannot tell from this picture"))
-    judge_endpoint = endpoints("A")
+    model = endpoint_model("rambler", chat_servers(reply="I cannot tell from this picture"))
+    judge_endpoint = chat_servers(reply="A")
     judge = endpoint_model("judge", judge_endpoint)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(model.pk, benchmark, None, judge_model=judge.pk)
@@ -142,7 +98,7 @@ def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(endpoints, dj
     assert list(run.predictions.values_list("extracted", "extraction")) == [("A", "judge")] * 2
     assert run.scores["extraction"] == {"rule": 0, "judge": 2, "failed": 0}
     assert run.scores["overall"]["vanilla"] == 100.0  # the judge's letter is scored
-    asked = judge_endpoint.prompts()[0]  # VLMEvalKit's MMBench extraction prompt
+    asked = judge_endpoint.prompts[0]  # VLMEvalKit's MMBench extraction prompt
     assert "match an answer with several options" in asked
     assert asked.endswith("Options: A. left B. right\nAnswer: I cannot tell from this picture\nYour output: ")
 
@@ -154,9 +110,9 @@ def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(endpoints, dj
         services.launch_run(model.pk, benchmark, None, judge_model=services.ensure_baseline_model().pk)
 
 
-def test_provider_parameters_and_examples_reach_the_request(endpoints, django_capture_on_commit_callbacks):
+def test_provider_parameters_and_examples_reach_the_request(chat_servers, django_capture_on_commit_callbacks):
     benchmark, items = srbench_items()
-    endpoint = endpoints("A")
+    endpoint = chat_servers(reply="A")
     settings = {"temperature": 0.7, "max_tokens": 64, "reasoning_effort": "low", "thinking_budget": 256}
     examples = [{"question": "Is the sky above the sea?", "answer": "A"}]
     with django_capture_on_commit_callbacks(execute=True):
@@ -164,10 +120,10 @@ def test_provider_parameters_and_examples_reach_the_request(endpoints, django_ca
                                   examples=examples)
     run.refresh_from_db()
     assert run.settings == settings and run.examples == examples and run.status == "finished"
-    body = endpoint.bodies[0]
+    body = endpoint.requests[0]["body"]
     assert body["temperature"] == 0.7 and body["max_tokens"] == 64 and body["reasoning_effort"] == "low"
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 256}
-    prompt = endpoint.prompts()[0]
+    prompt = endpoint.prompts[0]
     assert prompt.startswith("Example question: Is the sky above the sea?\nExample answer: A\n\nQuestion: Is the cup")
     assert run.predictions.first().prompt_sha256 == hashlib.sha256(prompt.encode()).hexdigest()
     for bad in ({"temperature": 5}, {"top_k": 3}, {"reasoning_effort": "max"}):
