@@ -20,6 +20,8 @@ from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from results import services as results_services
 from scoring.tables import csv_rows, latex_table
+from review import pipeline
+from review.models import PipelineStage
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
@@ -43,6 +45,10 @@ def _manage_context(benchmark, **extra):
         "asset_roles": AssetRole.choices,
         **extra,
     }
+        "stages": [{"stage": stage, "params": json.dumps(stage.params, ensure_ascii=False)}
+                   for stage in pipeline.stages_of(benchmark)],
+        "stage_kinds": PipelineStage.Kind.choices,
+        "pipeline_data": {"slug": benchmark.slug, "examples": pipeline.param_examples(benchmark)},
 
 
 def _form_error(request, benchmark, form: str, exc: DomainError, **extra):
