@@ -14,13 +14,11 @@ import threading
 import time
 import uuid
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import requests
 import yaml
 from django.conf import settings
-from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from annotation import services as annotation
@@ -29,36 +27,19 @@ from config.celery import app as celery_app
 from core import roles
 from modeleval import inflight, services
 from modeleval.models import Prediction, Run
+from tests.celery_workers import (
+    ROOT,
+    kill_mid_batch,
+    needs_services,
+    process_env,
+    slow_run_items,
+    start_beat,
+    start_worker,
+    stop,
+    wait_for_end,
+)
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 from tests.redis_server import own_redis_server, start_redis, stop_redis
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def needs_services():
-    if not settings.REDIS_URL or connection.vendor != "postgresql":
-        pytest.skip("needs REDIS_URL and PostgreSQL (run ./scripts/test)")
-
-
-def process_env(**extra) -> dict:
-    db = connection.settings_dict
-    return {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        **extra,
-    }
-
-
-def stop(proc: subprocess.Popen | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
 
 # --- A. A killed GPU worker's batch is handed on by the reaper ----------------------------------------
 
@@ -125,23 +106,6 @@ def test_a_running_batch_is_recorded_beaten_and_removed_at_its_end(clean_infligh
     assert inflight.in_flight() == [] and not clean_inflight.exists(inflight.record_key("task-1"))
 
 
-def start_worker(queue: str, env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--pool", "solo",
-         "--concurrency", "1", "--hostname", f"{queue}@faults", "--without-heartbeat", "--without-gossip",
-         "--without-mingle", "--loglevel", "INFO"],
-        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-    )
-
-
-def start_beat(env: dict, tmp_path: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "beat", "-s", str(tmp_path / "celerybeat-schedule"),
-         "--loglevel", "INFO"],
-        cwd=ROOT, env=env, stdout=(tmp_path / "beat.log").open("w"), stderr=subprocess.STDOUT,
-    )
-
-
 RECEIVED = re.compile(r"Task modeleval\.tasks\.infer_batch\[([0-9a-f-]+)\] received")
 SUCCEEDED = re.compile(r"Task modeleval\.tasks\.infer_batch\[([0-9a-f-]+)\] succeeded")
 
@@ -155,29 +119,16 @@ def test_a_gpu_worker_killed_mid_batch_has_its_batch_run_again_within_a_minute(t
     own message comes back to another worker, and the run finishes."""
     env = process_env(CELERY_VISIBILITY_TIMEOUT="3600", INFERENCE_STALE_S="6", INFERENCE_HEARTBEAT_S="1")
     celery_app.control.purge()
-    first = ItemFactory()
-    items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark) for _ in range(11)]
-    model = services.ensure_baseline_model()
-    model.config = {"latency_ms": 150}
-    model.save()
+    model, items = slow_run_items()
     procs = {"default": start_worker("default", env, tmp_path / "default.log"), "beat": start_beat(env, tmp_path),
              "doomed": start_worker("gpu", env, tmp_path / "gpu-1.log")}
     try:
-        run = services.launch_run(model.pk, first.benchmark, None, batch_size=6, repeats=2)
-        deadline = time.monotonic() + 60
-        while Prediction.objects.filter(run=run).count() < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        procs["doomed"].kill()  # SIGKILL: no warm shutdown, its batch stays unacknowledged in Redis
-        procs["doomed"].wait(timeout=10)
+        run = services.launch_run(model.pk, items[0].benchmark, None, batch_size=6, repeats=2)
+        in_flight = kill_mid_batch(procs["doomed"], run)
         killed_at = time.monotonic()
-        in_flight = Prediction.objects.filter(run=run).count()
         assert 0 < in_flight < run.total
         procs["successor"] = start_worker("gpu", env, tmp_path / "gpu-2.log")
-        while time.monotonic() < killed_at + 120:
-            run.refresh_from_db()
-            if run.status == Run.Status.FINISHED:
-                break
-            time.sleep(0.3)
+        wait_for_end(run, 120)
         finished_after = time.monotonic() - killed_at
         logs = "\n".join(f"--- {p.name}\n{p.read_text()}" for p in sorted(tmp_path.glob("*.log")))
         assert run.status == Run.Status.FINISHED, logs
