@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from benchmarks.importers import import_item_file
 from benchmarks.models import ContextChange, Item
 from tests.factories import BenchmarkFactory, SceneFactory
+from tests.samples import M3VERSE
 
 pytestmark = pytest.mark.django_db
 
@@ -35,15 +36,6 @@ CAUSAL = [
 SPATIAL457 = {"split": "L2_objects", "questions": [
     {"image_filename": "superCLEVR_new_000001.png", "question": "How many buses are there?", "answer": "2",
      "question_index": 0}]}
-M3VERSE = [
-    {"scene_id": "scene_800", "category": "object_changes", "question_id": "scene_800-17",
-     "state_type": "inter-states", "question": "Which objects newly appear?",
-     "options": ["A. Apple", "B. Mug", "C. No correct option is listed.", "D. Laptop"], "answer": ["A", "D"],
-     "question_type": "multiple_choice", "subcategory": "new_visible_objects", "hallucination": False,
-     "capabilities": ["temporal understanding"]},
-]
-
-
 def benchmark(family):
     bench = BenchmarkFactory(family=family)
     SceneFactory(benchmark=bench, external_id="scene0000_00")

@@ -25,6 +25,7 @@ from modeleval.models import ModelSpec, Prediction, RecordedOutput, Run
 from scoring import predfiles
 from scoring.tables import breakdowns
 from tests.factories import BenchmarkFactory
+from tests.samples import M3VERSE, jsonl
 
 # run_eval waits for the run's tasks, which run when its transaction commits
 recorded = pytest.mark.django_db(transaction=True)
@@ -52,8 +53,8 @@ def gold(benchmark: Benchmark) -> list[dict]:
 def scoring_cli(tmp_path: Path, family: str, gold_lines: list[dict], pred_lines: list[dict], *args):
     """`python -m scoring` in its own process on these gold lines and predictions: (exit code, stdout)."""
     gold_path, pred_path = tmp_path / "cli-gold.jsonl", tmp_path / "cli-pred.jsonl"
-    gold_path.write_text("".join(json.dumps(line) + "\n" for line in gold_lines))
-    pred_path.write_text("".join(json.dumps(line) + "\n" for line in pred_lines))
+    gold_path.write_text(jsonl(gold_lines))
+    pred_path.write_text(jsonl(pred_lines))
     done = subprocess.run(
         [sys.executable, "-m", "scoring", "--family", family, "--gold", str(gold_path), "--pred", str(pred_path),
          *args],
@@ -229,8 +230,7 @@ CAUSAL_RUNS = [
 
 @recorded
 def test_causalspatial_output_lines_of_two_runs_score_as_the_cli(tmp_path):
-    benchmark = imported(tmp_path, "causal-rec", "causalspatial", "collision.jsonl",
-                         "".join(json.dumps(row) + "\n" for row in CAUSAL))
+    benchmark = imported(tmp_path, "causal-rec", "causalspatial", "collision.jsonl", jsonl(CAUSAL))
     files = []
     for number, outputs in enumerate(CAUSAL_RUNS):
         path = tmp_path / f"qwen3vl_run{number}.jsonl"
@@ -271,37 +271,19 @@ def test_spatial457_scorer_lines_keyed_by_the_benchmarks_ids_score_as_the_cli(tm
     lines = [{"id": item.external_id, "output": output} for item, output in zip(items, SPATIAL457_OUTPUTS,
                                                                                strict=True)]
     path = tmp_path / "predictions.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path.write_text(jsonl(lines))
     result = assert_platform_prints_what_the_cli_prints(tmp_path, benchmark, [path], lines, ["level"])
     assert result["overall"]["format_errors"] == 1 and result["by"]["level=L2_objects"]["accuracy"] > 0
 
 
 # --- M3-Verse: item JSONL in, an lmms-eval sample log back --------------------------------------------
 
-M3VERSE = [
-    {"scene_id": "scene_800", "category": "object_changes", "question_id": "scene_800-17",
-     "state_type": "inter-states", "question": "Which objects newly appear?",
-     "options": ["A. Apple", "B. Mug", "C. No correct option is listed.", "D. Laptop"], "answer": ["A", "D"],
-     "question_type": "multiple_choice", "subcategory": "new_visible_objects", "hallucination": False,
-     "capabilities": ["temporal understanding"]},
-    {"scene_id": "scene_800", "category": "attribute_changes", "question_id": "scene_800-18",
-     "state_type": "intra-state", "question": "What color is the mug?",
-     "options": ["A. Red", "B. Blue", "C. Green", "D. No correct option is listed."], "answer": ["B"],
-     "question_type": "single_choice", "subcategory": "color", "hallucination": False,
-     "capabilities": ["attribute recognition"]},
-    {"scene_id": "scene_801", "category": "object_changes", "question_id": "scene_801-2",
-     "state_type": "inter-states", "question": "Which object was removed from the sofa?",
-     "options": ["A. Pillow", "B. Remote", "C. No correct option is listed.", "D. Book"], "answer": ["C"],
-     "question_type": "single_choice", "subcategory": "removed_objects", "hallucination": True,
-     "capabilities": ["spatial understanding", "reasoning"]},
-]
 M3VERSE_OUTPUTS = {"scene_800-17": "A", "scene_800-18": "B", "scene_801-2": "A, C"}
 
 
 @recorded
 def test_m3verse_lmms_eval_samples_score_as_the_cli(tmp_path):
-    benchmark = imported(tmp_path, "m3verse-rec", "m3verse", "m3verse.jsonl",
-                         "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    benchmark = imported(tmp_path, "m3verse-rec", "m3verse", "m3verse.jsonl", jsonl(M3VERSE))
     samples = []
     for doc_id, row in enumerate(M3VERSE):
         output = M3VERSE_OUTPUTS[row["question_id"]]
@@ -311,7 +293,7 @@ def test_m3verse_lmms_eval_samples_score_as_the_cli(tmp_path):
             del sample["filtered_resps"]  # an older log: the raw response is read
         samples.append(sample)
     path = tmp_path / "samples_m3verse_2026-11-24.jsonl"
-    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    path.write_text(jsonl(samples))
     cli_lines = [{"id": key, "output": output} for key, output in M3VERSE_OUTPUTS.items()]
     result = assert_platform_prints_what_the_cli_prints(tmp_path, benchmark, [path], cli_lines,
                                                         ["state_type", "capabilities", "hallucination"])
@@ -324,12 +306,11 @@ def test_m3verse_lmms_eval_samples_score_as_the_cli(tmp_path):
 
 @recorded
 def test_unknown_ids_exit_non_zero_unless_partial_is_allowed(tmp_path):
-    benchmark = imported(tmp_path, "m3verse-partial", "m3verse", "m3verse.jsonl",
-                         "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    benchmark = imported(tmp_path, "m3verse-partial", "m3verse", "m3verse.jsonl", jsonl(M3VERSE))
     lines = [{"id": "scene_800-17", "output": "A, D"}, {"id": "scene_999-1", "output": "B"}, "not an object",
              {"id": "scene_800-17", "output": "A"}]
     path = tmp_path / "predictions.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path.write_text(jsonl(lines))
     code, expected = scoring_cli(tmp_path, "m3verse", gold(benchmark), lines, "--allow-partial")
     assert code == 0 and json.loads(expected)["n_dropped"] == 3
     assert scoring_cli(tmp_path, "m3verse", gold(benchmark), lines)[0] != 0
@@ -356,8 +337,7 @@ def test_unknown_ids_exit_non_zero_unless_partial_is_allowed(tmp_path):
 
 @recorded
 def test_running_the_same_file_again_updates_the_same_model(tmp_path):
-    benchmark = imported(tmp_path, "m3verse-again", "m3verse", "m3verse.jsonl",
-                         "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    benchmark = imported(tmp_path, "m3verse-again", "m3verse", "m3verse.jsonl", jsonl(M3VERSE))
     path = tmp_path / "outputs.jsonl"
     path.write_text(json.dumps({"id": "scene_800-17", "output": "A"}) + "\n")
     first = json.loads(command("run_eval", "--benchmark", benchmark.slug, "--outputs", str(path)))
@@ -474,12 +454,10 @@ def test_causalspatial_output_lines_and_hypo3d_files_read_their_model_answer():
 
 @recorded
 def test_a_recorded_model_runs_only_on_the_benchmark_its_outputs_are_for(tmp_path):
-    benchmark = imported(tmp_path, "m3verse-own", "m3verse", "m3verse.jsonl",
-                         "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    benchmark = imported(tmp_path, "m3verse-own", "m3verse", "m3verse.jsonl", jsonl(M3VERSE))
     path = tmp_path / "outputs.jsonl"
     path.write_text(json.dumps({"id": "scene_800-17", "output": "A"}) + "\n")
     command("run_eval", "--benchmark", benchmark.slug, "--outputs", str(path))
-    other = imported(tmp_path, "m3verse-other", "m3verse", "m3verse.jsonl",
-                     "".join(json.dumps(row) + "\n" for row in M3VERSE))
+    other = imported(tmp_path, "m3verse-other", "m3verse", "m3verse.jsonl", jsonl(M3VERSE))
     with pytest.raises(DomainError, match="recorded for m3verse-own, not m3verse-other"):
         services.launch_run(ModelSpec.objects.get(name="outputs.jsonl").pk, other, None)
