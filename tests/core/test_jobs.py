@@ -1,14 +1,11 @@
 """Jobs: one record, API and websocket for every long-running task (core/jobs.py)."""
 
 import pytest
-from asgiref.sync import async_to_sync
-from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
-from config.asgi import application
 from core import jobs, roles
 from core.models import Job
 from tests.factories import UserFactory
+from tests.websockets import connect, messages_around
 
 
 @pytest.mark.django_db
@@ -92,32 +89,12 @@ def test_job_list_filters_and_refuses_an_unknown_status(api_client):
     assert refused.status_code == 400 and "status" in refused.json()
 
 
-def connect(user, job_id):
-    communicator = WebsocketCommunicator(application, f"/ws/jobs/{job_id}/",
-                                         headers=[(b"origin", b"http://localhost")])
-    communicator.scope["user"] = user
-    return communicator
-
-
-@async_to_sync
-async def messages_around(communicator, step=None):
-    connected, _ = await communicator.connect()
-    if not connected:
-        return False, []
-    received = [await communicator.receive_json_from(timeout=5)]
-    if step:
-        await database_sync_to_async(step)()
-        received.append(await communicator.receive_json_from(timeout=5))
-    await communicator.disconnect()
-    return True, received
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_websocket_sends_the_state_then_each_change():
     admin = UserFactory(role=roles.ADMIN)
     job = jobs.request_job("release_export", "release:ws", total=2).job
     jobs.start_job(job.pk)
-    connected, received = messages_around(connect(admin, job.pk),
+    connected, received = messages_around(connect(admin, f"/ws/jobs/{job.pk}/"),
                                           step=lambda: jobs.advance_job(job.pk, step=1, message="csv written"))
     assert connected
     assert received[0]["status"] == "running" and received[0]["done"] == 0
@@ -128,5 +105,5 @@ def test_the_websocket_sends_the_state_then_each_change():
 def test_the_websocket_turns_away_who_may_not_see_the_job():
     job = jobs.request_job("dedup", "dedup:ws", user=UserFactory(role=roles.REVIEWER)).job
     for user in (UserFactory(role=roles.ANNOTATOR), UserFactory(role=roles.REVIEWER)):
-        connected, _ = messages_around(connect(user, job.pk))
+        connected, _ = messages_around(connect(user, f"/ws/jobs/{job.pk}/"))
         assert not connected
