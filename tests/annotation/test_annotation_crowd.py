@@ -5,11 +5,9 @@ staff campaign API."""
 import hashlib
 import hmac
 import json
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from annotation import progress, services, tasks
@@ -21,6 +19,7 @@ from core.errors import Conflict
 from crowd import services as crowd_services
 from crowd.models import BlockedWorker, CrowdWorker, WebhookEvent, scope_key
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
+from tests.together import fire
 
 pytestmark = pytest.mark.django_db
 
@@ -226,21 +225,14 @@ def test_double_submit_at_the_same_moment_creates_one_submission(benchmark):
     campaign = make_campaign(benchmark)
     worker = UserFactory()
     assignment = services.lease_assignment(campaign, worker)
-    outcomes = []
 
-    def submit():
+    def submit(_):
         try:
-            outcomes.append(services.submit_assignment(assignment.pk, worker, MOVES[0]).completion_code)
+            return services.submit_assignment(assignment.pk, worker, MOVES[0]).completion_code
         except Conflict as exc:
-            outcomes.append(exc)
-        finally:
-            connection.close()
+            return exc
 
-    threads = [threading.Thread(target=submit) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = fire(submit, 2)
     assert ContextChange.objects.count() == 1
     codes = [o for o in outcomes if isinstance(o, str)]
     conflicts = [o for o in outcomes if isinstance(o, Conflict)]
