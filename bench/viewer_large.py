@@ -18,7 +18,6 @@ import_peak_mb=N` last.
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.viewer_load import BROWSER_ARGS, daphne, login, measure_viewer  # noqa: E402
+from bench.viewer_load import BROWSER_ARGS, daphne, login, measure_viewer, reviewer_and_change, sandbox  # noqa: E402
 from tests.browser.conftest import CHROMIUM  # noqa: E402
 
 POINTS = 10_000_000
-PASSWORD = "viewer-large"
+USER = "viewer-large"
 
 # Writes room 1 of the demo at POINTS points as scan.ply and its furniture as boxes.json in the cwd.
 WRITE_SCAN = f"""
@@ -45,17 +44,9 @@ boxes = [{{"label": o["label"], "center": o["center"], "size": o["size"], "yaw":
          for o in room.objects]
 json.dump(boxes, open("boxes.json", "w"))
 """
-# A reviewer and a change on the imported scene; prints the change's id.
-SETUP = f"""
-from django.contrib.auth import get_user_model
-from core import roles
-from benchmarks.models import ContextChange, Scene
+SCENE = """
+from benchmarks.models import Scene
 scene = Scene.objects.get(external_id="large_room")
-reviewer = get_user_model().objects.create_user("viewer-large", password="{PASSWORD}")
-roles.grant_role(reviewer, roles.REVIEWER)
-change = ContextChange.objects.create(scene=scene, change_type="movement",
-                                      raw_text="The chair has been moved next to the window.")
-print(change.pk)
 """
 READ_HELD = """() => {
   const viewer = document.querySelector("[data-pointcloud]");
@@ -68,14 +59,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="viewer-large-") as tmp:
-        env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-        env.update({"DATABASE_URL": f"sqlite:///{tmp}/viewer.sqlite3", "MEDIA_ROOT": f"{tmp}/media", "DEBUG": "true"})
-
-        def manage(*args, cwd=ROOT) -> str:
-            return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=cwd, env=env, check=True,
-                                  capture_output=True, text=True).stdout
-
-        manage("migrate", "--noinput")
+        env, manage = sandbox(tmp)
         manage("create_benchmark", "large", "--name", "Large scenes", "--family", "hypo3d")
         manage("shell", "-v", "0", "-c", WRITE_SCAN, cwd=tmp)
         ply_mb = Path(tmp, "scan.ply").stat().st_size / 1e6
@@ -85,11 +69,11 @@ def main() -> None:
                "--boxes", f"{tmp}/boxes.json")
         import_s = time.perf_counter() - started
         import_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        change_id = manage("shell", "-v", "0", "-c", SETUP).split()[-1]
+        change_id = manage("shell", "-v", "0", "-c", reviewer_and_change(SCENE, USER)).split()[-1]
         with daphne(env, f"{tmp}/web.log") as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
             page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
-            login(page, base, "viewer-large", PASSWORD)
+            login(page, base, USER, USER)
             view = measure_viewer(page, f"{base}/review/changes/{change_id}/")
             first_view = page.evaluate(READ_HELD)
             # The view after the orbit (it settles in 180 ms): its nodes replace those of the first.

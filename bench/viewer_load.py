@@ -30,23 +30,48 @@ from tests.browser.conftest import CHROMIUM, free_port, wait_for_http  # noqa: E
 POINTS = 1_000_000
 ORBIT_SECONDS = 3.0
 RUNS = 3
-PASSWORD = "viewer-load"
+USER = "viewer-load"
+# A 1M-point scene of the demo.
+SCENE = f"""
+from benchmarks.demo.sandbox import build_demo_benchmark
+scene = build_demo_benchmark(slug="viewer-load", n_rooms=1, points_per_room={POINTS}).scenes.get()
+"""
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--use-gl=swiftshader", "--enable-unsafe-swiftshader"]
 
-# Prints the id of a change on a 1M-point scene that the reviewer "viewer-load" may open.
-SETUP = f"""
+
+def reviewer_and_change(scene_code: str, name: str) -> str:
+    """Shell code: after `scene_code` (which sets `scene`), a reviewer `name` (password the same) and a
+    change on that scene; prints the change's id."""
+    return scene_code + f"""
 from django.contrib.auth import get_user_model
 from core import roles
-from benchmarks.demo.sandbox import build_demo_benchmark
 from benchmarks.models import ContextChange
-scene = build_demo_benchmark(slug="viewer-load", n_rooms=1, points_per_room={POINTS}).scenes.get()
-reviewer = get_user_model().objects.create_user("viewer-load", password="{PASSWORD}")
+reviewer = get_user_model().objects.create_user("{name}", password="{name}")
 roles.grant_role(reviewer, roles.REVIEWER)
 change = ContextChange.objects.create(scene=scene, change_type="movement",
                                       raw_text="The chair has been moved next to the window.")
 print(change.pk)
 """
+
+
+def sandbox(tmp: str):
+    """This environment on a throwaway SQLite database and media folder under `tmp` (never the shared
+    PostgreSQL or Redis), and manage(*args, cwd=ROOT) running manage.py in it, returning its stdout."""
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"DATABASE_URL": f"sqlite:///{tmp}/viewer.sqlite3", "MEDIA_ROOT": f"{tmp}/media", "DEBUG": "true"})
+
+    def manage(*args, cwd=ROOT) -> str:
+        return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=cwd, env=env, check=True,
+                              capture_output=True, text=True).stdout
+
+    manage("migrate", "--noinput")
+    return env, manage
+
+
+# The change on the 1M-point scene that the reviewer USER opens (tests/browser/test_viewer_load.py too).
+SETUP = reviewer_and_change(SCENE, USER)
+
 
 READ_MARKS = """() => {
   const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
@@ -123,14 +148,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="viewer-load-") as tmp:
-        env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-        env.update({"DATABASE_URL": f"sqlite:///{tmp}/viewer.sqlite3", "MEDIA_ROOT": f"{tmp}/media", "DEBUG": "true"})
-
-        def manage(*args) -> str:
-            return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
-                                  capture_output=True, text=True).stdout
-
-        manage("migrate", "--noinput")
+        env, manage = sandbox(tmp)
         change_id = manage("shell", "-v", "0", "-c", SETUP).split()[-1]
         with daphne(env, f"{tmp}/web.log") as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
@@ -139,7 +157,7 @@ def main() -> None:
                 # A fresh context each time: empty HTTP cache, so every byte comes over the wire.
                 context = browser.new_context(viewport={"width": 1280, "height": 860})
                 page = context.new_page()
-                login(page, base, "viewer-load", PASSWORD)
+                login(page, base, USER, USER)
                 runs.append(measure_viewer(page, f"{base}/review/changes/{change_id}/"))
                 context.close()
             browser.close()
