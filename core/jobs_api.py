@@ -2,6 +2,8 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -34,27 +36,30 @@ class JobPages(PageNumberPagination):
     max_page_size = 500
 
 
-class JobList(APIView):
+@extend_schema(parameters=[
+    OpenApiParameter("kind", str, description="Only jobs of this kind."),
+    OpenApiParameter("status", str, enum=Job.Status.values, description="Only jobs in this status."),
+])
+class JobList(ListAPIView):
     """Jobs, newest first: all of them for admins, their own for reviewers."""
 
     permission_classes = [IsReviewer]
+    serializer_class = JobSerializer
+    pagination_class = JobPages
 
-    @extend_schema(
-        parameters=[OpenApiParameter("kind", str, description="Only jobs of this kind."),
-                    OpenApiParameter("status", str, enum=Job.Status.values, description="Only jobs in this status.")],
-        responses=JobSerializer(many=True),
-    )
-    def get(self, request):
-        jobs = visible_jobs(request.user).order_by("-created_at", "-pk")
-        if kind := request.query_params.get("kind"):
+    def get_queryset(self):
+        jobs = visible_jobs(self.request.user).order_by("-created_at", "-pk")
+        if kind := self.request.query_params.get("kind"):
             jobs = jobs.filter(kind=kind)
-        if status := request.query_params.get("status"):
+        if status := self.request.query_params.get("status"):
             if status not in Job.Status.values:
-                return Response({"status": [f"must be one of {', '.join(Job.Status.values)}"]}, status=400)
+                raise ValidationError({"status": [f"must be one of {', '.join(Job.Status.values)}"]})
             jobs = jobs.filter(status=status)
-        pages = JobPages()
-        page = pages.paginate_queryset(jobs, request, view=self)
-        return pages.get_paginated_response([job_state(job) for job in page])
+        return jobs
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(JobSerializer([job_state(job) for job in page], many=True).data)
 
 
 class JobDetail(APIView):
