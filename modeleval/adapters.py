@@ -4,6 +4,7 @@ Each worker process builds an adapter once (`load_adapter` is cached), so a real
 load on the first task and are reused; nothing is loaded at import or at worker start."""
 
 import base64
+import importlib
 import json
 import os
 import random
@@ -238,6 +239,33 @@ class HFLocal:
         return [text.strip() for text in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
 
 
+class PointCloudModel:
+    """The interface of a 3D-input model (3D-LLM, LEO, ...) plugged in as a `point_cloud_python`
+    ModelSpec: config `class` names an importable subclass (`package.module:Class`), built once per
+    worker process with config `options` as keyword arguments and the model's `seed`,
+    `max_new_tokens` and `temperature`. Runs with the `point_cloud` input give it each item's
+    request with `request.point_cloud` (visual_inputs.PointCloudInput: xyz, rgb, instance arrays in
+    the aligned frame) beside the prompt and the choices shown; it returns the raw output."""
+
+    def __init__(self, *, seed: int = 0, max_new_tokens: int = 128, temperature: float = 0.0, **options):
+        self.seed, self.max_new_tokens, self.temperature, self.options = seed, max_new_tokens, temperature, options
+
+    def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
+        raise NotImplementedError
+
+
+def point_cloud_model_class(name) -> type[PointCloudModel]:
+    """The class `module:Class` names; only a PointCloudModel may be built (an admin names the class,
+    and nothing else importable is called)."""
+    module, colon, attribute = str(name or "").partition(":")
+    if not (module and colon and attribute):
+        raise ValueError(f"config class is a point-cloud model class as module:Class, not {name!r}")
+    found = getattr(importlib.import_module(module), attribute, None)
+    if not (isinstance(found, type) and issubclass(found, PointCloudModel)):
+        raise ValueError(f"{name} is not a subclass of modeleval.adapters.PointCloudModel")
+    return found
+
+
 def answer_vocabulary(benchmark: Benchmark) -> list[str]:
     """Every distinct gold answer of the benchmark's approved open items and every object label of
     its scenes (Hypo3D answers are mostly object names), sorted."""
@@ -279,4 +307,8 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
     if model.adapter == ModelSpec.Adapter.HF_LOCAL:
         return HFLocal(config["checkpoint"], max_new_tokens=model.max_new_tokens, temperature=model.temperature,
                        seed=model.seed, device=config.get("device", "auto"))
+    if model.adapter == ModelSpec.Adapter.POINT_CLOUD_PYTHON:
+        return point_cloud_model_class(config.get("class"))(
+            seed=model.seed, max_new_tokens=model.max_new_tokens, temperature=model.temperature,
+            **config.get("options", {}))
     raise ValueError(f"Unknown adapter {model.adapter!r}")

@@ -38,6 +38,11 @@ class LaunchRunSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None,
         help_text="3DSRBench: an OpenAI-compatible ModelSpec id that reads choices the rules cannot.",
     )
+    visual_input = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="What the model is shown: caption_only, top_view_plain, top_view_semantic, multi_view:N, "
+        "egocentric:N, point_cloud, image or video_frames; blank: the model's modality.",
+    )
 
 
 class ModelSpecSerializer(serializers.ModelSerializer):
@@ -73,6 +78,7 @@ class RunProgressSerializer(serializers.Serializer):
 
 class RunDetailSerializer(RunProgressSerializer):
     model = serializers.CharField()
+    visual_input = serializers.CharField(help_text="What the model is shown, e.g. multi_view:4.")
     result = serializers.JSONField(allow_null=True, help_text="The whole scorer output once scored.")
 
 
@@ -106,7 +112,8 @@ class RunList(APIView):
         v = data.validated_data
         run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
                                   v["condition"], v["protocol"], subset=v["subset"], prompts=v["prompts"],
-                                  settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"])
+                                  settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"],
+                                  visual_input=v["visual_input"])
         run.refresh_from_db()
         return Response(services.run_progress(run), status=201)
 
@@ -117,7 +124,8 @@ class RunDetail(APIView):
     @extend_schema(responses=RunDetailSerializer)
     def get(self, request, pk):
         run = services.run_for_staff(pk)
-        return Response({**services.run_progress(run), "model": run.model.name, "result": run.scores or None})
+        return Response({**services.run_progress(run), "model": run.model.name, "visual_input": run.visual_input,
+                         "result": run.scores or None})
 
 
 class RunCancel(APIView):

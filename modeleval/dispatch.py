@@ -17,6 +17,13 @@ def resend_batch(task_id: str, run_id: int, item_ids: list[int]) -> None:
     infer_batch.apply_async((run_id, item_ids), task_id=task_id)
 
 
+def send_render(run_id: int, scene_id: int) -> None:
+    """One scene's view set for a run, to the default queue (rendering needs no GPU)."""
+    from .tasks import render_views
+
+    render_views.delay(run_id, scene_id)
+
+
 def send_scoring(run_id: int) -> None:
     from .tasks import score_run
 

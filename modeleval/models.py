@@ -14,18 +14,24 @@ class ModelSpec(models.Model):
         HF_LOCAL = "hf_local", "Local Hugging Face transformers checkpoint"
         RANDOM_PLUS_PLUS = "random_plus_plus", "Random++: one seeded guess per question, same under every choice order"
         RECORDED_OUTPUTS = "recorded_outputs", "Recorded outputs: a file of model outputs produced elsewhere"
+        POINT_CLOUD_PYTHON = "point_cloud_python", "A point-cloud model: a Python class named in config (module:Class)"
 
     class Modality(models.TextChoices):
-        CAPTION = "caption", "Scene caption (text only)"
-        TOPVIEW_PLAIN = "topview_plain", "Plain top-view map"
-        TOPVIEW_SEMANTIC = "topview_semantic", "Semantic top-view map"
+        """What a model is shown: its runs' visual input unless a run chooses another (visual_inputs.py)."""
+
+        CAPTION_ONLY = "caption_only", "Scene caption (text only)"
+        TOP_VIEW_PLAIN = "top_view_plain", "Plain top-view map"
+        TOP_VIEW_SEMANTIC = "top_view_semantic", "Semantic top-view map"
+        MULTI_VIEW = "multi_view", "N camera views from around the room (config n_views)"
+        EGOCENTRIC = "egocentric", "N camera views turning at the room's centre (config n_views)"
+        POINT_CLOUD = "point_cloud", "The scan's points (xyz, rgb, instance)"
         IMAGE = "image", "The scene's images"
         VIDEO_FRAMES = "video_frames", "N frames sampled from each of the scene's videos"
 
     name = models.CharField(max_length=200, unique=True)
     adapter = models.CharField(max_length=30, choices=Adapter.choices)
     modality = models.CharField(
-        max_length=30, choices=Modality.choices, default=Modality.CAPTION, help_text="What the model is shown."
+        max_length=30, choices=Modality.choices, default=Modality.CAPTION_ONLY, help_text="What the model is shown."
     )
     withhold_stimulus = models.BooleanField(
         default=False, help_text="Vision-blind control: the same model and prompt with no image."
@@ -38,7 +44,8 @@ class ModelSpec(models.Model):
     config = models.JSONField(
         default=dict, blank=True,
         help_text="Adapter settings: endpoint, model, api_key_env, timeout_s, max_retries, latency_ms, "
-        "checkpoint, n_frames, frame_size; recorded outputs: benchmark, file, digest, outputs.",
+        "checkpoint, n_frames, frame_size, n_views; recorded outputs: benchmark, file, digest, outputs; point-cloud "
+        "models: class (module:Class), options (its keyword arguments).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -98,8 +105,9 @@ class Run(StatusTransitions, models.Model):
         Status.QUEUED: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
         Status.RUNNING: {Status.SCORING, Status.FAILED, Status.CANCELLED},
         Status.SCORING: {Status.FINISHED, Status.FAILED},
-        Status.CANCELLED: {Status.RUNNING},
-        Status.FAILED: {Status.RUNNING},
+        # back to queued when resuming must first render the view sets it is missing
+        Status.CANCELLED: {Status.RUNNING, Status.QUEUED},
+        Status.FAILED: {Status.RUNNING, Status.QUEUED},
     }
 
     model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
@@ -129,6 +137,10 @@ class Run(StatusTransitions, models.Model):
         ModelSpec, null=True, blank=True, on_delete=models.PROTECT, related_name="judged_runs",
         help_text="3DSRBench: an OpenAI-compatible model that reads the choice when the rules cannot.",
     )
+    visual_input = models.CharField(
+        max_length=30, help_text="What the model is shown, e.g. top_view_plain, multi_view:4, point_cloud "
+        "(visual_inputs.py); the model's modality unless the launch chose another.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     batch_size = models.PositiveIntegerField(default=8)
     total = models.PositiveIntegerField(default=0, help_text="Predictions expected: item variants x repeats.")
@@ -157,6 +169,7 @@ class Prediction(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="predictions")
     variant = models.CharField(max_length=30, default="", blank=True, help_text="Protocol variant, e.g. 'flip'.")
     repeat = models.PositiveIntegerField(default=0)
+    visual_input = models.CharField(max_length=30, help_text="What the model was shown (the run's visual input).")
     prompt_sha256 = models.CharField(max_length=64, blank=True, help_text="Hash of the exact prompt sent.")
     output = models.TextField(blank=True, help_text="The raw model output.")
     error = models.TextField(blank=True, help_text="Why inference failed for this item (the run goes on).")

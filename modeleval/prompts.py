@@ -8,17 +8,24 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from benchmarks import protocols
-from benchmarks.material.video import sample_frames
 from benchmarks.models import Item
 from benchmarks.protocols import VANILLA, Variant
 
+from . import visual_inputs
 from .models import ModelSpec, PromptTemplate
+from .visual_inputs import PointCloudInput, VisualInput
 
-# Hypo3D Fig. 11: only the sentence that introduces the scene differs between model kinds.
+# Hypo3D Fig. 11: only the sentence that introduces the scene differs between model kinds (the
+# camera-view and point-cloud sentences follow its pattern, saying what the images or points are).
 HYPO3D_SCENE_INTRO = {
-    "caption": "Given a 3D scene description, mentally match it with the specified orientation.",
-    "topview_plain": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
-    "topview_semantic": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
+    "caption_only": "Given a 3D scene description, mentally match it with the specified orientation.",
+    "top_view_plain": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
+    "top_view_semantic": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
+    "multi_view": "Given camera views of a 3D scene, each taken from a different place around the room and "
+                  "looking at its centre, mentally rotate the scene to align with the orientation.",
+    "egocentric": "Given camera views of a 3D scene, taken from its centre while turning a full circle in equal "
+                  "steps, mentally rotate the scene to align with the orientation.",
+    "point_cloud": "Given a 3D point cloud of a scene, mentally rotate the scene to align with the orientation.",
 }
 # M3-Verse Fig. 19: the frames come first, before-state frames then after-state frames.
 M3VERSE_SCENE_INTRO = {
@@ -74,11 +81,13 @@ M3VERSE_ANSWER_COUNT = {
 
 @dataclass
 class InferenceRequest:
-    """What one model call receives: the exact prompt, images as PNG/JPEG bytes, the choices in the
-    order shown, and the protocol variant (benchmarks.protocols) they come from."""
+    """What one model call receives: the exact prompt, images as PNG/JPEG bytes (or a scan's points
+    for a point-cloud input), the choices in the order shown, and the protocol variant
+    (benchmarks.protocols) they come from."""
 
     prompt: str
     images: list[bytes] = field(default_factory=list)
+    point_cloud: PointCloudInput | None = None
     choices: list[str] = field(default_factory=list)
     variant: str = ""
     # Provider parameters of the run (Run.settings): temperature, max_tokens, reasoning_effort, thinking_budget.
@@ -106,14 +115,16 @@ def lettered(choices: list[str]) -> str:
     return "\n".join(f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(choices))
 
 
-def render_prompt(template: PromptTemplate, item: Item, modality: str, choices: list[str] | None = None) -> str:
-    """The template filled for this item; `choices` are the options in the order shown (default: as stored)."""
+def render_prompt(template: PromptTemplate, item: Item, kind: str, choices: list[str] | None = None) -> str:
+    """The template filled for this item shown the visual input `kind` (its scene intro says what the
+    model is given); `choices` are the options in the order shown (default: as stored)."""
     scene = item.scene
     frames = " ".join(frame.text for frame in scene.world_frames.all()) if scene else ""
-    scene_text = f"\n\nScene description: {scene.caption}" if modality == "caption" and scene else ""
+    caption_only = kind == ModelSpec.Modality.CAPTION_ONLY
+    scene_text = f"\n\nScene description: {scene.caption}" if caption_only and scene else ""
     choices = lettered(item.choices if choices is None else choices)
     return template.text.format(
-        scene_intro=template.scene_intro.get(modality, ""),
+        scene_intro=template.scene_intro.get(kind, ""),
         scene_text=scene_text,
         world_frame=frames,
         change=item.change.text if item.change else "",
@@ -121,37 +132,6 @@ def render_prompt(template: PromptTemplate, item: Item, modality: str, choices: 
         choices=choices,
         answer_count=M3VERSE_ANSWER_COUNT.get(item.answer_format, ""),
     )
-
-
-def stimulus_images(model: ModelSpec, item: Item, flip: bool = False) -> list[bytes]:
-    """The images the model is shown for this item (none for text-only or vision-blind models);
-    mirrored for a flipped variant or an imported `-flip` row (the stored twin when the import made one)."""
-    if model.withhold_stimulus or model.modality == ModelSpec.Modality.CAPTION or item.scene is None:
-        return []
-    if model.modality == ModelSpec.Modality.VIDEO_FRAMES:
-        n = int(model.config.get("n_frames", 8))
-        size = tuple(model.config.get("frame_size", (448, 448)))
-        videos = item.scene.assets.filter(role="video").order_by("id")  # before, then after
-        if not videos:
-            raise LookupError(f"scene {item.scene.external_id} has no video")
-        frames = []
-        for video in videos:
-            with video.file.open("rb") as handle:
-                frames += sample_frames(handle.read(), n, size)
-        return [protocols.mirror_image(frame) for frame in frames] if flip else frames
-    # The latest map of a top-view modality; every image of the scene for `image`.
-    assets = item.scene.assets.filter(role=model.modality)
-    assets = list(assets.order_by("id") if model.modality == ModelSpec.Modality.IMAGE else assets.order_by("-id")[:1])
-    if not assets:
-        raise LookupError(f"scene {item.scene.external_id} has no {model.modality} asset")
-    images = []
-    for asset in assets:
-        if flip:
-            images.append(protocols.flipped_image_bytes(asset))
-            continue
-        with asset.file.open("rb") as handle:
-            images.append(handle.read())
-    return images
 
 
 def with_examples(prompt: str, examples: list[dict] | None) -> str:
@@ -177,18 +157,23 @@ def template_for(run, item: Item) -> PromptTemplate | None:
 
 def build_request(
     model: ModelSpec, template: PromptTemplate | None, item: Item, variant: Variant = VANILLA,
-    examples: list[dict] | None = None, params: dict | None = None,
+    examples: list[dict] | None = None, params: dict | None = None, visual_input: str = "",
 ) -> InferenceRequest:
     """The prompt and stimulus of one item under one protocol variant (rotated options, mirrored image),
-    after the run's in-context examples, with the run's provider parameters."""
+    after the run's in-context examples, with the run's provider parameters, shown the run's visual
+    input (default: the model's modality)."""
+    shown = VisualInput.parse(visual_input or visual_inputs.model_default(model))
     choices = protocols.shown_choices(item.choices, variant)
     if template:
-        prompt = render_prompt(template, item, model.modality, choices)
+        prompt = render_prompt(template, item, shown.kind, choices)
     elif choices:
         prompt = f"{item.question}\n{lettered(choices)}\n{CHOICE_TAIL}"
     else:
         prompt = item.question
     prompt = with_examples(prompt, examples)
     mirrored = protocols.shows_mirrored(item.tags, variant)
-    return InferenceRequest(prompt=prompt, images=stimulus_images(model, item, mirrored), choices=choices,
-                            variant=variant.name, params=dict(params or {}))
+    points = None
+    if shown.kind == ModelSpec.Modality.POINT_CLOUD and item.scene is not None and not model.withhold_stimulus:
+        points = visual_inputs.point_cloud(item.scene)
+    return InferenceRequest(prompt=prompt, images=visual_inputs.images(shown, model, item, mirrored),
+                            point_cloud=points, choices=choices, variant=variant.name, params=dict(params or {}))

@@ -1,19 +1,21 @@
 """What a run is launched with, each part checked before the run is created: the protocol's variants
 of each item (rotated options, mirrored image), a tag subset of the items, a prompt template per tag
-value, provider parameters, in-context examples and a judge model. A bad part is a DomainError naming
-its field."""
+value, provider parameters, in-context examples, a judge model and the visual input. A bad part is a
+DomainError naming its field."""
 
 import re
 
 from benchmarks import protocols
-from benchmarks.models import Benchmark
+from benchmarks.models import AssetRole, Benchmark, Scene
 from benchmarks.protocols import Protocol, Variant
 from core.errors import DomainError
 from core.validation import whole_number
 
 from . import secrets as model_secrets
+from . import visual_inputs
 from .models import ModelSpec
 from .prompts import latest_template
+from .visual_inputs import VisualInput
 
 
 def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
@@ -25,10 +27,10 @@ def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
 _OPTIONS_IN_QUESTION = re.compile(r"\(A\)")
 
 
-def check_protocol(protocol: Protocol, model: ModelSpec, items: list[tuple]) -> None:
-    """Refuse a protocol the items or the model cannot carry, naming what is wrong."""
-    if protocol.flip and model.modality == ModelSpec.Modality.CAPTION:
-        raise DomainError("Flipped images need a model that is shown images, not a caption.", field="protocol")
+def check_protocol(protocol: Protocol, shown: VisualInput, items: list[tuple]) -> None:
+    """Refuse a protocol the items or the visual input cannot carry, naming what is wrong."""
+    if protocol.flip and shown.kind not in visual_inputs.IMAGE_KINDS:
+        raise DomainError(f"Flipped images need a model that is shown images, not {shown}.", field="protocol")
     for pk, question, choices, answers, tags in items:
         if protocol.circular and choices and _OPTIONS_IN_QUESTION.search(question):
             raise DomainError(f"Item #{pk} lists its options inside the question, so they cannot be rotated.",
@@ -144,3 +146,29 @@ def checked_judge(judge_model, benchmark: Benchmark) -> ModelSpec | None:
     model_secrets.check_model_config(judge.adapter, judge.config)
     return judge
 
+
+IMAGE_TEXT_ADAPTERS = (ModelSpec.Adapter.OPENAI_COMPATIBLE, ModelSpec.Adapter.HF_LOCAL)
+
+
+def checked_visual_input(value, model: ModelSpec, benchmark: Benchmark, scene_ids) -> VisualInput:
+    """The run's visual input (default: the model's modality), refused when the benchmark's family,
+    the model's adapter or a scene of the run (`scene_ids`) cannot serve it."""
+    try:
+        shown = VisualInput.parse(value or visual_inputs.model_default(model))
+    except ValueError as error:
+        raise DomainError(str(error), field="visual_input") from None
+    if shown.kind in visual_inputs.SCAN_KINDS and benchmark.family not in visual_inputs.SCAN_FAMILIES:
+        raise DomainError(f"{shown} is made from 3D scans; {benchmark.get_family_display()} scenes are not scans.",
+                          field="visual_input")
+    if model.adapter == ModelSpec.Adapter.POINT_CLOUD_PYTHON and shown.kind != ModelSpec.Modality.POINT_CLOUD:
+        raise DomainError(f"{model.name} is a point-cloud model: it is shown point_cloud, not {shown}.",
+                          field="visual_input")
+    if model.adapter in IMAGE_TEXT_ADAPTERS and shown.kind == ModelSpec.Modality.POINT_CLOUD:
+        raise DomainError(f"{model.name} reads text and images, not a point cloud: choose a point-cloud model.",
+                          field="visual_input")
+    if shown.is_rendered or shown.kind == ModelSpec.Modality.POINT_CLOUD:
+        unscanned = (Scene.objects.filter(pk__in=scene_ids).exclude(assets__role=AssetRole.POINT_CLOUD)
+                     .values_list("external_id", flat=True).first())
+        if unscanned is not None:
+            raise DomainError(f"Scene {unscanned} has no scan to show as {shown}.", field="visual_input")
+    return shown

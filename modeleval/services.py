@@ -3,12 +3,18 @@ record one prediction per (run, item, variant, repeat), push progress, then scor
 be cancelled and resumed; resuming infers only what is missing. Outputs produced elsewhere are
 scored from their files, or recorded as a model whose runs replay them.
 
-What a launch may ask for is checked in run_options.py, prediction files are read in
-prediction_files.py, a 3DSRBench judge is asked in judge.py, tasks are sent through dispatch.py."""
+A run shown camera views (`multi_view:N`, `egocentric:N`) waits queued while the default queue
+renders the view sets its scenes are missing, one task per scene; the last one rendered sends the
+batches, so a GPU worker only reads stored PNGs.
+
+What a launch may ask for is checked in run_options.py, what a model is shown in visual_inputs.py,
+prediction files are read in prediction_files.py, a 3DSRBench judge is asked in judge.py, tasks are
+sent through dispatch.py."""
 
 import hashlib
 import json
 import time
+from collections import Counter
 from datetime import timedelta
 
 from django.db import transaction
@@ -17,7 +23,9 @@ from django.utils import timezone
 
 import scoring
 from benchmarks import protocols
-from benchmarks.models import Benchmark, Item
+from benchmarks.material import renders
+from benchmarks.material.scans import ScanError
+from benchmarks.models import Asset, AssetRole, Benchmark, Item, Scene
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from core.broadcast import send_to_group
@@ -42,6 +50,7 @@ from .prediction_files import (
 )
 from .prompts import InferenceRequest, build_request, latest_template, template_for
 from .run_options import item_variants
+from .visual_inputs import VisualInput
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
 MAX_REPEATS = 10
@@ -55,12 +64,14 @@ def ensure_baseline_model() -> ModelSpec:
 
 
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
-               protocol=None, subset=None, prompts=None, settings=None, examples=None, judge_model=None) -> Run:
+               protocol=None, subset=None, prompts=None, settings=None, examples=None, judge_model=None,
+               visual_input=None) -> Run:
     """A run of the model over the benchmark's approved items (or those of `subset`, by tags): one
     prediction per item, protocol variant (benchmarks.protocols: rotated options, mirrored image) and
     repeat. `prompts` names a template per tag value (Spatial457's per-level prompts), `settings` the
     provider parameters, `examples` in-context examples, `judge_model` the model reading 3DSRBench
-    choices the rules cannot; all are recorded on the run."""
+    choices the rules cannot, `visual_input` what the model is shown (default: its modality); all are
+    recorded on the run."""
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
@@ -87,7 +98,9 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
         if subset:
             raise DomainError("No approved item of this benchmark is in the subset.", field="subset")
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
-    run_options.check_protocol(protocol, model, rows)
+    shown = run_options.checked_visual_input(visual_input, model, benchmark,
+                                             approved.values_list("scene_id", flat=True))
+    run_options.check_protocol(protocol, shown, rows)
     run_options.check_imported_variants(protocol, approved)
     items = [pk for pk, *_ in rows]
     variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
@@ -96,32 +109,81 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
             model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
             prompt_template=template, total=variant_count * repeats, protocol=protocol.as_data(),
             subset=subset, prompt_templates=prompts, settings=settings, examples=examples, judge_model=judge,
+            visual_input=str(shown),
         )
         run.items.set(items)
+        _start(run, items)
+    return run
+
+
+def _start(run: Run, item_ids: list[int]) -> None:
+    """Put the (locked or new) run to work: queued while its missing view sets are rendered, else
+    running with its batches sent."""
+    unrendered = _unrendered_scenes(run)
+    if not unrendered:
         run.move_to(Run.Status.RUNNING)
         run.save(update_fields=["status"])
-        _enqueue_batches(run, items)
-    return run
+        _enqueue_batches(run, item_ids)
+        return
+    if run.status != Run.Status.QUEUED:
+        run.move_to(Run.Status.QUEUED)
+        run.save(update_fields=["status"])
+    _send_on_commit(run, lambda: [dispatch.send_render(run.pk, scene_id) for scene_id in unrendered])
+
+
+def _unrendered_scenes(run: Run) -> list[int]:
+    """The run's scenes without a whole stored view set of its visual input (none unless it is one)."""
+    shown = VisualInput.parse(run.visual_input)
+    if not shown.is_rendered:
+        return []
+    scene_ids = sorted(set(run.items.exclude(scene=None).values_list("scene_id", flat=True)))
+    rendered = Counter(Asset.objects.filter(scene_id__in=scene_ids, role=AssetRole.RENDER, meta__set=str(shown))
+                       .values_list("scene_id", flat=True))
+    return [pk for pk in scene_ids if rendered[pk] != shown.views]
+
+
+def render_views(run_id: int, scene_id: int) -> None:
+    """One scene's view set for a queued run (a default-queue task; `renders.view_set` renders a set
+    once, so a retry or another run's task costs nothing). The last set rendered starts inference; a
+    scan that cannot be rendered fails the run."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None or run.status != Run.Status.QUEUED:
+        return
+    try:
+        renders.view_set(Scene.objects.get(pk=scene_id), run.visual_input)
+    except (renders.RenderError, ScanError, Scene.DoesNotExist):
+        _fail_to_start(run_id)
+        raise
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        if run.status == Run.Status.QUEUED and not _unrendered_scenes(run):
+            _start(run, _incomplete_items(run))
+
+
+def _fail_to_start(run_id: int) -> None:
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        if run.status in (Run.Status.QUEUED, Run.Status.RUNNING):
+            run.move_to(Run.Status.FAILED)
+            run.save(update_fields=["status"])
 
 
 def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
     size = run.batch_size
     batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
+    _send_on_commit(run, lambda: [dispatch.send_batch(run.pk, batch) for batch in batches])
 
+
+def _send_on_commit(run: Run, send_all) -> None:
     def send():
         from kombu.exceptions import OperationalError
 
         try:
-            for batch in batches:
-                dispatch.send_batch(run.pk, batch)
+            send_all()
         except OperationalError:
-            # The broker is down: no batch may be waited for that was never sent. The run fails (it can
+            # The broker is down: no task may be waited for that was never sent. The run fails (it can
             # be resumed: only missing predictions are inferred) and the caller answers 503 (core/api.py).
-            with transaction.atomic():
-                failed = Run.objects.select_for_update().get(pk=run.pk)
-                if failed.status == Run.Status.RUNNING:
-                    failed.move_to(Run.Status.FAILED)
-                    failed.save(update_fields=["status"])
+            _fail_to_start(run.pk)
             raise
 
     transaction.on_commit(send)
@@ -146,9 +208,7 @@ def resume_run(run_id) -> Run:
     if run.status not in (Run.Status.CANCELLED, Run.Status.FAILED):
         raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
     model_secrets.check_model_config(run.model.adapter, run.model.config)
-    run.move_to(Run.Status.RUNNING)
-    run.save(update_fields=["status"])
-    _enqueue_batches(run, _incomplete_items(run))
+    _start(run, _incomplete_items(run))
     return run
 
 
@@ -231,12 +291,18 @@ def _flush(predictions: list[Prediction], on_write=None) -> int:
 def _request(adapter, run: Run, item: Item, variant: Variant) -> InferenceRequest:
     """The prompt and stimulus; an adapter that reads no prompt (recorded outputs) gets the options only."""
     if getattr(adapter, "reads_prompts", True):
-        return build_request(run.model, template_for(run, item), item, variant, run.examples, run.settings)
+        return build_request(run.model, template_for(run, item), item, variant, run.examples, run.settings,
+                             run.visual_input)
     return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
 
 
+def _prediction(run: Run, item: Item, variant: Variant, repeat: int, **fields) -> Prediction:
+    return Prediction(run=run, item=item, variant=variant.name, repeat=repeat, visual_input=run.visual_input,
+                      **fields)
+
+
 def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
-    prediction = Prediction(run=run, item=item, variant=variant.name, repeat=repeat)
+    prediction = _prediction(run, item, variant, repeat)
     started = time.monotonic()
     try:
         request = _request(adapter, run, item, variant)
@@ -255,10 +321,9 @@ def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> 
     for item, variant, repeat in work:
         try:
             ready.append((item, variant, repeat, build_request(run.model, template_for(run, item), item, variant,
-                                                               run.examples, run.settings)))
+                                                               run.examples, run.settings, run.visual_input)))
         except Exception as exc:  # a missing stimulus fails this item only
-            failed.append(Prediction(run=run, item=item, variant=variant.name, repeat=repeat,
-                                     error=f"{type(exc).__name__}: {exc}"))
+            failed.append(_prediction(run, item, variant, repeat, error=f"{type(exc).__name__}: {exc}"))
     if not ready:
         return failed
     started = time.monotonic()
@@ -268,8 +333,8 @@ def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> 
         return failed + [_predict(adapter, run, item, variant, repeat) for item, variant, repeat, _ in ready]
     latency = int((time.monotonic() - started) * 1000 / len(ready))
     return failed + [
-        Prediction(run=run, item=item, variant=variant.name, repeat=repeat, prompt_sha256=request.prompt_sha256,
-                   output=output, latency_ms=latency)
+        _prediction(run, item, variant, repeat, prompt_sha256=request.prompt_sha256, output=output,
+                    latency_ms=latency)
         for (item, variant, repeat, request), output in zip(ready, outputs, strict=True)
     ]
 
@@ -478,7 +543,7 @@ def register_recorded_outputs(benchmark: Benchmark, name: str, recorded: Recorde
     model = model or ModelSpec(name=name, adapter=ModelSpec.Adapter.RECORDED_OUTPUTS)
     model.family = benchmark.family
     # flipped variants are images; run_options.check_protocol refuses them for a caption model
-    model.modality = ModelSpec.Modality.IMAGE if recorded.protocol.flip else ModelSpec.Modality.CAPTION
+    model.modality = ModelSpec.Modality.IMAGE if recorded.protocol.flip else ModelSpec.Modality.CAPTION_ONLY
     ordered = sorted(recorded.outputs.items())
     digest = hashlib.sha256(json.dumps(ordered, ensure_ascii=False).encode()).hexdigest()
     model.config = {"benchmark": benchmark.slug, "file": source, "outputs": len(ordered), "digest": digest}

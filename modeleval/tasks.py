@@ -13,6 +13,11 @@ def infer_batch(self, run_id: int, item_ids: list[int]) -> int:
         return services.infer_items(run_id, item_ids, on_write=batch.progress)
 
 
+@shared_task(name="modeleval.tasks.render_views")
+def render_views(run_id: int, scene_id: int) -> None:
+    services.render_views(run_id, scene_id)
+
+
 @shared_task(name="modeleval.tasks.score_run")
 def score_run(run_id: int) -> None:
     services.score_run(run_id)

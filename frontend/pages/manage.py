@@ -17,11 +17,12 @@ from core.idempotency import new_form_key, once_per_form
 from humaneval.models import Study
 from humaneval.services import design as humaneval_design
 from modeleval import services as modeleval_services
+from modeleval import visual_inputs
 from modeleval.models import ModelSpec, Run
 from results import services as results_services
-from scoring.tables import csv_rows, latex_table
 from review import pipeline
 from review.models import PipelineStage
+from scoring.tables import csv_rows, latex_table
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
@@ -39,16 +40,17 @@ def _manage_context(benchmark, **extra):
                            .select_related("change")),
         "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
         "models": ModelSpec.objects.all(),
+        "visual_inputs": visual_inputs.names(),
         "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
         "releases": Release.objects.filter(benchmark=benchmark),
         "scenes": benchmark.scenes.order_by("external_id"),
         "asset_roles": AssetRole.choices,
-        **extra,
-    }
         "stages": [{"stage": stage, "params": json.dumps(stage.params, ensure_ascii=False)}
                    for stage in pipeline.stages_of(benchmark)],
         "stage_kinds": PipelineStage.Kind.choices,
         "pipeline_data": {"slug": benchmark.slug, "examples": pipeline.param_examples(benchmark)},
+        **extra,
+    }
 
 
 def _form_error(request, benchmark, form: str, exc: DomainError, **extra):
@@ -96,6 +98,7 @@ def _launch_run(request, slug):
             request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8),
             repeats=request.POST.get("repeats", 1), condition=request.POST.get("condition") or "main",
             protocol={"circular": "circular" in request.POST, "flip": "flip" in request.POST},
+            visual_input=request.POST.get("visual_input", ""),
         )
     except DomainError as exc:
         return _form_error(request, benchmark, "run", exc)

@@ -20,7 +20,7 @@ from humaneval.models import SessionItem
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import start_session
 from humaneval.services.stimuli import question_as_shown, shown_choices
-from modeleval import prompts
+from modeleval import prompts, visual_inputs
 from modeleval.models import ModelSpec
 from modeleval.prompts import build_request, latest_template
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
@@ -111,8 +111,9 @@ def hypo3d_item():
                        answers=["a potted fern"])
 
 
-@pytest.mark.parametrize("modality", ["topview_plain", "topview_semantic"])
-def test_hypo3d_evaluator_sees_world_frame_change_question_and_the_models_map(client, hypo3d_item, modality):
+@pytest.mark.parametrize(("modality", "map_url"), [("top_view_plain", "topview_plain_url"),
+                                                  ("top_view_semantic", "topview_semantic_url")])
+def test_hypo3d_evaluator_sees_world_frame_change_question_and_the_models_map(client, hypo3d_item, modality, map_url):
     request = build_request(model(modality), latest_template("hypo3d"), hypo3d_item)
     [(human, _)] = evaluator_items(client, hypo3d_item)
 
@@ -131,7 +132,7 @@ def test_hypo3d_evaluator_sees_world_frame_change_question_and_the_models_map(cl
     assert f"Question: {human['question']}\n" in request.prompt
     assert human["answer_hint"] and human["answer_hint"] in request.prompt
     # The map the model is shown is the map the evaluator's top view shows.
-    assert request.images == [served(client, human["scene"][f"{modality}_url"])]
+    assert request.images == [served(client, human["scene"][map_url])]
     assert_no_gold(human, "a potted fern")
 
 
@@ -260,7 +261,7 @@ def test_m3verse_evaluator_sees_before_and_after_as_the_model_orders_them(
                        question="What changed between the two videos?", answers=answers,
                        choices=["the cup moved", "the lamp turned on", "the door opened"])
     # Each video stands for its frames: the model's images are its videos' bytes, in the order it reads them.
-    monkeypatch.setattr(prompts, "sample_frames", lambda data, n, size: [data])
+    monkeypatch.setattr(visual_inputs, "sample_frames", lambda data, n, size: [data])
     request = build_request(model("video_frames"), latest_template("m3verse"), item)
     [(human, entry)] = evaluator_items(client, item, shuffle_choices=False)
     assert_question_and_options(human, request)

@@ -65,7 +65,7 @@ def approved_items(n=2):
 
 
 def model_payload(**config):
-    return {"name": "hosted", "adapter": "openai_compatible", "modality": "caption",
+    return {"name": "hosted", "adapter": "openai_compatible", "modality": "caption_only",
             "config": {"endpoint": "https://api.example.org/v1", "model": "m", **config}}
 
 
@@ -121,7 +121,7 @@ def test_with_no_allow_list_any_http_host_will_do(settings):
 @pytest.mark.django_db
 def test_the_admin_form_refuses_the_same(settings, client):
     settings.MODEL_ENDPOINT_ALLOW = ["api.example.org"]
-    fields = {"name": "hosted", "adapter": "openai_compatible", "modality": "caption", "seed": 0,
+    fields = {"name": "hosted", "adapter": "openai_compatible", "modality": "caption_only", "seed": 0,
               "max_new_tokens": 128, "temperature": 0.0, "family": ""}
     secret = ModelSpecForm(data={**fields, "config": json.dumps(
         {"endpoint": "https://api.example.org/v1", "api_key_env": "SECRET_KEY"})})

@@ -25,7 +25,7 @@ def test_every_family_has_a_versioned_main_template(family):
 
 def test_3dsrbench_lists_the_options_with_letters_in_the_order_shown():
     item = choice_item("3dsrbench")
-    model = ModelSpec(name="blind", adapter=ModelSpec.Adapter.RANDOM_BASELINE, modality=ModelSpec.Modality.CAPTION)
+    model = ModelSpec(name="blind", adapter=ModelSpec.Adapter.RANDOM_BASELINE, modality=ModelSpec.Modality.CAPTION_ONLY)
     prompt = build_request(model, latest_template("3dsrbench"), item).prompt
     assert "Question: Which object is closer to the camera?\nOptions:\nA. the red car\nB. the blue bus\n" in prompt
 
@@ -33,7 +33,7 @@ def test_3dsrbench_lists_the_options_with_letters_in_the_order_shown():
 @pytest.mark.parametrize("family", ["causalspatial", "spatial457"])
 def test_json_answer_families_ask_for_reasoning_and_answer_keys(family):
     item = choice_item(family, question="Will the ball hit the vase? (A) Yes (B) No (C) Not sure")
-    model = ModelSpec(name="blind", adapter=ModelSpec.Adapter.RANDOM_BASELINE, modality=ModelSpec.Modality.CAPTION)
+    model = ModelSpec(name="blind", adapter=ModelSpec.Adapter.RANDOM_BASELINE, modality=ModelSpec.Modality.CAPTION_ONLY)
     prompt = build_request(model, latest_template(family), item).prompt
     assert "'Reasoning': '<reasoning>'" in prompt and "'Answer':" in prompt
     assert "Will the ball hit the vase? (A) Yes (B) No (C) Not sure" in prompt
@@ -46,7 +46,7 @@ def test_json_answer_families_ask_for_reasoning_and_answer_keys(family):
 def test_m3verse_states_whether_one_or_several_options_are_correct(answer_format, statement):
     item = choice_item("m3verse", answer_format, choices=["the cup moved", "the lamp turned on", "nothing"])
     model = ModelSpec(name="frames", adapter=ModelSpec.Adapter.RANDOM_BASELINE,
-                      modality=ModelSpec.Modality.CAPTION)
+                      modality=ModelSpec.Modality.CAPTION_ONLY)
     prompt = build_request(model, latest_template("m3verse"), item).prompt
     assert prompt.endswith(statement) and prompt.count("correct option for this") + prompt.count(
         "correct options for this") == 1

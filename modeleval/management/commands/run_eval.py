@@ -59,6 +59,9 @@ class Command(BaseCommand):
                             help="In-context examples: a JSON list of {question, answer}, put before each prompt.")
         parser.add_argument("--judge", metavar="MODEL",
                             help="3DSRBench: a registered OpenAI-compatible model (name or id) reading choices.")
+        parser.add_argument("--visual-input", metavar="INPUT",
+                            help="What the model is shown (default: its modality): caption_only, top_view_plain, "
+                            "top_view_semantic, multi_view:N, egocentric:N, point_cloud, image, video_frames.")
         parser.add_argument("--timeout", type=float, default=3600, help="Seconds to wait for the run.")
 
     def handle(self, *args, **options):
@@ -147,7 +150,8 @@ class Command(BaseCommand):
         extra = self.run_options(options)
         try:
             run = services.launch_run(model.pk, benchmark, None, options["batch_size"], repeats,
-                                      options["condition"], protocol, **extra)
+                                      options["condition"], protocol, visual_input=options.get("visual_input"),
+                                      **extra)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         deadline = time.monotonic() + options["timeout"]

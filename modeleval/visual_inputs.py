@@ -1,0 +1,143 @@
+"""What a model is shown for an item: its visual input, named as Hypo3D's tables name them.
+
+`caption_only` (the scene caption in the prompt, no image), `top_view_plain` and `top_view_semantic`
+(the scene's latest top-view map), `multi_view:N` and `egocentric:N` (N camera views rendered from the
+scan, benchmarks/material/renders.py), `point_cloud` (the scan's points, for 3D-input models), `image`
+(every image of the scene) and `video_frames` (frames sampled from each of the scene's videos).
+
+A model's modality is its runs' input unless a run chooses another. Renders are made on the default
+queue before a run infers (modeleval.services); the GPU worker only reads the stored PNGs."""
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from benchmarks import protocols
+from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
+from benchmarks.material.scans import load_scene_points
+from benchmarks.material.video import sample_frames
+from benchmarks.models import AssetRole, Family, Item, Scene
+from benchmarks.services import scene_asset
+
+from .models import ModelSpec
+
+Kind = ModelSpec.Modality
+VIEW_SET_KINDS = frozenset(SET_KINDS)  # multi_view, egocentric: the ones that take a view count
+DEFAULT_VIEWS = 4
+# Inputs made from a 3D scan: only families whose scenes are scans can be shown them.
+SCAN_KINDS = frozenset({Kind.TOP_VIEW_PLAIN, Kind.TOP_VIEW_SEMANTIC, Kind.MULTI_VIEW, Kind.EGOCENTRIC,
+                        Kind.POINT_CLOUD})
+SCAN_FAMILIES = frozenset({Family.HYPO3D})
+# Inputs an image-taking model is given as pictures (a mirrored variant mirrors each).
+IMAGE_KINDS = frozenset(Kind) - {Kind.CAPTION_ONLY, Kind.POINT_CLOUD}
+TOP_VIEW_ROLES = {Kind.TOP_VIEW_PLAIN: AssetRole.TOPVIEW_PLAIN, Kind.TOP_VIEW_SEMANTIC: AssetRole.TOPVIEW_SEMANTIC}
+
+
+class VisualInput(NamedTuple):
+    kind: str
+    views: int = 0  # for multi_view and egocentric
+
+    @classmethod
+    def parse(cls, name: str) -> "VisualInput":
+        """`multi_view:4` -> VisualInput("multi_view", 4); ValueError saying what is accepted."""
+        kind, colon, count = str(name).partition(":")
+        if kind not in Kind.values:
+            raise ValueError(f"{name!r} is not a visual input; choose one of {', '.join(names())}.")
+        if kind not in VIEW_SET_KINDS:
+            if colon:
+                raise ValueError(f"{kind} takes no view count.")
+            return cls(kind)
+        if not count.isdigit() or not 1 <= int(count) <= MAX_VIEWS:
+            raise ValueError(f"{kind} takes a view count from 1 to {MAX_VIEWS}, e.g. {kind}:{DEFAULT_VIEWS}.")
+        return cls(kind, int(count))
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.views}" if self.kind in VIEW_SET_KINDS else self.kind
+
+    @property
+    def is_rendered(self) -> bool:
+        return self.kind in VIEW_SET_KINDS
+
+
+def names() -> list[str]:
+    return [f"{kind}:N" if kind in VIEW_SET_KINDS else kind for kind in Kind.values]
+
+
+def model_default(model: ModelSpec) -> str:
+    """The model's modality as a visual input (a view set's count from config `n_views`)."""
+    if model.modality in VIEW_SET_KINDS:
+        return f"{model.modality}:{(model.config or {}).get('n_views', DEFAULT_VIEWS)}"
+    return model.modality
+
+
+@dataclass(frozen=True)
+class PointCloudInput:
+    """A scene's scan for a 3D-input model, in the scene's aligned frame (metres, z up): one row per
+    point of `xyz` (float32, N x 3), `rgb` (uint8, N x 3) and `instance` (uint16, N; 0 = no object,
+    else a SceneObject's instance_id)."""
+
+    scene: str  # the scene's external id
+    xyz: np.ndarray
+    rgb: np.ndarray
+    instance: np.ndarray
+
+
+def point_cloud(scene: Scene) -> PointCloudInput:
+    asset = scene_asset(scene, AssetRole.POINT_CLOUD)
+    if asset is None:
+        raise LookupError(f"scene {scene.external_id} has no point cloud")
+    return _points_of(scene, asset.pk)
+
+
+# A batch's items mostly share a scene: its scan is read once (a 10M-point scan is 170 MB of arrays).
+@lru_cache(maxsize=2)
+def _points_of(scene: Scene, asset_id: int) -> PointCloudInput:
+    xyz, rgb, instance, _ = load_scene_points(scene)
+    return PointCloudInput(scene.external_id, np.asarray(xyz, np.float32), np.asarray(rgb, np.uint8),
+                           np.asarray(instance, np.uint16))
+
+
+def images(visual_input: VisualInput, model: ModelSpec, item: Item, flip: bool = False) -> list[bytes]:
+    """The pictures shown for this item (none for a text or point-cloud input, or a vision-blind
+    model); mirrored for a flipped variant or an imported `-flip` row (the stored twin when the
+    import made one)."""
+    if item.scene is None:
+        return []
+    return scene_images(visual_input, model, item.scene, flip)
+
+
+def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip: bool = False) -> list[bytes]:
+    """A scene's pictures for this input (what a run shows for its items, what drafting sends)."""
+    if model.withhold_stimulus or visual_input.kind not in IMAGE_KINDS:
+        return []
+    if visual_input.kind == Kind.VIDEO_FRAMES:
+        n = int(model.config.get("n_frames", 8))
+        size = tuple(model.config.get("frame_size", (448, 448)))
+        videos = scene.assets.filter(role=AssetRole.VIDEO).order_by("id")  # before, then after
+        if not videos:
+            raise LookupError(f"scene {scene.external_id} has no video")
+        frames = []
+        for video in videos:
+            with video.file.open("rb") as handle:
+                frames += sample_frames(handle.read(), n, size)
+        return [protocols.mirror_image(frame) for frame in frames] if flip else frames
+    if visual_input.is_rendered:
+        assets = stored_view_set(scene, str(visual_input))
+        if len(assets) != visual_input.views:  # rendered before inference; never rendered on a GPU worker
+            raise LookupError(f"scene {scene.external_id} has no {visual_input} renders")
+    elif visual_input.kind == Kind.IMAGE:
+        assets = list(scene.assets.filter(role=AssetRole.IMAGE).order_by("id"))
+    else:  # the latest map of a top view
+        assets = list(scene.assets.filter(role=TOP_VIEW_ROLES[visual_input.kind]).order_by("-id")[:1])
+    if not assets:
+        raise LookupError(f"scene {scene.external_id} has no {visual_input} asset")
+    pictures = []
+    for asset in assets:
+        if flip:
+            pictures.append(protocols.flipped_image_bytes(asset))
+            continue
+        with asset.file.open("rb") as handle:
+            pictures.append(handle.read())
+    return pictures
