@@ -175,3 +175,14 @@ def test_scan_inputs_are_refused_for_a_family_without_scans_and_for_a_scene_with
                                        "visual_input": "image"}, content_type="application/json")
     assert ok.status_code == 201
     assert client.get(f"/api/v1/runs/{ok.json()['run']}/").json()["visual_input"] == "image"
+
+
+def test_the_manage_page_run_form_chooses_the_visual_input(client, room_item):
+    client.force_login(UserFactory(role=roles.ADMIN))
+    url = f"/manage/{room_item.benchmark.slug}/"
+    assert b'<option value="multi_view:N">' in client.get(url).content
+    model = services.ensure_baseline_model()
+    bad = client.post(url + "runs/", {"model": model.pk, "visual_input": "multi_view:0"})
+    assert bad.status_code == 400 and b"visual_input: multi_view takes a view count" in bad.content
+    page = client.post(url + "runs/", {"model": model.pk, "visual_input": "top_view_semantic"})
+    assert page.status_code == 302 and Run.objects.get().visual_input == "top_view_semantic"
