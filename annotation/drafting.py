@@ -1,16 +1,20 @@
 """Model-drafted raw items: a prompt template filled with a scene's objects (and an approved change
-for questions) goes to a registered model; its JSON output becomes raw changes or draft items marked
-as model-made, which enter the same review queue as crowd work. One keyed DraftRequest per (template,
-model, scene, change), so a retried task never drafts twice."""
+for questions) goes to a registered model with the pictures the family's paper sent (Hypo3D: the
+semantic top-view map; M3-Verse: frames of the before and after videos); its JSON output becomes raw
+changes or draft items marked as model-made, which enter the same review queue as crowd work.
+Question drafts may come without answers (Hypo3D's Fig. 8/9 shape: questions keyed by change); a
+reviewer gives the answer when approving. One keyed DraftRequest per (template, model, scene,
+change), so a retried task never drafts twice."""
 
 import json
 import re
 
 from django.db import transaction
 
-from benchmarks.models import AnswerFormat, ContextChange, Item, Scene
+from benchmarks.models import AnswerFormat, ContextChange, Family, Item, Scene
 from core.errors import DomainError
 from modeleval import services as modeleval_services
+from modeleval.visual_inputs import Kind, VisualInput, scene_images
 from scoring.engine import get_family
 
 from .models import DraftingPrompt, DraftRequest
@@ -18,6 +22,8 @@ from .models import DraftingPrompt, DraftRequest
 JSON_BLOCK = re.compile(r"(\[.*\]|\{.*\})", re.DOTALL)
 NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", re.MULTILINE)
 HYPO3D = get_family("hypo3d")  # drafted questions are tagged with its fine and coarse question types
+# What each paper's drafting model was shown; other families draft from text alone.
+DRAFTING_INPUTS = {Family.HYPO3D: VisualInput(Kind.TOP_VIEW_SEMANTIC), Family.M3VERSE: VisualInput(Kind.VIDEO_FRAMES)}
 
 
 def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange | None) -> str:
@@ -30,9 +36,35 @@ def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange |
     return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template.text)
 
 
+def drafting_images(model, scene: Scene) -> list[bytes]:
+    """The pictures sent with a draft request for this scene; LookupError when the scene lacks them."""
+    shown = DRAFTING_INPUTS.get(scene.benchmark.family)
+    return scene_images(shown, model, scene) if shown else []
+
+
+def _questions(data) -> list[dict]:
+    """Question drafts from any of the accepted shapes: a list of {"question", "answer"?} or of
+    question strings, or a mapping from each change to such a list (Hypo3D's output keyed by change)."""
+    if isinstance(data, dict):
+        return [draft for value in data.values() for draft in _questions(value)]
+    drafts = []
+    for entry in data if isinstance(data, list) else []:
+        if isinstance(entry, str):
+            entry = {"question": entry}
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("question"), str) and entry["question"].strip():
+            answer = entry.get("answer")
+            drafts.append({"question": entry["question"].strip(),
+                           "answers": [str(answer).strip()] if answer not in (None, "") else []})
+        elif "questions" in entry:
+            drafts += _questions(entry["questions"])
+    return drafts
+
+
 def parse_output(text: str, target: str) -> list:
-    """Changes: a JSON list of strings (or {"changes": [...]}, or numbered lines). Questions: a JSON
-    list of {"question", "answer"} (or {"questions": [...]}). Anything else is refused."""
+    """Changes: a JSON list of strings (or {"changes": [...]}, or numbered lines). Questions: see
+    `_questions` (or {"questions": ...} around it); answers are optional. Anything else is refused."""
     match = JSON_BLOCK.search(text or "")
     data = None
     if match:
@@ -40,18 +72,16 @@ def parse_output(text: str, target: str) -> list:
             data = json.loads(match.group(1))
         except json.JSONDecodeError:
             data = None
-    if isinstance(data, dict):
-        data = data.get(target)
+    if isinstance(data, dict) and target in data:
+        data = data[target]
     if target == DraftingPrompt.Target.CHANGES:
+        if isinstance(data, dict):
+            data = None
         if data is None:
             data = NUMBERED_LINE.findall(text or "")
         drafts = [d.strip() for d in data or [] if isinstance(d, str) and d.strip()]
     else:
-        drafts = [
-            {"question": d["question"].strip(), "answer": str(d["answer"]).strip()}
-            for d in data or []
-            if isinstance(d, dict) and isinstance(d.get("question"), str) and d.get("answer") not in (None, "")
-        ]
+        drafts = _questions(data)
     if not drafts:
         raise DomainError(f"The model's output holds no {target} in the expected JSON form.", field="output")
     return drafts
@@ -83,13 +113,14 @@ def request_drafts(template: DraftingPrompt, model, scenes=(), changes=()) -> li
 
 def run_draft_request(request_id: int) -> DraftRequest:
     """Call the model once and write its drafts; a request already done is left as it is."""
-    request = DraftRequest.objects.select_related("template", "model", "scene", "change").get(pk=request_id)
+    request = DraftRequest.objects.select_related("template", "model", "scene__benchmark",
+                                                                 "change").get(pk=request_id)
     if request.status == DraftRequest.Status.DONE:
         return request
     template = request.template
     prompt = build_prompt(template, request.scene, request.change)
     try:
-        output = modeleval_services.complete(request.model, prompt)
+        output = modeleval_services.complete(request.model, prompt, drafting_images(request.model, request.scene))
         drafts = parse_output(output, template.target)
     except Exception as exc:  # the endpoint or the output failed: record it for the admin, write nothing
         DraftRequest.objects.filter(pk=request.pk).update(status=DraftRequest.Status.FAILED, prompt=prompt,
@@ -113,7 +144,7 @@ def run_draft_request(request_id: int) -> DraftRequest:
             change = request.change
             rows = Item.objects.bulk_create([
                 Item(benchmark=request.scene.benchmark, scene=request.scene, change=change,
-                     question=draft["question"], answers=[draft["answer"]], answer_format=AnswerFormat.OPEN,
+                     question=draft["question"], answers=draft["answers"], answer_format=AnswerFormat.OPEN,
                      provenance=provenance,
                      tags={"change_type": change.change_type, "fine_question_type": template.question_type,
                            "question_type": list(HYPO3D.fine_question_types.get(template.question_type, ()))})

@@ -38,7 +38,7 @@ from scoring.tables import breakdowns
 
 from . import dispatch, reads, run_options
 from . import secrets as model_secrets
-from .adapters import OpenAICompatible, load_adapter, model_settings_key
+from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
 from .judge import run_judge
 from .models import ModelSpec, Prediction, RecordedOutput, Run
 from .prediction_files import (
@@ -557,19 +557,25 @@ def register_recorded_outputs(benchmark: Benchmark, name: str, recorded: Recorde
     return model
 
 
-def complete(model: ModelSpec, prompt: str) -> str:
-    """One text prompt through a language model's adapter (for model-drafted raw items).
-    Only endpoint models write text; the baselines answer benchmark items, not prompts."""
+def complete(model: ModelSpec, prompt: str, images: list[bytes] = ()) -> str:
+    """One prompt, with pictures if given, through a language model's adapter (model-drafted raw
+    items, polishing, filters). Only endpoint and local checkpoints write text; the baselines answer
+    benchmark items, not prompts."""
     adapter = load_adapter(model.pk, model_settings_key(model), 0)
-    if not isinstance(adapter, OpenAICompatible):
-        raise DomainError("Drafting needs a language model (an OpenAI-compatible endpoint).", field="model")
-    return adapter.answer(InferenceRequest(prompt=prompt), item=None)
+    if not isinstance(adapter, OpenAICompatible | HFLocal):
+        raise DomainError("This needs a language model (an OpenAI-compatible endpoint or a local checkpoint).",
+                          field="model")
+    return adapter.answer(InferenceRequest(prompt=prompt, images=list(images)), item=None)
+
+
+TEXT_ADAPTERS = (ModelSpec.Adapter.OPENAI_COMPATIBLE, ModelSpec.Adapter.HF_LOCAL)
 
 
 def language_model(model_id) -> ModelSpec:
     """The registered model that writes text for another stage (polishing, drafting)."""
     model = ModelSpec.objects.filter(pk=model_id if str(model_id).isdigit() else None,
-                                     adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).first()
+                                     adapter__in=TEXT_ADAPTERS).first()
     if model is None:
-        raise DomainError("Choose a language model (an OpenAI-compatible endpoint).", field="model")
+        raise DomainError("Choose a language model (an OpenAI-compatible endpoint or a local checkpoint).",
+                          field="model")
     return model

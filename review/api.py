@@ -245,15 +245,23 @@ class EditItem(APIView):
         return Response(ReviewItemSerializer(item).data)
 
 
-class ApproveItem(APIView):
-    permission_classes = [IsReviewer]
-    serializer_class = VersionSerializer
+class ApproveItemSerializer(VersionSerializer):
+    answers = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False,
+                                    help_text="The answer, for an item drafted without one (or a corrected one).")
 
-    @extend_schema(request=VersionSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
+
+class ApproveItem(APIView):
+    """Approve; an item without an answer is a 400 unless `answers` gives it."""
+
+    permission_classes = [IsReviewer]
+    serializer_class = ApproveItemSerializer
+
+    @extend_schema(request=ApproveItemSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
     def post(self, request, pk):
-        data = VersionSerializer(data=request.data)
+        data = ApproveItemSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(ReviewItemSerializer(services.approve_item(pk, request.user, data.validated_data["version"])).data)
+        v = data.validated_data
+        return Response(ReviewItemSerializer(services.approve_item(pk, request.user, v["version"], v.get("answers"))).data)
 
 
 class RejectItem(APIView):
@@ -283,10 +291,13 @@ class FilterSerializer(VersionSerializer):
     action = serializers.ChoiceField(choices=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP])
     reason = serializers.CharField(allow_blank=True, required=False, default="")
     question = serializers.CharField(allow_blank=True, required=False)
+    answers = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False,
+                                    help_text="The answer, for a question drafted without one.")
 
 
 class FilterQuestion(APIView):
-    """Bulk filtering of drafted questions: keep (optionally edited) or drop with a reason."""
+    """Bulk filtering of drafted questions: keep (optionally edited, with the answer when it has
+    none) or drop with a reason."""
 
     permission_classes = [IsReviewer]
     serializer_class = FilterSerializer
@@ -296,7 +307,8 @@ class FilterQuestion(APIView):
         data = FilterSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        item = services.filter_question(pk, request.user, v["action"], v["version"], v["reason"], v.get("question"))
+        item = services.filter_question(pk, request.user, v["action"], v["version"], v["reason"], v.get("question"),
+                                        v.get("answers"))
         return Response(ReviewItemSerializer(item).data)
 
 
@@ -463,11 +475,11 @@ class StartPolishSerializer(serializers.Serializer):
 
 
 class PolishQueuedSerializer(serializers.Serializer):
-    queued = serializers.IntegerField(help_text="Changes queued.")
+    queued = serializers.IntegerField(help_text="Changes and items queued.")
 
 
 class StartPolish(APIView):
-    """Queue a grammar pass over a benchmark's approved changes (tasks of POLISH_BATCH changes)."""
+    """Queue a grammar pass over a benchmark's approved changes and items (tasks of POLISH_BATCH each)."""
 
     permission_classes = [IsAdmin]
     serializer_class = StartPolishSerializer

@@ -21,6 +21,12 @@ def send_polish(change_ids: list[int], model_id: int) -> None:
     polish_changes.delay(change_ids, model_id)
 
 
+def send_polish_items(item_ids: list[int], model_id: int) -> None:
+    from .tasks import polish_items
+
+    polish_items.delay(item_ids, model_id)
+
+
 def send_stage(job_id: int, stage_id: int, following=()) -> None:
     """A pipeline stage's job; `following` are the (job, stage) steps to send, in order, once it is done."""
     from .tasks import run_pipeline_stage

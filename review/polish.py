@@ -1,35 +1,54 @@
 """Optional grammar pass (Hypo3D polished the final texts after deduplication): a language model
-corrects each approved change of a benchmark through modeleval's adapter; the correction is stored
-as a new revision, which a reviewer accepts or reverts. Batches run as tasks on the default queue."""
+corrects each approved change, question and open answer of a benchmark through modeleval's adapter.
+A change's correction is a new revision that a reviewer accepts or reverts (a Polish); an item's is a
+new item revision noted POLISH_NOTE, which a reviewer sees in the item's history and edits back if
+need be. Batches run as tasks on the default queue."""
 
 from django.db import transaction
 from django.db.models import Max, Q
 
-from benchmarks.models import Benchmark, ContextChange
+from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
 from core.errors import DomainError, NotFound
 from modeleval import services as modeleval_services
 
 from . import dispatch, services
-from .models import ChangeRevision, Polish
+from .models import ChangeRevision, ItemRevision, Polish
 
-POLISH_BATCH = 50  # changes per task
-PROMPT = (
-    "Correct the grammar, spelling and punctuation of this description of a change to a 3D scene. "
+POLISH_BATCH = 50  # changes (or items) per task
+INSTRUCTION = (
+    "Correct the grammar, spelling and punctuation of this {what}. "
     "Keep its meaning, the objects and their positions; change nothing else. "
     "Reply with the corrected text only.\n\n{text}"
 )
+PROMPT = INSTRUCTION.replace("{what}", "description of a change to a 3D scene")
+QUESTION_PROMPT = INSTRUCTION.replace("{what}", "question about a 3D scene")
+ANSWER_PROMPT = INSTRUCTION.replace("{what}", "answer to a question about a 3D scene")
+POLISH_NOTE = "grammar pass"  # an item revision the pass wrote starts with it
+
+
+def _batches(ids: list[int]) -> list[list[int]]:
+    return [ids[i:i + POLISH_BATCH] for i in range(0, len(ids), POLISH_BATCH)]
 
 
 def start_polish(benchmark: Benchmark, model_id, created_by) -> int:
-    """Queue the approved changes of a benchmark in batches, once committed; returns how many."""
+    """Queue the approved changes and items of a benchmark in batches, once committed; returns how
+    many."""
     model = modeleval_services.language_model(model_id)
     change_ids = list(ContextChange.objects.filter(scene__benchmark=benchmark, status=ContextChange.Status.APPROVED)
                       .order_by("pk").values_list("pk", flat=True))
-    if not change_ids:
-        raise DomainError("This benchmark has no approved changes to polish.", field="benchmark")
-    batches = [change_ids[i:i + POLISH_BATCH] for i in range(0, len(change_ids), POLISH_BATCH)]
-    transaction.on_commit(lambda: [dispatch.send_polish(batch, model.pk) for batch in batches])
-    return len(change_ids)
+    item_ids = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
+                    .order_by("pk").values_list("pk", flat=True))
+    if not change_ids and not item_ids:
+        raise DomainError("This benchmark has no approved changes or questions to polish.", field="benchmark")
+
+    def send():
+        for batch in _batches(change_ids):
+            dispatch.send_polish(batch, model.pk)
+        for batch in _batches(item_ids):
+            dispatch.send_polish_items(batch, model.pk)
+
+    transaction.on_commit(send)
+    return len(change_ids) + len(item_ids)
 
 
 def _current_number(change: ContextChange) -> int:
@@ -74,6 +93,47 @@ def polish_changes(change_ids: list[int], model_id: int) -> int:
                 locked.refined_text = text
                 services.bump_change(locked, ["refined_text"])
             polish.save()
+            polished += 1
+    return polished
+
+
+def _item_already_polished(item: Item) -> bool:
+    """The item's current content was written by the pass, or is a text the pass polished before (a
+    reviewer edited it back): asking the model again would only repeat itself."""
+    revisions = {r.number: r for r in ItemRevision.objects.filter(item=item)}
+    latest = revisions.get(max(revisions, default=0))
+    if latest is not None and latest.note.startswith(POLISH_NOTE):
+        return True
+    current = (item.question, item.answers)
+    return any(r.note.startswith(POLISH_NOTE) and number - 1 in revisions
+               and (revisions[number - 1].question, revisions[number - 1].answers) == current
+               for number, r in revisions.items())
+
+
+def _polished(model, prompt: str, text: str) -> str:
+    """The model's correction of one text, or the text itself when the correction is implausible."""
+    return cleaned(modeleval_services.complete(model, prompt.format(text=text)), text) or text
+
+
+def polish_items(item_ids: list[int], model_id: int) -> int:
+    """Polish each item's question and open answers once (a choice item's answers are letters);
+    returns how many items were changed now. Idempotent like `polish_changes`: an item the pass wrote
+    or polished before is skipped, and one edited while the model was answering is left for later."""
+    model = modeleval_services.language_model(model_id)
+    polished = 0
+    for item in Item.objects.filter(pk__in=item_ids).order_by("pk"):
+        if _item_already_polished(item):
+            continue
+        question = _polished(model, QUESTION_PROMPT, item.question)
+        answers = item.answers
+        if item.answer_format == AnswerFormat.OPEN:
+            answers = [_polished(model, ANSWER_PROMPT, a) if any(c.isalpha() for c in str(a)) else a for a in answers]
+        with transaction.atomic():  # the model calls stay outside: no lock is held while it answers
+            locked = Item.objects.select_for_update().get(pk=item.pk)
+            if locked.version != item.version or (question, answers) == (locked.question, locked.answers):
+                continue
+            services.save_item_content(locked, None, question, answers, locked.tags,
+                                       note=f"{POLISH_NOTE} (model: {model.name})"[:200])
             polished += 1
     return polished
 

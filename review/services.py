@@ -298,9 +298,21 @@ def edit_item(item_id: int, reviewer, expected_version, question: str, answers, 
     return save_item_content(item, reviewer, question, answers, tags)
 
 
+def _answered(item: Item, reviewer, answers) -> None:
+    """The answer a reviewer gives when approving (stored as a revision); an item still without one
+    cannot be approved (model drafts in Hypo3D's shape come without answers)."""
+    if answers:
+        save_item_content(item, reviewer, item.question, checked_item_answers(item, answers), item.tags,
+                          note="answered on approval")
+    if not item.answers:
+        raise DomainError("This item has no answer yet; give the answer to approve it.", field="answers")
+
+
 @transaction.atomic
-def approve_item(item_id: int, reviewer, expected_version) -> Item:
+def approve_item(item_id: int, reviewer, expected_version, answers=None) -> Item:
+    """Approve, giving the answer if the item has none (or correcting it)."""
     item = lock_item_for_review(item_id, reviewer, expected_version)
+    _answered(item, reviewer, answers)
     item.move_to(Item.Status.APPROVED)
     ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.APPROVE)
     _bump_item(item, ["status"])
@@ -328,8 +340,9 @@ def filtering_queue(reviewer):
 
 @transaction.atomic
 def filter_question(item_id: int, reviewer, action: str, expected_version, reason: str = "",
-                    question: str | None = None) -> Item:
-    """Keep (optionally with an edited question) or drop with a reason."""
+                    question: str | None = None, answers=None) -> Item:
+    """Keep (optionally with an edited question, and with the answer if it has none) or drop with a
+    reason."""
     item = lock_item_for_review(item_id, reviewer, expected_version)
     if item.status != Item.Status.DRAFT:
         raise DomainError("Only draft questions are filtered.", field="item")
@@ -337,6 +350,7 @@ def filter_question(item_id: int, reviewer, action: str, expected_version, reaso
     if action == ItemDecision.Action.KEEP:
         if question is not None and question.strip() != item.question:
             save_item_content(item, reviewer, _checked_question(question), item.answers, item.tags)
+        _answered(item, reviewer, answers)
         item.move_to(Item.Status.APPROVED)
     elif action == ItemDecision.Action.DROP:
         if not reason:

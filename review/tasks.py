@@ -26,6 +26,12 @@ def polish_changes(change_ids: list[int], model_id: int) -> int:
 
 
 @shared_task
+def polish_items(item_ids: list[int], model_id: int) -> int:
+    """Idempotent: an item the pass wrote or polished before is skipped (see polish.py)."""
+    return polish.polish_items(item_ids, model_id)
+
+
+@shared_task
 def run_pipeline_stage(job_id: int, stage_id: int, following: list | None = None) -> str:
     """One stage as its job, then the next step of the pipeline (`following`: [job, stage] pairs); when
     it failed, those steps' jobs fail too. Idempotent: a job already running or done is not run again

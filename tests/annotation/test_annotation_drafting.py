@@ -1,12 +1,14 @@
 """Model-drafted raw items through a real adapter: an OpenAI-compatible chat-completions server on
 loopback, served by the test, answers the filled prompt template; the output becomes raw changes or
-draft items marked as model-made, once per (template, model, target) however often the task runs."""
+draft items marked as model-made, once per (template, model, target) however often the task runs.
+Hypo3D scenes are drafted from their semantic top view (test_drafting_images.py), so each has one."""
 
 import pytest
 
 from annotation import drafting
 from annotation.models import DraftingPrompt, DraftRequest
 from benchmarks.models import ContextChange, Item
+from benchmarks.services import store_asset
 from modeleval.models import ModelSpec
 from tests.chat_server import ChatServer
 from tests.factories import ChangeFactory, SceneFactory, UserFactory
@@ -45,13 +47,18 @@ def chat():
         server.close()
 
 
+def with_top_view(scene):
+    store_asset(scene, "topview_semantic", "semantic.png", b"\x89PNG top view")
+    return scene
+
+
 def model_at(url):
     return ModelSpec.objects.create(name=f"drafter {url}", adapter="openai_compatible",
                                     config={"endpoint": url, "model": "tiny", "max_retries": 0})
 
 
 def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
-    scene = SceneFactory(object_labels=["desk", "chair"])
+    scene = with_top_view(SceneFactory(object_labels=["desk", "chair"]))
     server = chat('Sure! {"changes": ["The chair has been moved from the desk to the door.", '
                   '"The desk has been moved to the window."]}')
     template = DraftingPrompt.objects.create(name="movement v1", target="changes", change_type="movement",
@@ -74,6 +81,7 @@ def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
 
 def test_model_drafts_questions_on_approved_changes(chat, committed):
     change = ChangeFactory(status="approved")
+    with_top_view(change.scene)
     server = chat('[{"question": "What is next to the window now?", "answer": "chair"}]')
     template = DraftingPrompt.objects.create(
         name="proximity", target="questions", question_type="Proximity",
@@ -87,7 +95,7 @@ def test_model_drafts_questions_on_approved_changes(chat, committed):
 
 
 def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed):
-    scene = SceneFactory()
+    scene = with_top_view(SceneFactory())
     server = chat("I cannot help with that.")
     template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")
@@ -98,7 +106,7 @@ def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed
 
 
 def test_staff_request_drafts_by_api_and_others_cannot(chat, client, committed):
-    scene = SceneFactory()
+    scene = with_top_view(SceneFactory())
     server = chat('{"changes": ["The desk has been removed from the room entirely."]}')
     template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")

@@ -8,9 +8,10 @@ from benchmarks.models import ContextChange
 from core import roles
 from modeleval.models import ModelSpec
 from review import polish
+from review import services as review_services
 from review.models import Polish
 from tests.chat_server import ChatServer
-from tests.factories import ChangeFactory, UserFactory
+from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -101,3 +102,32 @@ def test_an_implausible_correction_is_not_applied():
     assert polish.cleaned("Sure! Here is the corrected text: The chair has been moved to the window, "
                           "next to the shelf, as you asked me to do just now.", "the chair moved") is None
     assert polish.cleaned('  "The chair moved."  ', "the chair moved") == "The chair moved."
+
+
+def test_the_pass_polishes_questions_and_answers_once(server, django_capture_on_commit_callbacks):
+    item = ItemFactory(question="what are next to the window now", answers=["the chair , by the door"])
+    choice = ItemFactory(change=item.change, question="Which object moved?", answers=["B"], answer_format="single",
+                         choices=["desk", "chair"])
+    chat = server(item.change.text, '"What is next to the window now?"', "The chair, by the door.",
+                  "Which object moved?")
+    model = language_model(chat.url)
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = polish.start_polish(item.benchmark, model.pk, UserFactory(role=roles.ADMIN))
+    assert queued == 3  # the change and the two items
+    assert "question about a 3D scene" in chat.prompts[1] and "what are next to the window now" in chat.prompts[1]
+    assert "answer to a question" in chat.prompts[2] and "the chair , by the door" in chat.prompts[2]
+    item.refresh_from_db()
+    assert item.question == "What is next to the window now?" and item.answers == ["The chair, by the door."]
+    revision = item.revisions.order_by("number").last()
+    assert revision.author is None and revision.note == "grammar pass (model: polisher)"
+    choice.refresh_from_db()
+    assert choice.answers == ["B"] and not choice.revisions.exists()  # letters are not polished; nothing changed
+    asked = len(chat.prompts)
+    assert asked == 4  # the change, the question, the answer, the choice item's question
+
+    # Written by the pass: never asked again; edited back by a reviewer: not asked again either.
+    assert polish.polish_items([item.pk], model.pk) == 0 and len(chat.prompts) == asked
+    reviewer = UserFactory(role=roles.REVIEWER)
+    review_services.edit_item(item.pk, reviewer, item.version, "what are next to the window now",
+                              ["the chair , by the door"])
+    assert polish.polish_items([item.pk], model.pk) == 0 and len(chat.prompts) == asked
