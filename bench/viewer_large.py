@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.viewer_load import BROWSER_ARGS, daphne, login, measure_viewer, reviewer_and_change, sandbox  # noqa: E402
-from tests.browser.conftest import CHROMIUM  # noqa: E402
+from bench.viewer_load import BROWSER_ARGS, daphne, measure_viewer, reviewer_and_change, sandbox  # noqa: E402
+from tests.browser.conftest import CHROMIUM, login  # noqa: E402
 
 POINTS = 10_000_000
 USER = "viewer-large"

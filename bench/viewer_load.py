@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.conftest import CHROMIUM, free_port, wait_for_http  # noqa: E402
+from tests.browser.conftest import CHROMIUM, free_port, login, wait_for_http  # noqa: E402
 
 POINTS = 1_000_000
 ORBIT_SECONDS = 3.0
@@ -104,14 +104,6 @@ def daphne(env: dict, log_path: str) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=20)
-
-
-def login(page, base: str, username: str, password: str) -> None:
-    page.goto(base + "/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/")
 
 
 def measure_viewer(page, url: str) -> dict:

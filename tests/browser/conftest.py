@@ -16,6 +16,7 @@ from django.conf import settings as django_settings
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
+DEMO_PASSWORD = "hypolab-demo"  # every demo account's
 
 # Playwright's sync API keeps an event loop in this thread; nothing here touches the ORM in-process.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -125,6 +126,15 @@ def new_page(browser):
     yield make
     for context in contexts:
         context.close()
+
+
+def login(page, base: str, username: str, password: str = DEMO_PASSWORD) -> None:
+    """Signs in through the login form and waits for the home page."""
+    page.goto(base + "/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(base + "/")
 
 
 def shot(page, name: str, stack) -> None:

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from .conftest import shot
-from .test_thin_path import login
+from .conftest import login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

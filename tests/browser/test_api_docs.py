@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .test_thin_path import login
+from .conftest import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 

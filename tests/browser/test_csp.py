@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from .conftest import login
 from .test_newcomer import shell
-from .test_thin_path import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 

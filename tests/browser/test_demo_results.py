@@ -6,8 +6,7 @@ import pytest
 
 from benchmarks.demo.files import FAMILY_SLUGS
 
-from .conftest import SCREENSHOTS
-from .test_thin_path import login
+from .conftest import SCREENSHOTS, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

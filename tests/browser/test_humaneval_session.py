@@ -17,11 +17,10 @@ from django.conf import settings as django_settings
 
 from tests.clips import make_clip
 
-from .conftest import ROOT, shot
+from .conftest import ROOT, login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(420)]
 
-PASSWORD = "hypolab-demo"
 SECONDS_PER_ITEM = 45
 
 # Runs inside the live stack (manage.py shell): an M3-Verse benchmark whose session mixes a 3D item
@@ -214,11 +213,7 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
 
     # The admin's study results: the human row in M3-Verse's layout, the timeout counted.
     admin = new_page()
-    admin.goto(base + "/accounts/login/")
-    admin.fill("input[name=username]", "admin")
-    admin.fill("input[name=password]", PASSWORD)
-    admin.click("button[type=submit]")
-    admin.wait_for_url(base + "/")
+    login(admin, base, "admin")
     admin.goto(f"{base}/studies/{setup['study']}/results/")
     human = admin.locator("#study-results-table .human-row")
     assert human.count() == 1

@@ -14,7 +14,7 @@ from datetime import datetime
 import pytest
 from django.conf import settings as django_settings
 
-from .conftest import ROOT, shot
+from .conftest import ROOT, login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
@@ -95,19 +95,11 @@ def setup(stack):
     return shell(stack, SETUP.replace("PASSWORD", repr(PASSWORD)).replace("RETURN_CODE", repr(RETURN_CODE)))
 
 
-def login(page, base, username):
-    page.goto(base + "/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/")
-
-
 def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, new_page, setup):
     base = stack["base"]
 
     admin = new_page()
-    login(admin, base, "newcomer-admin")
+    login(admin, base, "newcomer-admin", PASSWORD)
     row = admin.locator("#pipelines tr", has_text="Newcomer bench")
     assert "no release yet" in row.text_content() and "0 runs finished" in row.text_content()
     assert admin.locator("#pipelines .next-step").count() >= 1
@@ -118,7 +110,7 @@ def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, ne
     assert admin.locator("#design-study-link").is_visible()
 
     reviewer = new_page()
-    login(reviewer, base, "newcomer-reviewer")
+    login(reviewer, base, "newcomer-reviewer", PASSWORD)
     counts = reviewer.locator("#home-reviewer")
     assert re.search(r"\d+ changes? to review", counts.text_content())
     assert "questions to review" in counts.text_content() or "question to review" in counts.text_content()
@@ -130,7 +122,7 @@ def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, ne
     assert reviewer.locator("#change-criteria input[value=plausible]").count() == 1
 
     annotator = new_page()
-    login(annotator, base, "newcomer-annotator")
+    login(annotator, base, "newcomer-annotator", PASSWORD)
     assert annotator.locator("#home-annotator").is_visible()
     annotator.get_by_role("link", name="Start “Newcomer moves”").click()  # 1
     annotator.wait_for_url(re.compile(r".*/annotate/\d+/$"))
@@ -143,7 +135,7 @@ def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, ne
     annotator.wait_for_selector("#change-text")
 
     evaluator = new_page()
-    login(evaluator, base, "newcomer-evaluator")
+    login(evaluator, base, "newcomer-evaluator", PASSWORD)
     evaluator.get_by_role("link", name="Start “Newcomer study”").click()  # 1
     evaluator.wait_for_selector("#consent-form")
     evaluator.goto(base + "/")
@@ -191,7 +183,7 @@ def test_study_instructions_and_consent_come_before_the_clock(stack, new_page, s
 def test_a_refused_study_form_keeps_its_values(stack, new_page, setup):
     base = stack["base"]
     admin = new_page()
-    login(admin, base, "newcomer-admin")
+    login(admin, base, "newcomer-admin", PASSWORD)
     admin.goto(f"{base}/manage/newcomer-bench/studies/design/")
     form = admin.locator("#design-form")
     form.locator("input[name=name]").fill("Careful newcomer study")

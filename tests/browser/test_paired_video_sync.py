@@ -11,8 +11,8 @@ import pytest
 
 from tests.clips import make_clip
 
-from .conftest import ROOT, shot
-from .test_humaneval_session import PASSWORD, stack_env
+from .conftest import ROOT, login, shot
+from .test_humaneval_session import stack_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
@@ -69,11 +69,7 @@ def test_paired_videos_stay_on_the_same_frame(stack, new_page, tmp_path):
     base = stack["base"]
     scene_id = create_scene(stack, tmp_path)
     page = new_page()
-    page.goto(base + "/accounts/login/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/")
+    login(page, base, "admin")
     page.goto(f"{base}/manage/scenes/{scene_id}/")
     page.wait_for_selector("#videos[data-loaded=true]", timeout=30_000)
     controls = page.locator("#videos")

@@ -8,9 +8,8 @@ import pytest
 
 from tests.review.test_generators import _scene
 
-from .conftest import shot
+from .conftest import login, shot
 from .test_review_history import stack_shell
-from .test_thin_path import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 

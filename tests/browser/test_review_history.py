@@ -9,8 +9,7 @@ import sys
 import pytest
 from django.conf import settings as django_settings
 
-from .conftest import ROOT, shot
-from .test_thin_path import login
+from .conftest import ROOT, login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from .conftest import shot
+from .conftest import login, shot
 from .test_review_history import stack_shell
-from .test_thin_path import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
 

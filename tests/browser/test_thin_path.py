@@ -6,20 +6,11 @@ import re
 
 import pytest
 
-from .conftest import shot
+from .conftest import login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
-PASSWORD = "hypolab-demo"
 SLUG = "hypo3d-demo"
-
-
-def login(page, base, username):
-    page.goto(base + "/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/")
 
 
 def scene_labels(page) -> list[str]:

@@ -10,10 +10,9 @@ import pytest
 from PIL import Image
 
 from bench.viewer_load import SETUP, measure_viewer
-from bench.viewer_load import login as login_with_password
 
+from .conftest import login
 from .test_review_history import MAKE_CHANGES, stack_shell
-from .test_thin_path import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
 
@@ -34,7 +33,7 @@ def test_a_million_points_load_level_by_level_within_six_bytes_per_point(stack, 
         pytest.skip("one stack is enough for the timing; the embedded one serves the same files")
     change_id = stack_shell(stack, SETUP)
     page = new_page()
-    login_with_password(page, stack["base"], "viewer-load", "viewer-load")
+    login(page, stack["base"], "viewer-load", "viewer-load")
 
     result = measure_viewer(page, f"{stack['base']}/review/changes/{change_id}/")
 

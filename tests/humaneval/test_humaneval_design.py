@@ -39,8 +39,9 @@ def hypo3d_pool(per_type=4):
     return bench, items
 
 
-def m3verse_items(n=2):
-    bench = BenchmarkFactory(family="m3verse")
+def single_choice_items(family, specs):
+    """One scene's single-choice items, one per (external id, choices, gold letter, tags)."""
+    bench = BenchmarkFactory(family=family)
     scene = SceneFactory(benchmark=bench)
     return bench, [
         ItemFactory(
@@ -48,13 +49,20 @@ def m3verse_items(n=2):
             scene=scene,
             benchmark=bench,
             answer_format="single",
-            question=f"Which object changed colour? ({i})",
-            choices=["the lamp", "the sofa", "the plant", "No correct option is listed."],
-            answers=["C"],
-            tags={"state_type": "inter-states", "capabilities": ["attribute recognition"]},
+            external_id=external_id,
+            question=f"Question {external_id}",
+            choices=choices,
+            answers=[gold],
+            tags=tags,
         )
-        for i in range(n)
+        for external_id, choices, gold, tags in specs
     ]
+
+
+def m3verse_items(n=2):
+    choices = ["the lamp", "the sofa", "the plant", "No correct option is listed."]
+    tags = {"state_type": "inter-states", "capabilities": ["attribute recognition"]}
+    return single_choice_items("m3verse", [(f"scene_800-{i}", choices, "C", tags) for i in range(n)])
 
 
 def enter(client, study, pid):
@@ -441,25 +449,6 @@ def test_an_invited_evaluator_starts_from_the_study_page(client):
     client.force_login(UserFactory(role=roles.EVALUATOR))
     response = client.get(f"/eval/studies/{study.pk}/start/")
     assert response.status_code == 302 and SessionItem.objects.filter(session__study=study).count() == 3
-
-
-def single_choice_items(family, specs):
-    bench = BenchmarkFactory(family=family)
-    scene = SceneFactory(benchmark=bench)
-    return bench, [
-        ItemFactory(
-            change=None,
-            scene=scene,
-            benchmark=bench,
-            answer_format="single",
-            external_id=external_id,
-            question=f"Question {external_id}",
-            choices=choices,
-            answers=[gold],
-            tags=tags,
-        )
-        for external_id, choices, gold, tags in specs
-    ]
 
 
 def answer_all_by_text(client, session, texts):
