@@ -88,8 +88,8 @@ def generate_params(params: dict, benchmark: Benchmark) -> dict:
     if "scenes" in params:
         try:
             scene_sets(family, params["scenes"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise DomainError(str(exc), field="scenes") from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # objects that are not objects
+            raise DomainError(str(exc) or "Not scene metadata this generator reads.", field="scenes") from None
         cleaned["scenes"] = params["scenes"]
     return cleaned
 
@@ -100,14 +100,17 @@ def dedup_params(params: dict, benchmark: Benchmark) -> dict:
 
 
 def release_params(params: dict, benchmark: Benchmark) -> dict:
-    _only(params, {"version", "notes"})
+    _only(params, {"version", "notes", "require_consensus"})
     version = params.get("version")
     if not isinstance(version, str) or not benchmark_services.VERSION_PATTERN.match(version.strip()):
         raise DomainError("A version like 1.0.0 (three numbers).", field="version")
     notes = params.get("notes", "")
     if not isinstance(notes, str):
         raise DomainError("Text.", field="notes")
-    return {"version": version.strip(), "notes": notes}
+    require_consensus = params.get("require_consensus", False)
+    if not isinstance(require_consensus, bool):
+        raise DomainError("true or false.", field="require_consensus")
+    return {"version": version.strip(), "notes": notes, "require_consensus": require_consensus}
 
 
 # kind -> check(params, benchmark), raising DomainError naming the param at fault
@@ -254,7 +257,8 @@ def stage_key(stage: PipelineStage) -> str:
 
 
 def _request(stage: PipelineStage, user, again: bool) -> Job:
-    """The stage's job (queued if it is new or failed before); None when there is nothing to send."""
+    """The stage's job for its current params: queued when new or failed before, else the same job
+    (queued, running or done); with `again`, a fresh one after the latest unless that is still on its way."""
     if stage.kind not in STAGE_RUNNERS:
         raise DomainError(f"No runner for '{stage.kind}' stages yet.", field="kind")
     key = stage_key(stage)
@@ -301,6 +305,10 @@ def run_pipeline(benchmark: Benchmark, user, again: bool = False) -> list[Job]:
                       .order_by("position"))
         if not stages:
             raise DomainError("This benchmark has no pipeline stages yet.", field="benchmark")
+        busy = [stage.position for stage in stages if stage.last_job and stage.last_job.status not in ENDED]
+        if busy:  # its own delivery would not start the stages after it
+            raise Conflict(f"Stage {busy[0]} is still queued or running; run the pipeline when it has ended.",
+                           field="benchmark")
         jobs = [_request(stage, user, again) for stage in stages]
         steps = [(job.pk, stage.pk) for job, stage in zip(jobs, stages, strict=True)]
         transaction.on_commit(lambda: _send(steps))
@@ -437,10 +445,10 @@ def release_stage(stage: PipelineStage, progress) -> dict:
     if exported:
         progress(None, None, f"exporting {params['version']}")
         release = benchmark_services.export_release(stage.benchmark, params["version"], stage.created_by,
-                                                    params["notes"])
+                                                    params["notes"], params["require_consensus"])
     diff = release.diff or {}
     return {"version": release.version, "release": release.pk, "exported": exported,
-            "items": release.card.get("n_items", release.items.count()),
+            "items": release.items.count(),
             "by_split": release.card.get("by_split", {}),
             **{what: len(diff.get(what, [])) for what in ("added", "removed", "changed")}}
 

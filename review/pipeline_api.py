@@ -129,7 +129,7 @@ class RunPipeline(APIView):
     permission_classes = [IsAdmin]
     serializer_class = RunSerializer
 
-    @extend_schema(request=RunSerializer, responses={201: PipelineRunSerializer, 503: error(503)})
+    @extend_schema(request=RunSerializer, responses={201: PipelineRunSerializer, 409: error(409), 503: error(503)})
     def post(self, request, slug):
         data = RunSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -98,6 +98,8 @@ def test_a_stale_edit_and_an_edit_while_running_are_conflicts(spatial, admin):
     pipeline.run_stage(stage, admin)  # queued: no task runs without the commit
     with pytest.raises(Conflict):
         pipeline.update_stage(stage.pk, admin, 2, params={"per_template": 2})
+    with pytest.raises(Conflict, match="Stage 1 is still queued or running"):
+        pipeline.run_pipeline(spatial, admin)  # that job's own delivery would not start the rest
 
 
 # --- running: one job per stage ------------------------------------------------------------------------
