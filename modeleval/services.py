@@ -573,8 +573,9 @@ TEXT_ADAPTERS = (ModelSpec.Adapter.OPENAI_COMPATIBLE, ModelSpec.Adapter.HF_LOCAL
 
 def language_model(model_id) -> ModelSpec:
     """The registered model that writes text for another stage (polishing, drafting)."""
-    model = ModelSpec.objects.filter(pk=model_id if str(model_id).isdigit() else None,
-                                     adapter__in=TEXT_ADAPTERS).first()
+    # a row id, never anything a bigint cannot hold (PostgreSQL would refuse the query)
+    known = str(model_id).isdigit() and int(model_id) < 2**63
+    model = ModelSpec.objects.filter(pk=int(model_id) if known else None, adapter__in=TEXT_ADAPTERS).first()
     if model is None:
         raise DomainError("Choose a language model (an OpenAI-compatible endpoint or a local checkpoint).",
                           field="model")

@@ -139,6 +139,8 @@ def test_an_item_edited_while_the_model_answered_is_left_for_the_next_run(chat_s
     ({"filter": "ambiguity", "prompt_version": "v0"}, "prompt_version"),
     ({"filter": "ambiguity", "prompt_version": 1}, "prompt_version"),
     ({"filter": "ambiguity"}, "model"),
+    ({"filter": "ambiguity", "model": 10**30}, "model"),  # past bigint: refused, not a database error
+    ({"filter": "ambiguity", "model": "-1"}, "model"),
 ])
 def test_bad_params_name_their_field(params, field):
     with pytest.raises(DomainError) as error:
