@@ -9,9 +9,11 @@ gives their open leases back. The description rules are in checks.py; model-draf
 import json
 from collections import Counter
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
@@ -25,7 +27,7 @@ from review import services as review_services
 from . import reads
 from .checks import check_description
 from .kinds import SUBMITTERS, frame_text
-from .models import Assignment, AssignmentDraft, Campaign, QuizAttempt
+from .models import Assignment, AssignmentDraft, Campaign, CrowdAnswer, QuizAttempt
 
 MAX_TEXT_CHARS = 2000
 MAX_DRAFT_CHARS = 20000
@@ -407,6 +409,21 @@ def remove_description(assignment_id: int, worker, index: int) -> AssignmentDraf
 
 # --- Submission ----------------------------------------------------------------------------------
 
+# An answer-only assignment was submitted: review decides the item's consensus again (review/apps.py).
+crowd_answered = Signal()
+
+
+class CrowdAnswerRow(NamedTuple):
+    item_id: int
+    worker_id: int
+    answer: str | list[str]  # open text, or the chosen letters of a choice item
+
+
+def crowd_answers(item_ids) -> list[CrowdAnswerRow]:
+    """Answer-only campaigns' answers to these items (ids, or a query of them), for consensus."""
+    rows = CrowdAnswer.objects.filter(item_id__in=item_ids).order_by("item_id", "pk")
+    return [CrowdAnswerRow(*row) for row in rows.values_list("item_id", "worker_id", "answer")]
+
 
 @transaction.atomic
 def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None) -> Assignment:
@@ -431,6 +448,8 @@ def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict |
     announce(assignment.campaign_id, "submitted")
     # the new texts are embedded for near-duplicate search in the background (review.services)
     review_services.texts_arrived(result.get("changes", []), result.get("items", []))
+    if "crowd_answer" in result:
+        crowd_answered.send(Campaign, item_id=assignment.item_id)
     return assignment
 
 

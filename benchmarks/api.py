@@ -76,11 +76,15 @@ class ReleaseSerializer(serializers.ModelSerializer):
     items_url = serializers.SerializerMethodField()
     manifest_url = serializers.SerializerMethodField()
     n_items = serializers.SerializerMethodField()
+    require_consensus = serializers.BooleanField(
+        default=False, write_only=True,
+        help_text="Release only items whose answerers agreed or that a reviewer adjudicated (said in the card).",
+    )
 
     class Meta:
         model = Release
         fields = ["id", "benchmark", "version", "notes", "created_at", "n_items", "items_url", "manifest_url",
-                  "status", "progress"]
+                  "status", "progress", "require_consensus"]
         read_only_fields = ["created_at", "status", "progress"]
         validators = []  # uniqueness is the service's job: it answers 409, not 400
 
@@ -108,7 +112,8 @@ class ReleaseList(APIView):
         data = ReleaseSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        release = services.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""))
+        release = services.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
+                                          require_consensus=v["require_consensus"])
         return Response(ReleaseSerializer(release).data, status=201)
 
 

@@ -106,14 +106,16 @@ def release_item_line(item: Item, frames: list[str]) -> dict:
     }
 
 
-def releasable_items(benchmark: Benchmark):
-    """Approved items, minus those whose independent answerers did not agree (unless adjudicated)."""
-    return (
-        Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
-        .exclude(consensus=Item.Consensus.FLAGGED)
-        .select_related("change", "scene")
-        .order_by("pk")
-    )
+def releasable_items(benchmark: Benchmark, require_consensus: bool = False):
+    """Approved items, minus those whose independent answerers did not agree (unless adjudicated);
+    with `require_consensus`, only items whose answerers agreed or that a reviewer adjudicated (items
+    not yet answered enough are left out too)."""
+    items = Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
+    if require_consensus:
+        items = items.filter(consensus__in=[Item.Consensus.REACHED, Item.Consensus.ADJUDICATED])
+    else:
+        items = items.exclude(consensus=Item.Consensus.FLAGGED)
+    return items.select_related("change", "scene").order_by("pk")
 
 
 def _scene_entry(scene: Scene, frames) -> dict:
@@ -193,10 +195,12 @@ def release_lines(release: Release) -> list[dict]:
         return [json.loads(line) for line in handle.read().decode().splitlines()]
 
 
-def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "") -> Release:
+def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "",
+                   require_consensus: bool = False) -> Release:
     """Freeze the releasable items as a versioned release: items JSONL plus a manifest, a diff
-    against the previous release and a dataset card; the other formats follow in a task. Exporting a
-    version whose formats failed writes them again."""
+    against the previous release and a dataset card (both saying whether consensus was required and
+    how many approved items were left out for lack of it); the other formats follow in a task.
+    Exporting a version whose formats failed writes them again."""
     version = (version or "").strip()
     if not VERSION_PATTERN.match(version):
         raise DomainError("Use a version like 1.0.0 (three numbers).", field="version")
@@ -213,7 +217,9 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             return existing
         if existing is not None:
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version")
-        items = list(releasable_items(benchmark))
+        items = list(releasable_items(benchmark, require_consensus))
+        without_consensus = {"require_consensus": require_consensus, "n_left_out_without_consensus": (
+            Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - len(items))}
         if not items:
             raise DomainError("There are no approved items with consensus to release.", field="benchmark")
         scene_ids = {i.scene_id for i in items if i.scene_id}
@@ -228,6 +234,7 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             "family": benchmark.family,
             "version": version,
             "n_items": len(items),
+            **without_consensus,
             "assets": sorted(
                 ({"scene_id": a.scene.external_id, "role": a.role, "path": release_asset_path(a), "size": a.size,
                   "sha256": a.sha256, "meta": a.meta} for a in assets),
@@ -242,7 +249,8 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
                 release = Release.objects.create(
                     benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous,
                     diff=release_diff(release_lines(previous), lines) if previous else {},
-                    card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None]),
+                    card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None])
+                    | without_consensus,
                 )
         except IntegrityError:  # written around the lock (another database client): still a 409
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version") from None

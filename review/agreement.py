@@ -8,19 +8,22 @@ counts are equal. Items with fewer than two answers say nothing about agreement 
 """
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-_PUNCTUATION = re.compile(r"[^\w\s]")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+from scoring.hypo3d import normalize_answer
+
+_LETTER = re.compile(r"\b[A-Z]\b")
 
 
-def normalise_answer(text: str) -> str:
-    """Lower-case, no punctuation or articles, single spaces: 'The Window.' and 'window' agree."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    text = _ARTICLES.sub(" ", _PUNCTUATION.sub(" ", text))
-    return " ".join(text.split())
+def answer_label(answer: str | Sequence[str], choice_item: bool) -> str:
+    """What "the same answer" means, as the scorers read answers: a choice item's letters (sorted,
+    'A,C'; written 'a, c' or given as a list), or an open answer under Hypo3D's exact-match
+    normalisation ('The Window.' and 'window' agree; 'two' and '2' too)."""
+    if choice_item:
+        letters = answer if isinstance(answer, list) else _LETTER.findall(str(answer).upper())
+        return ",".join(sorted({str(letter).strip().upper() for letter in letters}))
+    return normalize_answer(answer if isinstance(answer, str) else " ".join(answer))
 
 
 def count_table(labels_per_item: Sequence[Sequence[str]]) -> tuple[list[str], list[list[int]]]:

@@ -1,9 +1,12 @@
-"""Consensus: N people answer each item independently; items on which they do not agree (or agree
-on something other than the gold answer) are flagged and stay out of releases until a reviewer
-adjudicates them. Agreement is reported per question type and per benchmark."""
+"""Consensus: N people answer each item independently (reviewers here, and crowd workers of answer-only
+campaigns in annotation); items on which they do not agree (or agree on something other than the gold
+answer) are flagged and stay out of releases until a reviewer adjudicates them. Agreement (Fleiss'
+kappa) is reported per question type and per benchmark over all of them. Deciding is idempotent: it
+reads every answer again, so deciding twice gives the same result."""
 
 from django.db import transaction
 
+from annotation import services as annotation_services
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden, NotFound
@@ -16,20 +19,72 @@ ANSWERS_NEEDED = 3  # independent answers before consensus is decided
 MIN_SHARE = 2 / 3  # the majority answer's share needed for consensus
 
 
+def answers_by_item(item_ids) -> dict[int, list]:
+    """Each item's independent answers, one per person: reviewers' and answer-only campaigns' (a
+    reviewer who also answered in a campaign counts once, by the reviewer's answer)."""
+    by_person: dict[tuple[int, int], object] = {}
+    for row in annotation_services.crowd_answers(item_ids):
+        by_person[(row.item_id, row.worker_id)] = row.answer
+    for item_id, answerer_id, answer in IndependentAnswer.objects.filter(item_id__in=item_ids).order_by(
+        "item_id", "pk"
+    ).values_list("item_id", "answerer_id", "answer"):
+        by_person[(item_id, answerer_id)] = answer
+    answers: dict[int, list] = {}
+    for (item_id, _), answer in sorted(by_person.items(), key=lambda entry: entry[0]):
+        answers.setdefault(item_id, []).append(answer)
+    return answers
+
+
+def labels_of(item: Item, answers: list) -> list[str]:
+    return [agreement.answer_label(a, bool(item.choices)) for a in answers]
+
+
 def _gold_labels(item: Item) -> set[str]:
-    return {agreement.normalise_answer(a) for a in item.answers}
+    if item.choices:
+        return {agreement.answer_label(item.answers, True)}
+    return {agreement.answer_label(a, False) for a in item.answers}
+
+
+def _decide(item: Item, answers: list) -> None:
+    """Set the item's agreement and, once enough answers are in, its consensus (not yet saved)."""
+    labels = labels_of(item, answers)
+    _, rows = agreement.count_table([labels])
+    item.agreement = agreement.item_agreement(rows[0]) if rows else None
+    if item.consensus != Item.Consensus.ADJUDICATED and len(labels) >= ANSWERS_NEEDED:
+        majority = max(sorted(set(labels)), key=labels.count)
+        agreed = agreement.consensus_reached(labels, MIN_SHARE) and majority in _gold_labels(item)
+        item.consensus = Item.Consensus.REACHED if agreed else Item.Consensus.FLAGGED
 
 
 def decide_consensus(item: Item) -> None:
     """Recompute the item's agreement and, once enough answers are in, its consensus."""
-    labels = [agreement.normalise_answer(a) for a in item.independent_answers.values_list("answer", flat=True)]
-    _, rows = agreement.count_table([labels])
-    item.agreement = agreement.item_agreement(rows[0]) if rows else None
-    if item.consensus != Item.Consensus.ADJUDICATED and len(labels) >= ANSWERS_NEEDED:
-        majority = max(set(labels), key=labels.count)
-        agreed = agreement.consensus_reached(labels, MIN_SHARE) and majority in _gold_labels(item)
-        item.consensus = Item.Consensus.REACHED if agreed else Item.Consensus.FLAGGED
+    _decide(item, answers_by_item([item.pk]).get(item.pk, []))
     item.save(update_fields=["agreement", "consensus"])
+
+
+@transaction.atomic
+def crowd_answer_arrived(item_id: int) -> None:
+    """An answer-only campaign's answer arrived (annotation.services.crowd_answered): decide again,
+    the item locked so that answers submitted at once are all counted by the last to decide."""
+    item = Item.objects.select_for_update().filter(pk=item_id).first()
+    if item is not None:
+        decide_consensus(item)
+
+
+@transaction.atomic
+def refresh_consensus(benchmark: Benchmark) -> dict[str, int]:
+    """Decide again every answered item of the benchmark (answers collected before a rule changed);
+    returns the items per consensus."""
+    items = list(Item.objects.select_for_update().filter(benchmark=benchmark).order_by("pk"))
+    answers = answers_by_item(Item.objects.filter(benchmark=benchmark).values("pk"))
+    answered = [i for i in items if i.pk in answers]
+    for item in answered:
+        _decide(item, answers[item.pk])
+    Item.objects.bulk_update(answered, ["agreement", "consensus"])
+    counts = dict.fromkeys(Item.Consensus.values, 0)
+    for item in items:
+        counts[item.consensus] += 1
+    return counts
 
 
 @transaction.atomic
@@ -63,21 +118,20 @@ def adjudicate_item(item_id: int, reviewer, expected_version, answers) -> Item:
 
 
 def agreement_report(benchmark: Benchmark) -> dict:
-    """Percent agreement and Fleiss' kappa over the benchmark and per question type."""
-    labels_by_item: dict[int, list[str]] = {}
-    for item_id, answer in IndependentAnswer.objects.filter(item__benchmark=benchmark).values_list(
-        "item_id", "answer"
-    ):
-        labels_by_item.setdefault(item_id, []).append(agreement.normalise_answer(answer))
-    types_by_item = dict(Item.objects.filter(pk__in=labels_by_item).values_list("pk", "tags"))
+    """Percent agreement and Fleiss' kappa over the benchmark and per question type, reviewers and
+    crowd workers of answer-only campaigns counted alike."""
+    item_ids = Item.objects.filter(benchmark=benchmark).values("pk")
+    answers = answers_by_item(item_ids)
+    items = Item.objects.filter(pk__in=answers).only("pk", "tags", "choices")
+    labels_by_item = {item.pk: labels_of(item, answers[item.pk]) for item in items}
     by_type: dict[str, list[list[str]]] = {}
-    for item_id, labels in labels_by_item.items():
-        for qtype in question_types_of(types_by_item[item_id]) or ["(untyped)"]:
-            by_type.setdefault(qtype, []).append(labels)
-    items = Item.objects.filter(benchmark=benchmark)
+    for item in items:
+        for qtype in question_types_of(item.tags) or ["(untyped)"]:
+            by_type.setdefault(qtype, []).append(labels_by_item[item.pk])
+    benchmark_items = Item.objects.filter(benchmark=benchmark)
     return {
         "benchmark": agreement.agreement_summary(list(labels_by_item.values())),
         "by_question_type": {t: agreement.agreement_summary(v) for t, v in sorted(by_type.items())},
-        "flagged": items.filter(consensus=Item.Consensus.FLAGGED).count(),
-        "adjudicated": items.filter(consensus=Item.Consensus.ADJUDICATED).count(),
+        "flagged": benchmark_items.filter(consensus=Item.Consensus.FLAGGED).count(),
+        "adjudicated": benchmark_items.filter(consensus=Item.Consensus.ADJUDICATED).count(),
     }

@@ -111,7 +111,8 @@ def export_release(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     try:
         benchmark_services.export_release(benchmark, request.POST.get("version"), request.user,
-                                          request.POST.get("notes", ""))
+                                          request.POST.get("notes", ""),
+                                          require_consensus="require_consensus" in request.POST)
     except DomainError as exc:
         return _form_error(request, benchmark, "release", exc)
     return redirect(f"/manage/{slug}/#releases")

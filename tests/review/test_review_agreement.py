@@ -34,7 +34,8 @@ def test_edge_cases_of_agreement():
     assert agreement.fleiss_kappa([[3, 0], [3, 0]]) == 1.0  # everyone agrees on one category
     assert agreement.fleiss_kappa([[1, 0]]) is None  # one answer says nothing about agreement
     assert agreement.percent_agreement([]) is None
-    assert agreement.normalise_answer(" The Window. ") == agreement.normalise_answer("window")
+    assert agreement.answer_label(" The Window. ", False) == agreement.answer_label("window", False)
+    assert agreement.answer_label("c, a", True) == agreement.answer_label(["A", "C"], True) == "A,C"
     assert agreement.consensus_reached(["a", "a", "b"], 2 / 3) and not agreement.consensus_reached(["a", "b", "c"], 2 / 3)
 
 

@@ -22,13 +22,15 @@ class Command(BaseCommand):
         parser.add_argument("version")
         parser.add_argument("--notes", default="")
         parser.add_argument("--out", help="Folder to copy the release files into.")
+        parser.add_argument("--require-consensus", action="store_true",
+                            help="Leave out items whose answerers did not agree or have not answered yet.")
 
-    def handle(self, slug, version, notes, out, **options):
+    def handle(self, slug, version, notes, out, require_consensus, **options):
         benchmark = Benchmark.objects.filter(slug=slug).first()
         if benchmark is None:
             raise CommandError(f"No benchmark '{slug}'.")
         try:
-            release = services.export_release(benchmark, version, None, notes)
+            release = services.export_release(benchmark, version, None, notes, require_consensus=require_consensus)
             # The task is usually already done (in-process) or queued; writing here is idempotent.
             release = services.write_release_formats(release.pk)
         except DomainError as exc:
@@ -47,5 +49,7 @@ class Command(BaseCommand):
             for name, content in services.datasets_layout(release).items():
                 (folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (folder / name).write_bytes(content)
+        left_out = release.card.get("n_left_out_without_consensus", 0)
         self.stdout.write(f"Release {slug} v{release.version}: {release.items.count()} items"
+                          + (f", {left_out} left out without consensus" if left_out else "")
                           + (f", files in {out}" if out else ""))
