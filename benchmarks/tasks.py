@@ -30,10 +30,3 @@ def process_scene(self, scene_id: int) -> int:
     self.update_state(state="PROGRESS", meta={"done": 1, "total": 2})
     build_viewer_assets(scene, xyz, rgb, instance, objects)
     return scene.pk
-
-
-@shared_task(name="benchmarks.tasks.purge_idempotency_keys")
-def purge_idempotency_keys() -> int:
-    from core.idempotency import purge_expired
-
-    return purge_expired()

@@ -20,8 +20,11 @@ app.conf.task_reject_on_worker_lost = True
 app.conf.beat_schedule = {
     "expire-stale-leases": {"task": "annotation.tasks.expire_stale_leases", "schedule": 60.0},
     # Idempotency keys older than 24 h (core/idempotency.py).
-    "purge-idempotency-keys": {"task": "benchmarks.tasks.purge_idempotency_keys", "schedule": 3600.0,
+    "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0,
                                "options": {"expires": 3600.0}},
+    # A job whose worker died stays running; after JOB_STALE_S without progress it is failed (core/jobs.py).
+    "fail-stalled-jobs": {"task": "core.tasks.fail_stalled_running_jobs", "schedule": 60.0,
+                          "options": {"expires": 60.0}},
     # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).
     # Expires unsent after one period, so a beat that could not reach the broker does not queue a backlog.
     "reap-stalled-batches": {"task": "modeleval.tasks.reap_stalled_batches", "schedule": 15.0,

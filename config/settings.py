@@ -249,6 +249,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 INFERENCE_HEARTBEAT_S = env.float("INFERENCE_HEARTBEAT_S", default=5.0)
 INFERENCE_STALE_S = env.float("INFERENCE_STALE_S", default=20.0)
+# A running job (core/jobs.py) that reported no progress for this long lost its worker: it is failed.
+JOB_STALE_S = env.float("JOB_STALE_S", default=900.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -9,6 +9,7 @@ The task that does the work reports through `advance_job` and ends with `finish_
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -107,7 +108,7 @@ def advance_job(job_id: int, *, done: int | None = None, total: int | None = Non
     if message is not None:
         job.message = message[:MESSAGE_CHARS]
     Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(done=job.done, total=job.total,
-                                                                     message=job.message)
+                                                                     message=job.message, updated_at=timezone.now())
     _push(job)
 
 
@@ -135,6 +136,21 @@ def fail_job(job_id: int, reason: str, report: dict | None = None) -> Job:
         job.save(update_fields=["status", "message", "finished_at", "report"])
     _push(job)
     return job
+
+
+def fail_stalled_jobs(stale_after_s: float) -> list[int]:
+    """Fail the running jobs that reported nothing for `stale_after_s` seconds: their worker died
+    (a redelivered task finds them running and skips them), so asking for them again re-runs them."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    failed = []
+    for job_id in Job.objects.filter(status=Job.Status.RUNNING, updated_at__lt=cutoff).values_list("pk", flat=True):
+        with transaction.atomic():
+            # still running and still silent under the lock: it may have finished since the list was read
+            if Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING,
+                                                      updated_at__lt=cutoff).exists():
+                failed.append(job_id)
+                fail_job(job_id, f"No progress for {round(stale_after_s)} s: its worker stopped. Run it again.")
+    return failed
 
 
 @contextmanager

@@ -62,6 +62,7 @@ class Job(StatusTransitions, models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True, help_text="Its last change or progress report.")
 
     class Meta:
         indexes = [models.Index(fields=["kind", "-created_at"], name="job_kind_recent")]

@@ -409,8 +409,8 @@ def test_keys_older_than_a_day_are_purged_by_the_beat_task():
 
     from django.utils import timezone
 
-    from benchmarks.tasks import purge_idempotency_keys
     from config.celery import app
+    from core.tasks import purge_idempotency_keys
 
     user = admin_user()
     old = IdempotentRequest.objects.create(user=user, key="old", path="/api/v1/studies/", fingerprint="x", status=201)
@@ -418,4 +418,4 @@ def test_keys_older_than_a_day_are_purged_by_the_beat_task():
     IdempotentRequest.objects.create(user=user, key="new", path="/api/v1/studies/", fingerprint="x", status=201)
     assert purge_idempotency_keys() == 1
     assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["new"]
-    assert app.conf.beat_schedule["purge-idempotency-keys"]["task"] == "benchmarks.tasks.purge_idempotency_keys"
+    assert app.conf.beat_schedule["purge-idempotency-keys"]["task"] == "core.tasks.purge_idempotency_keys"

@@ -107,3 +107,28 @@ def test_the_websocket_turns_away_who_may_not_see_the_job():
     for user in (UserFactory(role=roles.ANNOTATOR), UserFactory(role=roles.REVIEWER)):
         connected, _ = messages_around(connect(user, f"/ws/jobs/{job.pk}/"))
         assert not connected
+
+
+@pytest.mark.django_db
+def test_a_job_whose_worker_died_is_failed_by_the_sweep_and_can_be_asked_for_again():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from config.celery import app
+    from core.tasks import fail_stalled_running_jobs
+
+    silent = jobs.request_job("stage", "stage:silent").job
+    jobs.start_job(silent.pk)
+    busy = jobs.request_job("stage", "stage:busy", total=10).job
+    jobs.start_job(busy.pk)
+    Job.objects.filter(pk__in=[silent.pk, busy.pk]).update(updated_at=timezone.now() - timedelta(hours=1))
+    jobs.advance_job(busy.pk, step=1)  # progress is a sign of life
+
+    assert fail_stalled_running_jobs() == 1
+    silent.refresh_from_db()
+    busy.refresh_from_db()
+    assert silent.status == Job.Status.FAILED and "worker stopped" in silent.message
+    assert busy.status == Job.Status.RUNNING
+    assert jobs.request_job("stage", "stage:silent").created  # queued again
+    assert app.conf.beat_schedule["fail-stalled-jobs"]["task"] == "core.tasks.fail_stalled_running_jobs"
