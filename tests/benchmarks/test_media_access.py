@@ -43,12 +43,6 @@ def body(response) -> bytes:
     return b"".join(response.streaming_content) if response.streaming else response.content
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """A dozen users per test: a real password hash costs half a second each on a shared core."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(django_capture_on_commit_callbacks):
     """One scene with every kind of file, a second scene, a release exported with all its formats,

@@ -326,8 +326,7 @@ def test_objects_are_private_and_read_only_through_presigned_urls(bucket, s3_end
 
 
 @pytest.fixture
-def s3_world(bucket, django_capture_on_commit_callbacks, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def s3_world(bucket, django_capture_on_commit_callbacks):
     change = ChangeFactory(status="approved")
     scene, benchmark = change.scene, change.scene.benchmark
     item = ItemFactory(change=change)
