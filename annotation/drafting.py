@@ -14,7 +14,6 @@ from django.db import transaction
 from benchmarks.models import AnswerFormat, ContextChange, Family, Item, Scene
 from core.errors import DomainError
 from modeleval import services as modeleval_services
-from modeleval.visual_inputs import Kind, VisualInput, scene_images
 from scoring.engine import get_family
 
 from .models import DraftingPrompt, DraftRequest
@@ -23,7 +22,7 @@ JSON_BLOCK = re.compile(r"(\[.*\]|\{.*\})", re.DOTALL)
 NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", re.MULTILINE)
 HYPO3D = get_family("hypo3d")  # drafted questions are tagged with its fine and coarse question types
 # What each paper's drafting model was shown; other families draft from text alone.
-DRAFTING_INPUTS = {Family.HYPO3D: VisualInput(Kind.TOP_VIEW_SEMANTIC), Family.M3VERSE: VisualInput(Kind.VIDEO_FRAMES)}
+DRAFTING_INPUTS = {Family.HYPO3D: "top_view_semantic", Family.M3VERSE: "video_frames"}
 
 
 def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange | None) -> str:
@@ -39,7 +38,7 @@ def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange |
 def drafting_images(model, scene: Scene) -> list[bytes]:
     """The pictures sent with a draft request for this scene; LookupError when the scene lacks them."""
     shown = DRAFTING_INPUTS.get(scene.benchmark.family)
-    return scene_images(shown, model, scene) if shown else []
+    return modeleval_services.scene_pictures(model, scene, shown) if shown else []
 
 
 def _questions(data) -> list[dict]:

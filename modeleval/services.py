@@ -36,7 +36,7 @@ from scoring.family import Run as ScoringRun
 from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
 
-from . import dispatch, reads, run_options
+from . import dispatch, reads, run_options, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
 from .judge import run_judge
@@ -566,6 +566,12 @@ def complete(model: ModelSpec, prompt: str, images: list[bytes] = ()) -> str:
         raise DomainError("This needs a language model (an OpenAI-compatible endpoint or a local checkpoint).",
                           field="model")
     return adapter.answer(InferenceRequest(prompt=prompt, images=list(images)), item=None)
+
+
+def scene_pictures(model: ModelSpec, scene: Scene, visual_input: str) -> list[bytes]:
+    """A scene's pictures as the visual input named (`top_view_semantic`, `video_frames`, ...) shows
+    them to this model: what another stage sends with its prompt (model drafting)."""
+    return visual_inputs.scene_images(VisualInput.parse(visual_input), model, scene)
 
 
 TEXT_ADAPTERS = (ModelSpec.Adapter.OPENAI_COMPATIBLE, ModelSpec.Adapter.HF_LOCAL)
