@@ -15,11 +15,11 @@ from core.errors import DomainError
 
 from .alignment import IDENTITY, box_through, estimate_alignment, transform
 from .files import MaterialError, NamedFile, all_or_nothing, read_json
+from .obj import read_obj
 from .scans import (
     ScanError,
     axis_alignment,
     box_objects,
-    read_obj,
     read_ply,
     read_ply_faces,
     rscan_objects,

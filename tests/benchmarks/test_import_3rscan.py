@@ -14,7 +14,8 @@ from PIL import Image
 
 from benchmarks.material import MaterialError, NamedFile, detect_scan_format, import_3rscan
 from benchmarks.material.alignment import transform
-from benchmarks.material.scans import read_obj, read_ply
+from benchmarks.material.obj import read_obj
+from benchmarks.material.scans import read_ply
 from benchmarks.models import AssetRole, ContextChange, Item, Scene, SceneObject
 from tests.benchmarks.test_scan_alignment import (
     FURNITURE,
