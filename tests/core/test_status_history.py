@@ -66,7 +66,24 @@ def test_history_is_append_only():
     assert StatusChange.objects.filter(model="core.job", row_id=row_id).count() == 1  # outlives its row
 
 
-def test_a_crowd_submit_records_the_assignment_and_the_changes_it_created_with_the_worker():
+@pytest.fixture
+def actor_named(settings):
+    """STATUS_HISTORY_ACTOR=1: the middleware that names the request's user (off by default)."""
+    at = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE[:at], "core.history.ActorMiddleware", *settings.MIDDLEWARE[at:]]
+
+
+def test_by_default_the_history_names_no_actor():
+    reviewer = Client()
+    reviewer.force_login(UserFactory(role="reviewer"))
+    change = ChangeFactory()
+    response = reviewer.post(f"/api/v1/changes/{change.pk}/reject/", {"version": 1, "criteria": ["plausible"]},
+                             content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert len(history(change)) == 2 and {actor for *_, actor in history(change)} == {None}
+
+
+def test_a_crowd_submit_records_the_assignment_and_the_changes_it_created_with_the_worker(actor_named):
     benchmark = BenchmarkFactory()
     campaign = create_campaign(benchmark, "Moves", "movement", [SceneFactory(benchmark=benchmark)])
     client = Client()
@@ -81,7 +98,7 @@ def test_a_crowd_submit_records_the_assignment_and_the_changes_it_created_with_t
     assert history(change) == [(None, "submitted", worker)]
 
 
-def test_an_evaluator_answer_that_ends_the_session_is_recorded_with_the_evaluator():
+def test_an_evaluator_answer_that_ends_the_session_is_recorded_with_the_evaluator(actor_named):
     item = ItemFactory(answers=["armchair"])
     study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk], 30, 600), UserFactory())
     client = Client()
@@ -116,7 +133,7 @@ def test_reviewers_and_admins_read_a_rows_history_and_crowd_participants_do_not(
     assert Client().get(f"/api/v1/history/job/{job.pk}/").status_code in (401, 403)
 
 
-def test_a_reviewers_request_names_the_reviewer():
+def test_a_reviewers_request_names_the_reviewer(actor_named):
     reviewer = UserFactory(role="reviewer")
     client = Client()
     client.force_login(reviewer)
