@@ -10,7 +10,6 @@ from annotation.models import DraftingPrompt, DraftRequest
 from benchmarks.models import ContextChange, Item
 from benchmarks.services import store_asset
 from modeleval.models import ModelSpec
-from tests.chat_server import ChatServer
 from tests.factories import ChangeFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -34,19 +33,6 @@ def committed(django_capture_on_commit_callbacks):
     return call
 
 
-@pytest.fixture
-def chat():
-    servers = []
-
-    def start(*contents):
-        servers.append(ChatServer(contents))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
 def with_top_view(scene):
     store_asset(scene, "topview_semantic", "semantic.png", b"\x89PNG top view")
     return scene
@@ -57,10 +43,10 @@ def model_at(url):
                                     config={"endpoint": url, "model": "tiny", "max_retries": 0})
 
 
-def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
+def test_model_drafts_raw_changes_from_the_template_once(chat_servers, committed):
     scene = with_top_view(SceneFactory(object_labels=["desk", "chair"]))
-    server = chat('Sure! {"changes": ["The chair has been moved from the desk to the door.", '
-                  '"The desk has been moved to the window."]}')
+    server = chat_servers('Sure! {"changes": ["The chair has been moved from the desk to the door.", '
+                          '"The desk has been moved to the window."]}')
     template = DraftingPrompt.objects.create(name="movement v1", target="changes", change_type="movement",
                                              text=CHANGES_TEMPLATE, examples="The lamp moved to the bed.", count=2)
     model = model_at(server.url)
@@ -79,10 +65,10 @@ def test_model_drafts_raw_changes_from_the_template_once(chat, committed):
     assert ContextChange.objects.count() == 2 and DraftRequest.objects.count() == 1
 
 
-def test_model_drafts_questions_on_approved_changes(chat, committed):
+def test_model_drafts_questions_on_approved_changes(chat_servers, committed):
     change = ChangeFactory(status="approved")
     with_top_view(change.scene)
-    server = chat('[{"question": "What is next to the window now?", "answer": "chair"}]')
+    server = chat_servers('[{"question": "What is next to the window now?", "answer": "chair"}]')
     template = DraftingPrompt.objects.create(
         name="proximity", target="questions", question_type="Proximity",
         text="Objects: {objects}\nChange: {change}\nWrite {count} {question_type} questions as JSON.",
@@ -94,9 +80,9 @@ def test_model_drafts_questions_on_approved_changes(chat, committed):
     assert item.tags["question_type"] == ["Scale"] and item.provenance["source"] == "model"
 
 
-def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed):
+def test_unparseable_output_fails_the_request_and_writes_nothing(chat_servers, committed):
     scene = with_top_view(SceneFactory())
-    server = chat("I cannot help with that.")
+    server = chat_servers("I cannot help with that.")
     template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")
     [request] = committed(drafting.request_drafts, template, model_at(server.url), scenes=[scene])
@@ -105,9 +91,9 @@ def test_unparseable_output_fails_the_request_and_writes_nothing(chat, committed
     assert not ContextChange.objects.exists()
 
 
-def test_staff_request_drafts_by_api_and_others_cannot(chat, client, committed):
+def test_staff_request_drafts_by_api_and_others_cannot(chat_servers, client, committed):
     scene = with_top_view(SceneFactory())
-    server = chat('{"changes": ["The desk has been removed from the room entirely."]}')
+    server = chat_servers('{"changes": ["The desk has been removed from the room entirely."]}')
     template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal",
                                              text="{objects}")
     body = {"template": template.pk, "model": model_at(server.url).pk, "scenes": [scene.pk]}

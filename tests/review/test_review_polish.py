@@ -10,23 +10,9 @@ from modeleval.models import ModelSpec
 from review import polish
 from review import services as review_services
 from review.models import Polish
-from tests.chat_server import ChatServer
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def server():
-    servers = []
-
-    def start(*contents):
-        servers.append(ChatServer(contents))
-        return servers[-1]
-
-    yield start
-    for running in servers:
-        running.close()
 
 
 def language_model(url) -> ModelSpec:
@@ -34,12 +20,12 @@ def language_model(url) -> ModelSpec:
                                     config={"endpoint": url, "model": "tiny", "max_retries": 0})
 
 
-def test_polish_is_a_revision_that_a_reviewer_accepts_or_reverts(client, server, django_capture_on_commit_callbacks):
+def test_polish_is_a_revision_that_a_reviewer_accepts_or_reverts(client, chat_servers, django_capture_on_commit_callbacks):
     typo = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
     scene = typo.scene
     fine = ChangeFactory(scene=scene, status="approved", raw_text="The lamp is now on the desk.")
     ChangeFactory(scene=scene, status="submitted", raw_text="A raw change nobody has approved yet.")
-    chat = server('"The chair has been moved to the window."', "The lamp is now on the desk.")
+    chat = chat_servers('"The chair has been moved to the window."', "The lamp is now on the desk.")
     model = language_model(chat.url)
     admin = UserFactory(role=roles.ADMIN)
     client.force_login(admin)
@@ -79,9 +65,9 @@ def test_polish_is_a_revision_that_a_reviewer_accepts_or_reverts(client, server,
     assert again.status_code == 400 and "polish" in again.json()
 
 
-def test_a_reviewer_accepts_a_polish_and_bad_requests_are_400(client, server):
+def test_a_reviewer_accepts_a_polish_and_bad_requests_are_400(client, chat_servers):
     change = ChangeFactory(status="approved", raw_text="the sofa were removed from the room")
-    chat = server("The sofa was removed from the room.")
+    chat = chat_servers("The sofa was removed from the room.")
     model = language_model(chat.url)
     assert polish.polish_changes([change.pk], model.pk) == 1
     applied = Polish.objects.get()
@@ -104,12 +90,12 @@ def test_an_implausible_correction_is_not_applied():
     assert polish.cleaned('  "The chair moved."  ', "the chair moved") == "The chair moved."
 
 
-def test_the_pass_polishes_questions_and_answers_once(server, django_capture_on_commit_callbacks):
+def test_the_pass_polishes_questions_and_answers_once(chat_servers, django_capture_on_commit_callbacks):
     item = ItemFactory(question="what are next to the window now", answers=["the chair , by the door"])
     choice = ItemFactory(change=item.change, question="Which object moved?", answers=["B"], answer_format="single",
                          choices=["desk", "chair"])
-    chat = server(item.change.text, '"What is next to the window now?"', "The chair, by the door.",
-                  "Which object moved?")
+    chat = chat_servers(item.change.text, '"What is next to the window now?"', "The chair, by the door.",
+                        "Which object moved?")
     model = language_model(chat.url)
     with django_capture_on_commit_callbacks(execute=True):
         queued = polish.start_polish(item.benchmark, model.pk, UserFactory(role=roles.ADMIN))
