@@ -24,6 +24,12 @@ def enter(client, campaign, pid="PID1"):
     return client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": "SE"})
 
 
+def lease(client, campaign, pid="PID1") -> Assignment:
+    """The assignment a crowd worker holds once the campaign's link has signed them in."""
+    enter(client, campaign, pid)
+    return Assignment.objects.get(worker__username=f"prolific-{pid}")
+
+
 def test_crowd_link_creates_one_account_per_worker_and_resumes_the_lease(client, campaign):
     first = enter(client, campaign)
     assert first.status_code == 302 and "/annotate/" in first["Location"]
@@ -51,8 +57,7 @@ def submit(client, assignment_id, text):
 
 
 def test_valid_change_is_stored_raw_and_earns_a_completion_code(client, campaign):
-    enter(client, campaign)
-    assignment = Assignment.objects.get()
+    assignment = lease(client, campaign)
     response = submit(client, assignment.pk, GOOD_TEXT)
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -63,29 +68,22 @@ def test_valid_change_is_stored_raw_and_earns_a_completion_code(client, campaign
     assert set(change.provenance["named_objects"]) == {"chair", "desk", "window", "bookshelf"}
 
 
-def test_short_change_gets_400_naming_the_field_and_writes_nothing(client, campaign):
-    enter(client, campaign)
-    assignment = Assignment.objects.get()
-    response = submit(client, assignment.pk, "Move the chair to the window.")
+@pytest.mark.parametrize(("text", "reason"), [
+    ("Move the chair to the window.", "at least 10 words"),
+    ("The piano has been moved from the hallway to the garden by the gate.", "names no object of this scene"),
+], ids=["too-short", "no-scene-object"])
+def test_refused_change_gets_400_naming_the_reason_and_writes_nothing(client, campaign, text, reason):
+    assignment = lease(client, campaign)
+    response = submit(client, assignment.pk, text)
     assert response.status_code == 400
-    assert "at least 10 words" in response.json()["text"][0]
+    assert reason in response.json()["text"][0]
     assert not ContextChange.objects.exists()
     assignment.refresh_from_db()
     assert assignment.status == "leased"
 
 
-def test_change_naming_no_scene_object_gets_400_and_writes_nothing(client, campaign):
-    enter(client, campaign)
-    assignment = Assignment.objects.get()
-    response = submit(client, assignment.pk, "The piano has been moved from the hallway to the garden by the gate.")
-    assert response.status_code == 400
-    assert "names no object of this scene" in response.json()["text"][0]
-    assert not ContextChange.objects.exists()
-
-
 def test_annotator_fetching_another_annotators_assignment_gets_403(client, campaign):
-    enter(client, campaign, pid="OWNER")
-    theirs = Assignment.objects.get()
+    theirs = lease(client, campaign, pid="OWNER")
     client.logout()
     enter(client, campaign, pid="INTRUDER")
     assert client.get(f"/api/v1/assignments/{theirs.pk}/").status_code == 403
@@ -96,15 +94,13 @@ def test_annotator_fetching_another_annotators_assignment_gets_403(client, campa
 
 
 def test_second_submit_is_a_conflict_not_a_second_change(client, campaign):
-    enter(client, campaign)
-    assignment = Assignment.objects.get()
+    assignment = lease(client, campaign)
     assert submit(client, assignment.pk, GOOD_TEXT).status_code == 201
     assert submit(client, assignment.pk, GOOD_TEXT).status_code == 409
     assert ContextChange.objects.count() == 1
 
 
 def test_assignment_api_shows_the_scene_but_no_answers(client, campaign):
-    enter(client, campaign)
-    body = client.get(f"/api/v1/assignments/{Assignment.objects.get().pk}/").json()
+    body = client.get(f"/api/v1/assignments/{lease(client, campaign).pk}/").json()
     assert body["change_type"] == "movement"
     assert {o["label"] for o in body["scene"]["objects"]} >= {"desk", "chair"}
