@@ -76,6 +76,13 @@ def current(client, session):
     return client.get(f"/api/v1/sessions/{session.pk}/current/")
 
 
+def first_item(client, study, pid):
+    """Participant `pid` enters the study: their session and the item it shows first."""
+    enter(client, study, pid)
+    session = EvalSession.objects.get(study=study, participant__username=f"prolific-{pid}")
+    return session, current(client, session).json()["item"]
+
+
 def answer(client, session, item_id, text, **extra):
     return client.post(
         f"/api/v1/sessions/{session.pk}/answer/",
@@ -211,9 +218,7 @@ def test_sessions_of_a_few_items_go_to_the_least_filled_items_first():
 def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_claims(client):
     bench, items = hypo3d_pool(per_type=1)
     study = create_study(bench, StudyDesign("S", [i.pk for i in items], 30, 600), None)
-    enter(client, study, "LATE")
-    session = EvalSession.objects.get()
-    item = current(client, session).json()["item"]
+    session, item = first_item(client, study, "LATE")
     Response.objects.filter(session=session).update(deadline=timezone.now() - timedelta(seconds=2))
     late = answer(
         client,
@@ -232,9 +237,7 @@ def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_cl
 def test_latency_comes_from_the_server_clock_and_the_client_measure_is_kept_apart(client):
     bench, items = hypo3d_pool(per_type=1)
     study = create_study(bench, StudyDesign("S", [i.pk for i in items]), None)
-    enter(client, study, "FAST")
-    session = EvalSession.objects.get()
-    item = current(client, session).json()["item"]
+    session, item = first_item(client, study, "FAST")
     Response.objects.filter(session=session).update(shown_at=timezone.now() - timedelta(seconds=4))
     answer(client, session, item["id"], "x", client_latency_ms=10, focus_losses=2)
     stored = Response.objects.get(session=session, item_id=item["id"])
@@ -323,9 +326,7 @@ def test_choices_are_shuffled_per_participant_and_graded_in_canonical_letters(cl
 def test_not_sure_is_offered_stored_and_scored_wrong(client):
     bench, items = m3verse_items(n=1)
     study = create_study(bench, StudyDesign("S", [items[0].pk], offer_not_sure=True), None)
-    enter(client, study, "UNSURE")
-    session = EvalSession.objects.get()
-    item = current(client, session).json()["item"]
+    session, item = first_item(client, study, "UNSURE")
     assert item["not_sure_option"] and "Not sure" not in item["choices"]
     assert answer(client, session, item["id"], "Not sure").status_code == 201
     result = study_results(study)
@@ -335,9 +336,7 @@ def test_not_sure_is_offered_stored_and_scored_wrong(client):
 def test_a_letter_outside_the_shown_options_is_refused_naming_the_answer(client):
     bench, items = m3verse_items(n=1)
     study = create_study(bench, StudyDesign("S", [items[0].pk]), None)
-    enter(client, study, "TYPO")
-    session = EvalSession.objects.get()
-    item = current(client, session).json()["item"]
+    session, item = first_item(client, study, "TYPO")
     for bad in ("F", "A, B", "Not sure"):
         response = answer(client, session, item["id"], bad)
         assert response.status_code == 400 and "answer" in response.json()
@@ -392,9 +391,7 @@ def test_no_page_or_session_response_contains_a_gold_answer_before_it_is_stored(
 def test_results_page_shows_the_human_row_beside_the_model_in_the_paper_layout_and_exports_csv(client):
     bench, items = hypo3d_pool(per_type=1)
     study = create_study(bench, StudyDesign("Baseline", [i.pk for i in items]), None)
-    enter(client, study, "H1")
-    session = EvalSession.objects.get()
-    item = current(client, session).json()["item"]
+    session, item = first_item(client, study, "H1")
     while item:
         item = answer(client, session, item["id"], f"answer{item['id']}").json()["item"]
     run = Run.objects.create(
