@@ -283,81 +283,33 @@ def test_spatial457_file_round_trips_through_import_items(scene, tmp_path):
 # --- M3-Verse ------------------------------------------------------------------------------------------
 
 
+def _thing(object_id, position, parent, room, **attributes):
+    """One object of an M3-Verse state; its type is the id's prefix, as in AI2-THOR."""
+    thing = {"id": object_id, "type": object_id.split("|")[0], "position": position, "parent": parent, "room": room}
+    if attributes:
+        thing["attributes"] = attributes
+    return thing
+
+
 def _states():
     before = [
-        {
-            "id": "Apple|1",
-            "type": "Apple",
-            "position": [1, 0, 1],
-            "parent": "CounterTop|1",
-            "room": "Kitchen",
-            "attributes": {"color": "red"},
-        },
-        {
-            "id": "Apple|2",
-            "type": "Apple",
-            "position": [2, 0, 1],
-            "parent": "DiningTable|1",
-            "room": "Kitchen",
-            "attributes": {"color": "green"},
-        },
-        {
-            "id": "Mug|1",
-            "type": "Mug",
-            "position": [0, 0, 0],
-            "parent": "CounterTop|1",
-            "room": "Kitchen",
-            "attributes": {"color": "white", "material": "ceramic"},
-        },
-        {
-            "id": "Book|1",
-            "type": "Book",
-            "position": [5, 0, 5],
-            "parent": "Sofa|1",
-            "room": "LivingRoom",
-            "attributes": {"color": "blue"},
-        },
-        {
-            "id": "CounterTop|1",
-            "type": "CounterTop",
-            "position": [1, 0, 1],
-            "parent": None,
-            "room": "Kitchen",
-        },
-        {
-            "id": "DiningTable|1",
-            "type": "DiningTable",
-            "position": [2, 0, 1],
-            "parent": None,
-            "room": "Kitchen",
-        },
-        {"id": "Sofa|1", "type": "Sofa", "position": [5, 0, 5], "parent": None, "room": "LivingRoom"},
-        {
-            "id": "Fridge|1",
-            "type": "Fridge",
-            "position": [0, 0, 3],
-            "parent": None,
-            "room": "Kitchen",
-            "attributes": {"isOpen": False, "color": "white"},
-        },
-        {"id": "Vase|1", "type": "Vase", "position": [6, 0, 5], "parent": "Sofa|1", "room": "LivingRoom"},
-        {"id": "Pen|1", "type": "Pen", "position": [6, 0, 6], "parent": "Sofa|1", "room": "LivingRoom"},
+        _thing("Apple|1", [1, 0, 1], "CounterTop|1", "Kitchen", color="red"),
+        _thing("Apple|2", [2, 0, 1], "DiningTable|1", "Kitchen", color="green"),
+        _thing("Mug|1", [0, 0, 0], "CounterTop|1", "Kitchen", color="white", material="ceramic"),
+        _thing("Book|1", [5, 0, 5], "Sofa|1", "LivingRoom", color="blue"),
+        _thing("CounterTop|1", [1, 0, 1], None, "Kitchen"),
+        _thing("DiningTable|1", [2, 0, 1], None, "Kitchen"),
+        _thing("Sofa|1", [5, 0, 5], None, "LivingRoom"),
+        _thing("Fridge|1", [0, 0, 3], None, "Kitchen", isOpen=False, color="white"),
+        _thing("Vase|1", [6, 0, 5], "Sofa|1", "LivingRoom"),
+        _thing("Pen|1", [6, 0, 6], "Sofa|1", "LivingRoom"),
     ]
     after = [copy.deepcopy(o) for o in before if o["id"] not in ("Vase|1", "Pen|1")]
     after[0].update(position=[2, 0, 1.5], parent="DiningTable|1")  # red apple moved
     after[7]["attributes"]["isOpen"] = True  # fridge opened
     after[2]["attributes"]["color"] = "black"  # mug changed colour
     after[3].update(position=[1.5, 0, 1], parent="CounterTop|1", room="Kitchen")  # book changed rooms
-    after.append(
-        {
-            "id": "Laptop|1",
-            "type": "Laptop",
-            "position": [5, 0, 5],
-            "parent": "Sofa|1",
-            "room": "LivingRoom",
-            "attributes": {"color": "gray"},
-        }
-    )  # laptop added
+    after.append(_thing("Laptop|1", [5, 0, 5], "Sofa|1", "LivingRoom", color="gray"))  # laptop added
     return {"scene_id": "scene_9", "states": [before, after]}
 
 
