@@ -29,6 +29,13 @@ def hover_first_label(page) -> str:
     return page.locator("[data-topview]").get_attribute("data-hover-label")
 
 
+def send(page, field, value, button, then):
+    """Fill one field, press the form's button, and wait for `then`, the selector of what must follow."""
+    page.fill(field, value)
+    page.click(button)
+    page.wait_for_selector(then)
+
+
 def test_thin_path_from_scene_to_release(stack, new_page):
     base = stack["base"]
 
@@ -40,12 +47,10 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     assert int(annotator.locator("[data-loaded=true]").get_attribute("data-point-count")) >= 200_000
     assert hover_first_label(annotator) in scene_labels(annotator)
     labels = scene_labels(annotator)
-    annotator.fill("#change-text", "Move the chair over there.")
-    annotator.click("#submit-change")
-    annotator.wait_for_selector("#change-error:has-text('at least 10 words')")
-    annotator.fill("#change-text", "The grand piano has been moved from the hallway to the garden outside the gate.")
-    annotator.click("#submit-change")
-    annotator.wait_for_selector("#change-error:has-text('names no object')")
+    send(annotator, "#change-text", "Move the chair over there.", "#submit-change",
+         "#change-error:has-text('at least 10 words')")
+    send(annotator, "#change-text", "The grand piano has been moved from the hallway to the garden outside the gate.",
+         "#submit-change", "#change-error:has-text('names no object')")
     moved, origin, target = labels[0], labels[1], labels[2]
     text = f"The {moved} has been moved from beside the {origin} to the spot right next to the {target}."
     annotator.fill("#change-text", text)
@@ -62,9 +67,7 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     # Other browser tests share the stack: open this annotator's change, not the first in the queue.
     reviewer.locator("#review-queue tr", has_text=text).get_by_role("link", name="Review").click()
     refined = f"The {moved} has been moved from the {origin} to the space right next to the {target}."
-    reviewer.fill("#refined", refined)
-    reviewer.click("#save-edit")
-    reviewer.wait_for_selector(f"#refined-text:has-text('{refined}')")
+    send(reviewer, "#refined", refined, "#save-edit", f"#refined-text:has-text('{refined}')")
     assert reviewer.locator("#raw-text").text_content() == text
     reviewer.click("#approve")
     reviewer.wait_for_selector("#question-form")
@@ -84,9 +87,8 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     admin.click("#approve-item")
     admin.wait_for_selector("#item-status:has-text('Approved')")
     admin.goto(f"{base}/manage/{SLUG}/")
-    admin.fill("#study-form input[name=name]", "Pilot human baseline")
-    admin.click("#study-form button[type=submit]")
-    admin.wait_for_selector("text=Pilot human baseline")
+    send(admin, "#study-form input[name=name]", "Pilot human baseline", "#study-form button[type=submit]",
+         "text=Pilot human baseline")
     study_link = admin.locator(".crowd-link").first.text_content().split("?")[0]
     evaluator = new_page()
     evaluator.goto(f"{base}{study_link}?PROLIFIC_PID=eval-e2e-1&STUDY_ID=study-2&SESSION_ID=sess-2")
@@ -121,12 +123,9 @@ def test_thin_path_from_scene_to_release(stack, new_page):
 
     # 6. Export a release: JSONL plus an asset manifest.
     admin.goto(f"{base}/manage/{SLUG}/")
-    admin.fill("#release-form input[name=version]", "not-a-version")
-    admin.click("#release-form button[type=submit]")
-    admin.wait_for_selector("#release-form .error:has-text('version')")
-    admin.fill("#release-form input[name=version]", "1.0.0")
-    admin.click("#release-form button[type=submit]")
-    admin.wait_for_selector("#release-list >> text=v1.0.0")
+    version, release = "#release-form input[name=version]", "#release-form button[type=submit]"
+    send(admin, version, "not-a-version", release, "#release-form .error:has-text('version')")
+    send(admin, version, "1.0.0", release, "#release-list >> text=v1.0.0")
     shot(admin, "6-admin-release", stack)
     items_url = admin.locator("#release-list a", has_text="items.jsonl").get_attribute("href")
     lines = [json.loads(line) for line in admin.request.get(base + items_url).text().splitlines()]
