@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
-from core.api import error
+from core.api import error, validated
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 from modeleval import services as modeleval_services
@@ -113,9 +113,7 @@ class AssignmentDescriptions(APIView):
     @extend_schema(request=DescriptionSerializer,
                    responses={201: AddedDescriptionSerializer, 409: error(409)})
     def post(self, request, pk):
-        data = DescriptionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        draft, warnings = services.add_description(pk, request.user, data.validated_data["text"])
+        draft, warnings = services.add_description(pk, request.user, validated(DescriptionSerializer, request)["text"])
         return Response({**DraftSerializer(draft).data, "warnings": warnings}, status=201)
 
 
@@ -168,10 +166,8 @@ class AssignmentSubmit(APIView):
 
     @extend_schema(request=SubmitChangeSerializer, responses={201: SubmittedSerializer, 409: error(409)})
     def post(self, request, pk):
-        data = SubmitChangeSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        assignment = services.submit_assignment(pk, request.user, data.validated_data["text"],
-                                                data.validated_data.get("answer"))
+        body = validated(SubmitChangeSerializer, request)
+        assignment = services.submit_assignment(pk, request.user, body["text"], body.get("answer"))
         return Response(
             {**AssignmentSerializer(assignment).data,
              "completion_url": services.assignment_completion_url(assignment)},
@@ -217,9 +213,7 @@ class CampaignList(APIView):
 
     @extend_schema(request=CampaignSerializer, responses={201: CampaignSerializer})
     def post(self, request):
-        data = CampaignSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
+        fields = dict(validated(CampaignSerializer, request))
         campaign = services.create_campaign(
             fields.pop("benchmark"), fields.pop("name"), fields.pop("change_type"), fields.pop("scenes"),
             descriptions_per_assignment=fields.pop("descriptions_per_assignment", 5), **fields,
@@ -295,9 +289,7 @@ class DraftRequests(APIView):
     @extend_schema(request=DraftRequestSerializer,
                    responses={202: DraftRequestQueuedSerializer(many=True), 503: error(503)})
     def post(self, request):
-        data = DraftRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = validated(DraftRequestSerializer, request)
         model = modeleval_services.language_model(fields["model"])
         requests = drafting.request_drafts(fields["template"], model, fields.get("scenes", []),
                                            fields.get("changes", []))

@@ -9,7 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import error
+from core.api import error, validated
 from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
@@ -109,9 +109,7 @@ class ReleaseList(APIView):
     @extend_schema(request=ReleaseSerializer, responses={201: ReleaseSerializer, 409: error(409), 503: error(503)})
     @idempotent
     def post(self, request):
-        data = ReleaseSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(ReleaseSerializer, request)
         release = services.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
                                           require_consensus=v["require_consensus"])
         return Response(ReleaseSerializer(release).data, status=201)

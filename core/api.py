@@ -64,6 +64,13 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+def validated(serializer_class, request) -> dict:
+    """The request's body as `serializer_class` checks it; a body that fails is a 400 naming each field at fault."""
+    body = serializer_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 def not_found(request, exception=None):
     """handler404: an API path that matches no route (a malformed id or slug) answers the API's JSON
     404; every other path gets the page."""

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from benchmarks.api import SceneViewerSerializer
 from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
-from core.api import error
+from core.api import error, validated
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
@@ -172,9 +172,7 @@ class StudyCreate(APIView):
     @extend_schema(request=StudyCreateSerializer, responses={201: StudyCreatedSerializer})
     @idempotent
     def post(self, request):
-        data = StudyCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
+        options = dict(validated(StudyCreateSerializer, request))
         benchmark = options.pop("benchmark")
         study = design.create_study(benchmark, design.StudyDesign(**options), request.user)
         return Response(

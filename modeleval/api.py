@@ -4,7 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Benchmark
-from core.api import error
+from core.api import error, validated
 from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
@@ -107,9 +107,7 @@ class RunList(APIView):
     @extend_schema(request=LaunchRunSerializer, responses={201: RunProgressSerializer, 503: error(503)})
     @idempotent
     def post(self, request):
-        data = LaunchRunSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(LaunchRunSerializer, request)
         run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
                                   v["condition"], v["protocol"], subset=v["subset"], prompts=v["prompts"],
                                   settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"],

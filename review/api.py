@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Benchmark, ContextChange, Item
-from core.api import error
+from core.api import error, validated
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
 
@@ -85,41 +85,41 @@ class ChangeDetail(APIView):
         return Response(ChangeSerializer(change).data)
 
 
-class RefineChange(APIView):
+# A reviewer's POST on one change: `act` gets the body `serializer_class` checked (the request's schema),
+# and the answer is `answer_serializer` of what `act` returns. Comments, not docstrings: a docstring
+# here would become every subclass's description in the schema.
+@extend_schema(responses={200: ChangeSerializer, 409: CONFLICT})
+class ChangeAction(APIView):
     permission_classes = [IsReviewer]
+    answer_serializer = ChangeSerializer
+
+    def act(self, pk, user, body):
+        raise NotImplementedError
+
+    def post(self, request, pk):
+        done = self.act(pk, request.user, validated(self.serializer_class, request))
+        return Response(self.answer_serializer(done).data)
+
+
+class RefineChange(ChangeAction):
     serializer_class = RefineSerializer
 
-    @extend_schema(request=RefineSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = RefineSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        change = services.refine_change(pk, request.user, data.validated_data["text"], data.validated_data["version"])
-        return Response(ChangeSerializer(change).data)
+    def act(self, pk, user, body):
+        return services.refine_change(pk, user, body["text"], body["version"])
 
 
-class ApproveChange(APIView):
-    permission_classes = [IsReviewer]
+class ApproveChange(ChangeAction):
     serializer_class = VersionSerializer
 
-    @extend_schema(request=VersionSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = VersionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        change = services.approve_change(pk, request.user, data.validated_data["version"])
-        return Response(ChangeSerializer(change).data)
+    def act(self, pk, user, body):
+        return services.approve_change(pk, user, body["version"])
 
 
-class RejectChange(APIView):
-    permission_classes = [IsReviewer]
+class RejectChange(ChangeAction):
     serializer_class = RejectSerializer
 
-    @extend_schema(request=RejectSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = RejectSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        change = services.reject_change(pk, request.user, v["version"], v["criteria"], v["note"])
-        return Response(ChangeSerializer(change).data)
+    def act(self, pk, user, body):
+        return services.reject_change(pk, user, body["version"], body["criteria"], body["note"])
 
 
 class AuthoredQuestionSerializer(serializers.Serializer):
@@ -136,9 +136,7 @@ class AuthorQuestion(APIView):
     @extend_schema(request=QuestionSerializer, responses={201: AuthoredQuestionSerializer, 409: CONFLICT})
     @idempotent
     def post(self, request, pk):
-        data = QuestionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(QuestionSerializer, request)
         item = services.author_question(pk, request.user, v["question"], v["answer"], v["question_type"])
         return Response({"id": item.pk, "question": item.question, "answers": item.answers, "tags": item.tags},
                         status=201)
@@ -203,17 +201,12 @@ class ReturnedWork(APIView):
         ])
 
 
-class ResubmitChange(APIView):
+class ResubmitChange(ChangeAction):
     permission_classes = [IsAuthenticated]
     serializer_class = RefineSerializer
 
-    @extend_schema(request=RefineSerializer, responses={200: ChangeSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = RefineSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        change = services.resubmit_change(pk, request.user, data.validated_data["text"],
-                                          data.validated_data["version"])
-        return Response(ChangeSerializer(change).data)
+    def act(self, pk, user, body):
+        return services.resubmit_change(pk, user, body["text"], body["version"])
 
 
 class ReviewItemSerializer(serializers.ModelSerializer):
@@ -229,20 +222,20 @@ class ItemEditSerializer(VersionSerializer):
     question_type = serializers.ListField(child=serializers.CharField(), required=False)
 
 
-class EditItem(APIView):
+# The same on one item, answered with the item.
+@extend_schema(responses={200: ReviewItemSerializer, 409: CONFLICT})
+class ItemAction(ChangeAction):
+    answer_serializer = ReviewItemSerializer
+
+
+class EditItem(ItemAction):
     """Edit with optimistic locking: a stale version gets 409 with the current item."""
 
-    permission_classes = [IsReviewer]
     serializer_class = ItemEditSerializer
 
-    @extend_schema(request=ItemEditSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = ItemEditSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        item = services.edit_item(pk, request.user, v["version"], v["question"], v["answers"],
-                                  v.get("question_type"))
-        return Response(ReviewItemSerializer(item).data)
+    def act(self, pk, user, body):
+        return services.edit_item(pk, user, body["version"], body["question"], body["answers"],
+                                  body.get("question_type"))
 
 
 class ApproveItemSerializer(VersionSerializer):
@@ -250,31 +243,20 @@ class ApproveItemSerializer(VersionSerializer):
                                     help_text="The answer, for an item drafted without one (or a corrected one).")
 
 
-class ApproveItem(APIView):
+class ApproveItem(ItemAction):
     """Approve; an item without an answer is a 400 unless `answers` gives it."""
 
-    permission_classes = [IsReviewer]
     serializer_class = ApproveItemSerializer
 
-    @extend_schema(request=ApproveItemSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = ApproveItemSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        return Response(ReviewItemSerializer(services.approve_item(pk, request.user, v["version"], v.get("answers"))).data)
+    def act(self, pk, user, body):
+        return services.approve_item(pk, user, body["version"], body.get("answers"))
 
 
-class RejectItem(APIView):
-    permission_classes = [IsReviewer]
+class RejectItem(ItemAction):
     serializer_class = RejectSerializer
 
-    @extend_schema(request=RejectSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = RejectSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        item = services.reject_item(pk, request.user, v["version"], v["criteria"], v["note"])
-        return Response(ReviewItemSerializer(item).data)
+    def act(self, pk, user, body):
+        return services.reject_item(pk, user, body["version"], body["criteria"], body["note"])
 
 
 class ItemHistory(APIView):
@@ -295,21 +277,15 @@ class FilterSerializer(VersionSerializer):
                                     help_text="The answer, for a question drafted without one.")
 
 
-class FilterQuestion(APIView):
+class FilterQuestion(ItemAction):
     """Bulk filtering of drafted questions: keep (optionally edited, with the answer when it has
     none) or drop with a reason."""
 
-    permission_classes = [IsReviewer]
     serializer_class = FilterSerializer
 
-    @extend_schema(request=FilterSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = FilterSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        item = services.filter_question(pk, request.user, v["action"], v["version"], v["reason"], v.get("question"),
-                                        v.get("answers"))
-        return Response(ReviewItemSerializer(item).data)
+    def act(self, pk, user, body):
+        return services.filter_question(pk, user, body["action"], body["version"], body["reason"],
+                                        body.get("question"), body.get("answers"))
 
 
 KEEP_RATES_SCHEMA = {
@@ -351,9 +327,7 @@ class IndependentAnswerView(APIView):
 
     @extend_schema(request=AnswerSerializer, responses={201: ConsensusSerializer, 409: CONFLICT})
     def post(self, request, pk):
-        data = AnswerSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        consensus.record_independent_answer(pk, request.user, data.validated_data["answer"])
+        consensus.record_independent_answer(pk, request.user, validated(AnswerSerializer, request)["answer"])
         item = Item.objects.get(pk=pk)
         return Response({"item": pk, "consensus": item.consensus, "agreement": item.agreement}, status=201)
 
@@ -362,16 +336,11 @@ class AdjudicateSerializer(VersionSerializer):
     answers = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
 
 
-class AdjudicateItem(APIView):
-    permission_classes = [IsReviewer]
+class AdjudicateItem(ItemAction):
     serializer_class = AdjudicateSerializer
 
-    @extend_schema(request=AdjudicateSerializer, responses={200: ReviewItemSerializer, 409: CONFLICT})
-    def post(self, request, pk):
-        data = AdjudicateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        return Response(ReviewItemSerializer(consensus.adjudicate_item(pk, request.user, v["version"], v["answers"])).data)
+    def act(self, pk, user, body):
+        return consensus.adjudicate_item(pk, user, body["version"], body["answers"])
 
 
 class AgreementSummarySerializer(serializers.Serializer):
@@ -432,10 +401,7 @@ class StartDedup(APIView):
 
     @extend_schema(request=DedupRunSerializer, responses={201: DedupRunSerializer, 503: error(503)})
     def post(self, request):
-        data = DedupRunSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        run = dedup.start_dedup(v["benchmark"], request.user, v.get("threshold", 0.8))
+        run = dedup.start_dedup(created_by=request.user, **validated(DedupRunSerializer, request))
         return Response(DedupRunSerializer(run).data, status=201)
 
 
@@ -463,9 +429,7 @@ class ResolveDuplicate(APIView):
 
     @extend_schema(request=ResolveSerializer, responses={200: ResolvedSerializer})
     def post(self, request, pk):
-        data = ResolveSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        pair = dedup.resolve_duplicate(pk, request.user, data.validated_data["keep"])
+        pair = dedup.resolve_duplicate(pk, request.user, validated(ResolveSerializer, request)["keep"])
         return Response({"id": pair.pk, "resolution": pair.resolution})
 
 
@@ -486,9 +450,8 @@ class StartPolish(APIView):
 
     @extend_schema(request=StartPolishSerializer, responses={202: PolishQueuedSerializer, 503: error(503)})
     def post(self, request):
-        data = StartPolishSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        queued = polish.start_polish(data.validated_data["benchmark"], data.validated_data["model"], request.user)
+        v = validated(StartPolishSerializer, request)
+        queued = polish.start_polish(v["benchmark"], v["model"], request.user)
         return Response({"queued": queued}, status=202)
 
 
@@ -509,7 +472,5 @@ class ReviewPolish(APIView):
         request=VersionSerializer, responses={200: PolishReviewedSerializer, 409: CONFLICT},
     )
     def post(self, request, pk, action):
-        data = VersionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        done = polish.review_polish(pk, request.user, action, data.validated_data["version"])
+        done = polish.review_polish(pk, request.user, action, validated(VersionSerializer, request)["version"])
         return Response({"id": done.pk, "status": done.status, "change": ChangeSerializer(done.change).data})

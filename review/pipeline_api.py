@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Benchmark
-from core.api import error
+from core.api import error, validated
 from core.jobs import job_state
 from core.jobs_api import JobSerializer
 from core.permissions import IsAdmin
@@ -74,9 +74,7 @@ class BenchmarkStages(APIView):
     @extend_schema(request=NewStageSerializer, responses={201: StageSerializer})
     def post(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
-        data = NewStageSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(NewStageSerializer, request)
         stage = pipeline.add_stage(benchmark, request.user, v["kind"], v.get("params"), v.get("name", ""),
                                    v.get("position"))
         return Response(StageSerializer(stage_data(stage)).data, status=201)
@@ -95,9 +93,7 @@ class StageDetail(APIView):
 
     @extend_schema(request=StageEditSerializer, responses={200: StageSerializer, 409: CONFLICT})
     def patch(self, request, pk):
-        data = StageEditSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes = dict(data.validated_data)
+        changes = dict(validated(StageEditSerializer, request))
         stage = pipeline.update_stage(pk, request.user, changes.pop("version"), **changes)
         return Response(StageSerializer(stage_data(self._stage(stage.pk))).data)
 
@@ -115,10 +111,8 @@ class RunStage(APIView):
 
     @extend_schema(request=RunSerializer, responses={201: JobSerializer, 503: error(503)})
     def post(self, request, pk):
-        data = RunSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        stage = get_object_or_404(PipelineStage, pk=pk)
-        job = pipeline.run_stage(stage, request.user, again=data.validated_data["again"])
+        again = validated(RunSerializer, request)["again"]
+        job = pipeline.run_stage(get_object_or_404(PipelineStage, pk=pk), request.user, again=again)
         job.refresh_from_db()  # in the embedded mode it has run already
         return Response(JobSerializer(job_state(job)).data, status=201)
 
@@ -131,10 +125,8 @@ class RunPipeline(APIView):
 
     @extend_schema(request=RunSerializer, responses={201: PipelineRunSerializer, 409: error(409), 503: error(503)})
     def post(self, request, slug):
-        data = RunSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        benchmark = get_object_or_404(Benchmark, slug=slug)
-        jobs = pipeline.run_pipeline(benchmark, request.user, again=data.validated_data["again"])
+        again = validated(RunSerializer, request)["again"]
+        jobs = pipeline.run_pipeline(get_object_or_404(Benchmark, slug=slug), request.user, again=again)
         for job in jobs:
             job.refresh_from_db()
         return Response({"jobs": JobSerializer([job_state(job) for job in jobs], many=True).data}, status=201)
