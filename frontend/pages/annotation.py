@@ -1,3 +1,5 @@
+from functools import wraps
+
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -77,12 +79,24 @@ def campaign_quiz(request, campaign_id):
     }, status=status)
 
 
-@role_required(roles.ANNOTATOR)
-def annotate(request, assignment_id):
-    try:
-        assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
-    except DomainError as exc:
-        return error_page(request, exc)
+def _own_assignment(page):
+    """An annotator's page on one of their own assignments: the view is `page(request, assignment)`;
+    an assignment that is not theirs (or none) gets the error page."""
+
+    @role_required(roles.ANNOTATOR)
+    @wraps(page)
+    def view(request, assignment_id):
+        try:
+            assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
+        except DomainError as exc:
+            return error_page(request, exc)
+        return page(request, assignment)
+
+    return view
+
+
+@_own_assignment
+def annotate(request, assignment):
     if assignment.status == Assignment.Status.SUBMITTED:
         return redirect("annotate_done", assignment_id=assignment.pk)
     if assignment.status != Assignment.Status.LEASED or assignment.lease_expires_at < timezone.now():
@@ -115,12 +129,8 @@ def annotate(request, assignment_id):
     })
 
 
-@role_required(roles.ANNOTATOR)
-def annotate_done(request, assignment_id):
-    try:
-        assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
-    except DomainError as exc:
-        return error_page(request, exc)
+@_own_assignment
+def annotate_done(request, assignment):
     return render(request, "frontend/complete.html", {
         "code": assignment.completion_code,
         "completion_url": annotation_services.assignment_completion_url(assignment),
@@ -128,14 +138,10 @@ def annotate_done(request, assignment_id):
     })
 
 
-@role_required(roles.ANNOTATOR)
-def annotate_returned(request, assignment_id):
+@_own_assignment
+def annotate_returned(request, assignment):
     """After "Give this scene back": back to the crowd platform with the campaign's return code
     (Prolific's "returned" flow), or a page saying what happens next."""
-    try:
-        assignment = annotation_services.assignment_for_worker(assignment_id, request.user)
-    except DomainError as exc:
-        return error_page(request, exc)
     if assignment.status != Assignment.Status.RELEASED:
         return redirect("annotate", assignment_id=assignment.pk)
     url = http_url(annotation_services.return_url(assignment) or "")

@@ -1,6 +1,7 @@
+import csv
 from pathlib import Path
 
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
@@ -20,6 +21,20 @@ def carries_platform_ids(params) -> bool:
 def error_page(request, exc: DomainError):
     return render(request, "frontend/error.html", {"message": exc.message, "field": exc.field},
                   status=exc.status_code)
+
+
+def attachment(filename: str, content_type: str, body="") -> HttpResponse:
+    """A download the browser saves as `filename`."""
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def csv_attachment(filename: str, rows) -> HttpResponse:
+    """`rows` (the header first) as a CSV download."""
+    response = attachment(filename, "text/csv")
+    csv.writer(response).writerows(rows)
+    return response
 
 
 FAVICON = Path(__file__).resolve().parents[1] / "static" / "hypolab" / "favicon.ico"

@@ -1,13 +1,12 @@
 """Evaluator pages (crowd entry, invited start, the timed session) and the admin's study pages
 (design form, results in the paper layout beside the model runs, CSV export)."""
 
-import csv
 import json
 from dataclasses import MISSING, fields
 
 from django.contrib.auth import login
 from django.db.models import Count
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -25,7 +24,7 @@ from results import services as results_services
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
-from .common import BACKEND, carries_platform_ids, error_page
+from .common import BACKEND, carries_platform_ids, csv_attachment, error_page
 from .home import crowd_links
 from .manage import results_export
 
@@ -236,9 +235,5 @@ def study_results(request, study_id):
 @role_required(roles.ADMIN)
 def study_results_csv(request, study_id):
     study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-responses.csv"'
-    writer = csv.writer(response)
-    writer.writerow(humaneval_results.CSV_HEADER)
-    writer.writerows(humaneval_results.response_table(study))
-    return response
+    return csv_attachment(f"study-{study.pk}-responses.csv",
+                          [humaneval_results.CSV_HEADER, *humaneval_results.response_table(study)])

@@ -1,10 +1,10 @@
 """The admin's benchmark page: studies, model runs, releases, results."""
 
-import csv
 import json
+from functools import wraps
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -26,6 +26,7 @@ from scoring.tables import csv_rows, latex_table
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
+from .common import attachment, csv_attachment
 
 STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
 
@@ -58,64 +59,70 @@ def _form_error(request, benchmark, form: str, exc: DomainError, **extra):
     return render(request, "frontend/manage.html", context, status=exc.status_code)
 
 
+def _manage_form(form: str, refill=None):
+    """An admin's POST of one of the manage page's forms, sent once per rendering (once_per_form): the
+    view is `act(request, benchmark)`, returning the redirect; a DomainError shows the page again with
+    the reason beside `form`'s fields (and `refill(request)`'s values in them)."""
+
+    def decorate(act):
+        @role_required(roles.ADMIN)
+        @require_http_methods(["POST"])
+        @wraps(act)
+        def view(request, slug):
+            return once_per_form(request, lambda: attempt(request, slug))
+
+        def attempt(request, slug):
+            benchmark = get_object_or_404(Benchmark, slug=slug)
+            try:
+                return act(request, benchmark)
+            except DomainError as exc:
+                extra = {f"{form}_form": refill(request)} if refill else {}
+                return _form_error(request, benchmark, form, exc, **extra)
+
+        return view
+
+    return decorate
+
+
 @role_required(roles.ADMIN)
 def manage(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     return render(request, "frontend/manage.html", _manage_context(benchmark))
 
 
-@role_required(roles.ADMIN)
-@require_http_methods(["POST"])
-def create_study(request, slug):
-    return once_per_form(request, lambda: _create_study(request, slug))
+def _posted_study(request) -> dict:
+    posted = {key: request.POST.get(key, "") for key in ("name", "seconds_per_item", "seconds_per_session")}
+    posted["items"] = {int(i) for i in request.POST.getlist("items") if i.isdigit()}
+    return posted
 
 
-def _create_study(request, slug):
-    benchmark = get_object_or_404(Benchmark, slug=slug)
-    try:
-        item_ids = [int(i) for i in request.POST.getlist("items") if i.isdigit()]
-        design = humaneval_design.StudyDesign(request.POST.get("name"), item_ids,
-                                              request.POST.get("seconds_per_item", 120),
-                                              request.POST.get("seconds_per_session", 1800))
-        study = humaneval_design.create_study(benchmark, design, request.user)
-    except DomainError as exc:
-        posted = {key: request.POST.get(key, "") for key in ("name", "seconds_per_item", "seconds_per_session")}
-        posted["items"] = {int(i) for i in request.POST.getlist("items") if i.isdigit()}
-        return _form_error(request, benchmark, "study", exc, study_form=posted)
-    return redirect(f"/manage/{slug}/#study-{study.pk}")
+@_manage_form("study", refill=_posted_study)
+def create_study(request, benchmark):
+    item_ids = [int(i) for i in request.POST.getlist("items") if i.isdigit()]
+    design = humaneval_design.StudyDesign(request.POST.get("name"), item_ids,
+                                          request.POST.get("seconds_per_item", 120),
+                                          request.POST.get("seconds_per_session", 1800))
+    study = humaneval_design.create_study(benchmark, design, request.user)
+    return redirect(f"/manage/{benchmark.slug}/#study-{study.pk}")
 
 
-@role_required(roles.ADMIN)
-@require_http_methods(["POST"])
-def launch_run(request, slug):
-    return once_per_form(request, lambda: _launch_run(request, slug))
-
-
-def _launch_run(request, slug):
-    benchmark = get_object_or_404(Benchmark, slug=slug)
-    try:
-        run = modeleval_services.launch_run(
-            request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8),
-            repeats=request.POST.get("repeats", 1), condition=request.POST.get("condition") or "main",
-            protocol={"circular": "circular" in request.POST, "flip": "flip" in request.POST},
-            visual_input=request.POST.get("visual_input", ""),
-        )
-    except DomainError as exc:
-        return _form_error(request, benchmark, "run", exc)
+@_manage_form("run")
+def launch_run(request, benchmark):
+    run = modeleval_services.launch_run(
+        request.POST.get("model"), benchmark, request.user, request.POST.get("batch_size", 8),
+        repeats=request.POST.get("repeats", 1), condition=request.POST.get("condition") or "main",
+        protocol={"circular": "circular" in request.POST, "flip": "flip" in request.POST},
+        visual_input=request.POST.get("visual_input", ""),
+    )
     return redirect("run_detail", run_id=run.pk)
 
 
-@role_required(roles.ADMIN)
-@require_http_methods(["POST"])
-def export_release(request, slug):
-    benchmark = get_object_or_404(Benchmark, slug=slug)
-    try:
-        benchmark_services.export_release(benchmark, request.POST.get("version"), request.user,
-                                          request.POST.get("notes", ""),
-                                          require_consensus="require_consensus" in request.POST)
-    except DomainError as exc:
-        return _form_error(request, benchmark, "release", exc)
-    return redirect(f"/manage/{slug}/#releases")
+@_manage_form("release")  # the release form carries no form key: once_per_form leaves it as it is
+def export_release(request, benchmark):
+    benchmark_services.export_release(benchmark, request.POST.get("version"), request.user,
+                                      request.POST.get("notes", ""),
+                                      require_consensus="require_consensus" in request.POST)
+    return redirect(f"/manage/{benchmark.slug}/#releases")
 
 
 @role_required(roles.ADMIN)
@@ -134,19 +141,17 @@ def run_predictions(request, run_id):
     })
 
 
+PREDICTION_COLUMNS = ["item", "repeat", "question", "gold", "output", "error", "extracted", "extraction",
+                      "prompt_sha256", "prompt_template", "latency_ms", "scores"]
+JSON_COLUMNS = {"gold", "scores"}  # a list and a dict: written as JSON
+
+
 @role_required(roles.ADMIN)
 def run_predictions_csv(request, run_id):
     run = get_object_or_404(Run.objects.select_related("benchmark"), pk=run_id)
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-predictions.csv"'
-    writer = csv.writer(response)
-    writer.writerow(["item", "repeat", "question", "gold", "output", "error", "extracted", "extraction",
-                     "prompt_sha256", "prompt_template", "latency_ms", "scores"])
-    for row in modeleval_services.prediction_rows(run, modeleval_services.run_predictions(run)):
-        writer.writerow([row["item"], row["repeat"], row["question"], json.dumps(row["gold"]), row["output"],
-                         row["error"], row["extracted"], row["extraction"], row["prompt_sha256"],
-                         row["prompt_template"], row["latency_ms"], json.dumps(row["scores"])])
-    return response
+    rows = ([json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in PREDICTION_COLUMNS]
+            for row in modeleval_services.prediction_rows(run, modeleval_services.run_predictions(run)))
+    return csv_attachment(f"run-{run.pk}-predictions.csv", [PREDICTION_COLUMNS, *rows])
 
 
 def results_export(request, data: dict, filename: str):
@@ -162,13 +167,8 @@ def results_export(request, data: dict, filename: str):
     if tables[0] is None:
         raise Http404("No such table.")
     if fmt == "latex":
-        response = HttpResponse("\n".join(latex_table(table) for table in tables), content_type="text/x-tex")
-        response["Content-Disposition"] = f'attachment; filename="{filename}-results.tex"'
-        return response
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="{filename}-{tables[0]["key"]}.csv"'
-    csv.writer(response).writerows(csv_rows(tables[0]))
-    return response
+        return attachment(f"{filename}-results.tex", "text/x-tex", "\n".join(latex_table(table) for table in tables))
+    return csv_attachment(f"{filename}-{tables[0]['key']}.csv", csv_rows(tables[0]))
 
 
 @role_required(roles.ADMIN)
