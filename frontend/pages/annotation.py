@@ -116,7 +116,7 @@ def annotate(request, assignment):
             "revision": draft.revision, "needed": campaign.descriptions_per_assignment,
             "heartbeat_seconds": max(15, campaign.lease_minutes * 60 // 3),
         },
-        "page": {"assignment": assignment.pk, "kind": campaign.kind,
+        "page_data": {"assignment": assignment.pk, "kind": campaign.kind,
                  "done_url": reverse("annotate_done", args=[assignment.pk]),
                  "returned_url": reverse("annotate_returned", args=[assignment.pk])},
     }
@@ -158,7 +158,7 @@ def campaign_dashboard(request, campaign_id):
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return render(request, "frontend/campaign_dashboard.html", {
         "campaign": campaign, "progress": annotation_progress.campaign_progress(campaign),
-        "page": {"campaign": campaign.pk},
+        "page_data": {"campaign": campaign.pk},
         "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
         "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/"),
     })

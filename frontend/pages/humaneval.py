@@ -83,7 +83,7 @@ def _session_page(request, session, consent_error="", status=200):
     intro = session.consented_at is None and session.status == EvalSession.Status.ACTIVE
     return render(request, "frontend/eval_session.html", {
         "session": session,
-        "page": {"session": session.pk, "return_url": http_url(
+        "page_data": {"session": session.pk, "return_url": http_url(
             crowd_services.completion_url(request.user, session.completion_code or "{code}"))},
         "intro": _intro(session) if intro else None,
         "consent_error": consent_error,

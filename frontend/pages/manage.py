@@ -129,7 +129,7 @@ def export_release(request, benchmark):
 def run_detail(request, run_id):
     run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
     return render(request, "frontend/run.html", {"run": run, "progress": modeleval_services.run_progress(run),
-                                                 "page": {"run": run.pk, "finished": Run.Status.FINISHED}})
+                                                 "page_data": {"run": run.pk, "finished": Run.Status.FINISHED}})
 
 
 @role_required(roles.ADMIN)

@@ -46,7 +46,7 @@ def review_change(request, change_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
         "polish": polish,
-        "page": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
+        "page_data": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
     })
 
 
@@ -62,7 +62,7 @@ def review_item(request, item_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
         "awaiting_second_review": review_services.awaiting_second_review(item),
-        "page": {"item": item.pk, "version": item.version},
+        "page_data": {"item": item.pk, "version": item.version},
     })
 
 
