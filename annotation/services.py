@@ -19,6 +19,7 @@ from django.utils import timezone
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.reads import locked
 from core.validation import is_http_url
 from crowd import services as crowd_services
 from crowd.models import scope_key
@@ -555,9 +556,7 @@ CAMPAIGN_FIELDS = (
 @transaction.atomic
 def update_campaign(campaign_id: int, scenes=None, **fields) -> Campaign:
     """Staff edit a campaign's settings (CAMPAIGN_FIELDS) and its pool of scenes, checked as on creation."""
-    campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
-    if campaign is None:
-        raise NotFound("No such campaign.", field="campaign")
+    campaign = locked(Campaign, campaign_id, "campaign")
     unknown = set(fields) - set(CAMPAIGN_FIELDS)
     if unknown:
         raise DomainError(f"Not a campaign setting: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])

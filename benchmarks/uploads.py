@@ -25,6 +25,7 @@ from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
 from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.reads import locked
 from core.validation import whole_number
 
 from .media import GOLD_ROLES, may_read_asset
@@ -151,9 +152,7 @@ def complete_upload(upload_id: int) -> Asset:
     failed, deletes the object and raises DomainError naming `size` or `sha256`.
     """
     with transaction.atomic():
-        upload = Upload.objects.select_for_update().filter(pk=upload_id).first()
-        if upload is None:
-            raise NotFound("No such upload.", field="upload")
+        upload = locked(Upload, upload_id, "upload")
         if upload.status == Upload.Status.COMPLETE and upload.asset_id:
             return upload.asset
         if upload.status == Upload.Status.FAILED:

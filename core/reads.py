@@ -1,7 +1,18 @@
-"""The kernel's hand-written SQL: named locks for writes that have no row to lock yet (the first
-entry of a crowd worker id)."""
+"""The kernel's locks and hand-written SQL: a row locked by its id, named locks for writes that have
+no row to lock yet (the first entry of a crowd worker id), the status history's triggers."""
 
 from django.db import connection
+
+from core.errors import NotFound
+
+
+def locked(model, pk, field: str, name: str = ""):
+    """The row `pk` of `model`, locked for update until the transaction ends; NotFound ("No such
+    {name}.", `name` being `field` unless given) when there is none."""
+    row = model.objects.select_for_update().filter(pk=pk).first()
+    if row is None:
+        raise NotFound(f"No such {name or field}.", field=field)
+    return row
 
 
 def hold(name: str) -> None:

@@ -30,6 +30,7 @@ from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, NotFound
+from core.reads import locked
 from core.validation import whole_number
 from scoring.engine import Source, get_family, score_records
 from scoring.family import Run as ScoringRun
@@ -191,9 +192,7 @@ def _send_on_commit(run: Run, send_all) -> None:
 
 @transaction.atomic
 def cancel_run(run_id) -> Run:
-    run = Run.objects.select_for_update().filter(pk=run_id).first()
-    if run is None:
-        raise NotFound("No such run.", field="run")
+    run = locked(Run, run_id, "run")
     run.move_to(Run.Status.CANCELLED)
     run.save(update_fields=["status"])
     return run
@@ -202,9 +201,7 @@ def cancel_run(run_id) -> Run:
 @transaction.atomic
 def resume_run(run_id) -> Run:
     """Put a cancelled or failed run back to work on the predictions it is missing."""
-    run = Run.objects.select_for_update().filter(pk=run_id).first()
-    if run is None:
-        raise NotFound("No such run.", field="run")
+    run = locked(Run, run_id, "run")
     if run.status not in (Run.Status.CANCELLED, Run.Status.FAILED):
         raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
     model_secrets.check_model_config(run.model.adapter, run.model.config)

@@ -9,7 +9,8 @@ from django.db import transaction
 from annotation import services as annotation_services
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
-from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.errors import Conflict, DomainError, Forbidden
+from core.reads import locked
 
 from . import agreement
 from .models import IndependentAnswer
@@ -89,9 +90,7 @@ def refresh_consensus(benchmark: Benchmark) -> dict[str, int]:
 
 @transaction.atomic
 def record_independent_answer(item_id: int, answerer, answer: str) -> IndependentAnswer:
-    item = Item.objects.select_for_update().filter(pk=item_id).first()
-    if item is None:
-        raise NotFound("No such item.", field="item")
+    item = locked(Item, item_id, "item")
     if item.author_id == answerer.pk:
         raise Forbidden("Authors do not answer their own questions.", field="item")
     answer = (answer or "").strip()

@@ -15,7 +15,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item
-from core.errors import DomainError, NotFound
+from core.errors import DomainError
+from core.reads import locked
 from scoring.sbert import load_encoder
 
 from . import dispatch, reads
@@ -135,9 +136,7 @@ def run_dedup(run_id: int) -> DedupRun:
     one (still 'running' after a lost worker) starts over, and pairs are written under a unique
     constraint."""
     with transaction.atomic():
-        run = DedupRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None:
-            raise NotFound("No such deduplication run.", field="run")
+        run = locked(DedupRun, run_id, "run", "deduplication run")
         if run.status == DedupRun.Status.FINISHED:
             return run
         if run.status != DedupRun.Status.RUNNING:
@@ -210,9 +209,7 @@ def _drop(kind: str, object_id: int, kept_id: int, reviewer) -> None:
 @transaction.atomic
 def resolve_duplicate(pair_id: int, reviewer, keep: str) -> DuplicatePair:
     """keep = 'first' or 'second' rejects the other text; 'both' marks the pair as not duplicates."""
-    pair = DuplicatePair.objects.select_for_update().filter(pk=pair_id).first()
-    if pair is None:
-        raise NotFound("No such pair.", field="pair")
+    pair = locked(DuplicatePair, pair_id, "pair")
     if pair.resolution != DuplicatePair.Resolution.PENDING:
         raise DomainError("This pair has already been resolved.", field="pair")
     resolutions = {"first": DuplicatePair.Resolution.KEPT_FIRST, "second": DuplicatePair.Resolution.KEPT_SECOND,

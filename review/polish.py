@@ -8,7 +8,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 
 from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
-from core.errors import DomainError, NotFound
+from core.errors import DomainError
+from core.reads import locked
 from modeleval import services as modeleval_services
 
 from . import dispatch, services
@@ -91,7 +92,7 @@ def polish_changes(change_ids: list[int], model_id: int) -> int:
             else:
                 polish.revision = ChangeRevision.objects.create(change=locked, number=source + 1, text=text)
                 locked.refined_text = text
-                services.bump_change(locked, ["refined_text"])
+                services.bump(locked, ["refined_text"])
             polish.save()
             polished += 1
     return polished
@@ -141,9 +142,7 @@ def polish_items(item_ids: list[int], model_id: int) -> int:
 @transaction.atomic
 def review_polish(polish_id: int, reviewer, action: str, expected_version) -> Polish:
     """accept keeps the model's text; revert restores the text before it as a new revision."""
-    polish = Polish.objects.select_for_update().filter(pk=polish_id).first()
-    if polish is None:
-        raise NotFound("No such polish.", field="polish")
+    polish = locked(Polish, polish_id, "polish")
     if action not in ("accept", "revert"):
         raise DomainError("Accept or revert.", field="action")
     if polish.status != Polish.Status.APPLIED:
@@ -155,7 +154,7 @@ def review_polish(polish_id: int, reviewer, action: str, expected_version) -> Po
             raise DomainError("The change was edited after the polish; edit it instead.", field="polish")
         ChangeRevision.objects.create(change=change, number=number + 1, text=polish.source_text, author=reviewer)
         change.refined_text = polish.source_text if polish.source_number else ""
-        services.bump_change(change, ["refined_text"])
+        services.bump(change, ["refined_text"])
     polish.status = Polish.Status.ACCEPTED if action == "accept" else Polish.Status.REVERTED
     polish.reviewer = reviewer
     polish.save(update_fields=["status", "reviewer"])

@@ -9,7 +9,8 @@ from django.db.models import F
 
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
-from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.errors import Conflict, DomainError, Forbidden
+from core.reads import locked
 from scoring.engine import get_family
 
 from .dedup import texts_arrived
@@ -55,10 +56,28 @@ def locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
     return change
 
 
-def bump_change(change: ContextChange, fields: list[str]) -> None:
-    change.version = F("version") + 1
-    change.save(update_fields=[*fields, "version", "updated_at"])
-    change.refresh_from_db(fields=["version"])
+def bump(subject, fields: list[str]) -> None:
+    """Save `fields` of a change or an item with its version one up (the optimistic lock's count); a
+    field that stamps itself on save (a change's updated_at) is saved with them."""
+    subject.version = F("version") + 1
+    stamps = [f.name for f in subject._meta.concrete_fields if getattr(f, "auto_now", False)]
+    subject.save(update_fields=[*fields, "version", *stamps])
+    subject.refresh_from_db(fields=["version"])
+
+
+def _decide(subject, reviewer, status: str, **decision) -> None:
+    """Move a locked change or item to `status`, record the decision among its `decisions` and bump it."""
+    subject.move_to(status)
+    subject.decisions.create(reviewer=reviewer, **decision)
+    bump(subject, ["status"])
+
+
+def _reject(subject, reviewer, criteria, allowed: dict, note: str):
+    """Reject a locked change or item for the criteria (keys of `allowed`) it fails."""
+    criteria = _checked_criteria(criteria, allowed)
+    _decide(subject, reviewer, type(subject).Status.REJECTED, action=subject.decisions.model.Action.REJECT,
+            criteria=criteria, note=note)
+    return subject
 
 
 @transaction.atomic
@@ -72,7 +91,7 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
     number = change.revisions.count() + 1
     ChangeRevision.objects.create(change=change, number=number, text=text, author=reviewer)
     change.refined_text = text
-    bump_change(change, ["refined_text"])
+    bump(change, ["refined_text"])
     texts_arrived(change_ids=[change.pk])  # embedded for near-duplicate search (review/dedup.py)
     return change
 
@@ -80,9 +99,7 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
 @transaction.atomic
 def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
     change = locked_change(change_id, reviewer, expected_version)
-    change.move_to(ContextChange.Status.APPROVED)
-    ReviewDecision.objects.create(change=change, reviewer=reviewer, action=ReviewDecision.Action.APPROVE)
-    bump_change(change, ["status"])
+    _decide(change, reviewer, ContextChange.Status.APPROVED, action=ReviewDecision.Action.APPROVE)
     return change
 
 
@@ -96,14 +113,7 @@ def _checked_criteria(criteria, allowed: dict) -> list[str]:
 
 @transaction.atomic
 def reject_change(change_id: int, reviewer, expected_version, criteria, note: str = "") -> ContextChange:
-    change = locked_change(change_id, reviewer, expected_version)
-    criteria = _checked_criteria(criteria, CHANGE_CRITERIA)
-    change.move_to(ContextChange.Status.REJECTED)
-    ReviewDecision.objects.create(
-        change=change, reviewer=reviewer, action=ReviewDecision.Action.REJECT, criteria=criteria, note=note
-    )
-    bump_change(change, ["status"])
-    return change
+    return _reject(locked_change(change_id, reviewer, expected_version), reviewer, criteria, CHANGE_CRITERIA, note)
 
 
 def _checked_question(question: str) -> str:
@@ -201,9 +211,7 @@ def returned_work(author):
 @transaction.atomic
 def resubmit_change(change_id: int, author, text: str, expected_version) -> ContextChange:
     """The author revises a rejected change (a new revision) and sends it back to the queue."""
-    change = ContextChange.objects.select_for_update().filter(pk=change_id).first()
-    if change is None:
-        raise NotFound("No such change.", field="change")
+    change = locked(ContextChange, change_id, "change")
     if change.author_id != author.pk:
         raise Forbidden("Only the author can revise a returned change.", field="change")
     _check_version(change, expected_version, {"text": change.text, "status": change.status})
@@ -213,7 +221,7 @@ def resubmit_change(change_id: int, author, text: str, expected_version) -> Cont
     change.move_to(ContextChange.Status.SUBMITTED)
     ChangeRevision.objects.create(change=change, number=change.revisions.count() + 1, text=text, author=author)
     change.refined_text = text
-    bump_change(change, ["status", "refined_text"])
+    bump(change, ["status", "refined_text"])
     texts_arrived(change_ids=[change.pk])
     return change
 
@@ -239,19 +247,11 @@ def item_state(item: Item) -> dict:
 
 
 def lock_item_for_review(item_id: int, reviewer, expected_version) -> Item:
-    item = Item.objects.select_for_update().filter(pk=item_id).first()
-    if item is None:
-        raise NotFound("No such item.", field="item")
+    item = locked(Item, item_id, "item")
     if item.author_id == reviewer.pk:
         raise Forbidden("Nobody reviews their own work.", field="item")
     _check_version(item, expected_version, item_state(item))
     return item
-
-
-def _bump_item(item: Item, fields: list[str]) -> None:
-    item.version = F("version") + 1
-    item.save(update_fields=[*fields, "version"])
-    item.refresh_from_db(fields=["version"])
 
 
 def _record_item_revision(item: Item, author, note: str = "") -> ItemRevision:
@@ -270,7 +270,7 @@ def save_item_content(item: Item, author, question: str, answers: list, tags: di
     revision.question, revision.answers, revision.tags = question, answers, tags
     revision.save()
     item.question, item.answers, item.tags = question, answers, tags
-    _bump_item(item, ["question", "answers", "tags"])
+    bump(item, ["question", "answers", "tags"])
     texts_arrived(item_ids=[item.pk])
     return item
 
@@ -313,21 +313,14 @@ def approve_item(item_id: int, reviewer, expected_version, answers=None) -> Item
     """Approve, giving the answer if the item has none (or correcting it)."""
     item = lock_item_for_review(item_id, reviewer, expected_version)
     _answered(item, reviewer, answers)
-    item.move_to(Item.Status.APPROVED)
-    ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.APPROVE)
-    _bump_item(item, ["status"])
+    _decide(item, reviewer, Item.Status.APPROVED, action=ItemDecision.Action.APPROVE)
     return item
 
 
 @transaction.atomic
 def reject_item(item_id: int, reviewer, expected_version, criteria, note: str = "") -> Item:
-    item = lock_item_for_review(item_id, reviewer, expected_version)
-    criteria = _checked_criteria(criteria, QUESTION_CRITERIA)
-    item.move_to(Item.Status.REJECTED)
-    ItemDecision.objects.create(item=item, reviewer=reviewer, action=ItemDecision.Action.REJECT,
-                                criteria=criteria, note=note)
-    _bump_item(item, ["status"])
-    return item
+    return _reject(lock_item_for_review(item_id, reviewer, expected_version), reviewer, criteria, QUESTION_CRITERIA,
+                   note)
 
 
 # --- Bulk filtering of model-drafted questions -------------------------------------------------
@@ -351,15 +344,14 @@ def filter_question(item_id: int, reviewer, action: str, expected_version, reaso
         if question is not None and question.strip() != item.question:
             save_item_content(item, reviewer, _checked_question(question), item.answers, item.tags)
         _answered(item, reviewer, answers)
-        item.move_to(Item.Status.APPROVED)
+        status = Item.Status.APPROVED
     elif action == ItemDecision.Action.DROP:
         if not reason:
             raise DomainError("Say why the question is dropped.", field="reason")
-        item.move_to(Item.Status.REJECTED)
+        status = Item.Status.REJECTED
     else:
         raise DomainError("The action is 'keep' or 'drop'.", field="action")
-    ItemDecision.objects.create(item=item, reviewer=reviewer, action=action, note=reason)
-    _bump_item(item, ["status"])
+    _decide(item, reviewer, status, action=action, note=reason)
     return item
 
 
@@ -373,7 +365,7 @@ def stage_verdict(item_id: int, expected_version: int, action: str, note: str, c
         return None
     if action == ItemDecision.Action.DROP:
         item.move_to(Item.Status.REJECTED)
-        _bump_item(item, ["status"])
+        bump(item, ["status"])
     ItemDecision.objects.create(item=item, action=action, criteria=list(criteria), note=note)
     return item
 

@@ -14,7 +14,8 @@ from django.db.models import Exists, OuterRef
 
 from benchmarks import protocols
 from benchmarks.models import AssetRole, Benchmark, Item
-from core.errors import DomainError, NotFound
+from core.errors import DomainError
+from core.reads import locked
 from core.validation import whole_number
 
 from ..models import ItemRole, Study, StudyItem
@@ -208,9 +209,7 @@ def _store_flipped_images(item_ids: list[int]) -> None:
 def update_study(study_id: int, name: str, instructions: str = "", consent_text: str = "", is_open=True) -> Study:
     """What may change once a study exists: its name, the texts participants read first, and whether
     it takes new participants. The sample and the timing are the design, fixed at creation."""
-    study = Study.objects.select_for_update().filter(pk=study_id).first()
-    if study is None:
-        raise NotFound("No such study.", field="study")
+    study = locked(Study, study_id, "study")
     study.name = study_name(name)
     study.instructions = study_text(instructions, "instructions")
     study.consent_text = study_text(consent_text, "consent_text")
