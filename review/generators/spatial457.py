@@ -126,6 +126,15 @@ def relate_2d(scene: dict, ref: int, relation: str) -> list[int]:
     return out
 
 
+def _ground_offsets(objects: list, ref: int):
+    """(index, object, dx, dy) of every object but the reference, (dx, dy) its offset on the ground from it."""
+    ox, oy, _ = position(objects[ref])
+    for j, obj in enumerate(objects):
+        if j != ref:
+            x, y, _ = position(obj)
+            yield j, obj, x - ox, y - oy
+
+
 def relate_3d(scene: dict, ref: int, relation: str) -> list[int]:
     """Objects `relation` of the reference object, in its own frame (its facing is its front)."""
     objects = scene["objects"]
@@ -134,15 +143,7 @@ def relate_3d(scene: dict, ref: int, relation: str) -> list[int]:
     if relation not in axes:
         raise ProgramError(f"unknown 3D relation {relation!r}")
     ax, ay = axes[relation]
-    ox, oy, _ = position(objects[ref])
-    out = []
-    for j, obj in enumerate(objects):
-        if j == ref:
-            continue
-        x, y, _ = position(obj)
-        if (x - ox) * ax + (y - oy) * ay > RELATE_EPS:
-            out.append(j)
-    return out
+    return [j for j, _, dx, dy in _ground_offsets(objects, ref) if dx * ax + dy * ay > RELATE_EPS]
 
 
 def relate_collision(scene: dict, ref: int, direction: str) -> list[int]:
@@ -157,13 +158,8 @@ def relate_collision(scene: dict, ref: int, direction: str) -> list[int]:
     fx, fy = facing(objects[ref])
     if direction == "backward":
         fx, fy = -fx, -fy
-    ox, oy, _ = position(objects[ref])
     out = []
-    for j, obj in enumerate(objects):
-        if j == ref:
-            continue
-        x, y, _ = position(obj)
-        dx, dy = x - ox, y - oy
+    for j, obj, dx, dy in _ground_offsets(objects, ref):
         along = dx * fx + dy * fy
         across = abs(-dx * fy + dy * fx)
         if along > 0 and across < radius(objects[ref]) + radius(obj):
