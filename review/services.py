@@ -47,6 +47,7 @@ def review_queue(reviewer, campaign_id=None):
 
 
 def locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
+    # Not core.reads.locked: a missing change has always answered 400 here, not 404.
     change = ContextChange.objects.select_for_update().filter(pk=change_id).first()
     if change is None:
         raise DomainError("No such change.", field="change")
