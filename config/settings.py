@@ -5,6 +5,7 @@ channel layer, Celery tasks run in-process. Set DATABASE_URL / REDIS_URL / S3_* 
 the production stack (see README "Configuration").
 """
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -206,8 +207,11 @@ DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
 REDIS_URL = env("REDIS_URL", default="")
-# Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart.
-REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="")
+# Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart. The
+# suite's parallel workers (pytest-xdist names each in PYTEST_XDIST_WORKER, inherited by the servers
+# and Celery workers a test starts) each add their own.
+REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="") + (
+    f"{os.environ['PYTEST_XDIST_WORKER']}-" if os.environ.get("PYTEST_XDIST_WORKER") else "")
 CACHES = {
     "default": {"BACKEND": "config.cache.RedisCache", "LOCATION": REDIS_URL,
                 "KEY_PREFIX": REDIS_KEY_PREFIX}

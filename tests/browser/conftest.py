@@ -1,12 +1,15 @@
 """A live stack for the browser tests: PostgreSQL database, Redis, the ASGI server (daphne)
 and a Celery worker consuming the `gpu` and `default` queues, all real processes."""
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import psycopg
@@ -50,19 +53,25 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise TimeoutError(url)
 
 
-@pytest.fixture(scope="session", params=["services", "embedded"])
-def stack(request, tmp_path_factory):
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`--dist loadgroup`) all of one stack's tests go to one worker, so that each
+    stack is built once."""
+    for item in items:
+        params = getattr(item, "callspec", None) and item.callspec.params
+        if params and "stack" in params:
+            item.add_marker(pytest.mark.xdist_group(name=f"browser-{params['stack']}"))
+
+
+@contextmanager
+def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
     """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
     default (SQLite file, no Redis, tasks in-process), to prove it works end to end too."""
-    if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
-        pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
-    mode = request.param
-    tmp = tmp_path_factory.mktemp(f"stack-{mode}")
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
     if mode == "services":
-        # Named after this run's database and process, so parallel runs never share a stack.
-        e2e_db = f"{django_settings.DATABASES['default']['NAME']}_e2e"
+        # Named after this run's database and parallel worker, so parallel runs never share a stack.
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        e2e_db = f"{django_settings.DATABASES['default']['NAME']}_e2e{worker}"
         recreate_database(e2e_db)
         env.update({"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{e2e_db}",
                     "REDIS_URL": os.environ["REDIS_URL"], "REDIS_KEY_PREFIX": f"e2e-{os.getpid()}-"})
@@ -87,7 +96,7 @@ def stack(request, tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(base + "/", procs[0])
-        yield {"base": base, "logs": tmp, "mode": mode}
+        yield {"base": base, "logs": tmp, "mode": mode, "env": env}
     finally:
         for proc in procs:
             proc.terminate()
@@ -95,6 +104,29 @@ def stack(request, tmp_path_factory):
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.fixture(scope="session")
+def stacks(tmp_path_factory):
+    """Starts a stack the first time a test asks for it and keeps it up to the end of the session, so that
+    a worker handed the tests of both stacks in any order builds each once."""
+    with ExitStack() as running:
+        started = {}
+
+        def get(mode: str) -> dict:
+            if mode not in started:
+                tmp = tmp_path_factory.mktemp(f"stack-{mode}")
+                started[mode] = running.enter_context(live_stack(mode, tmp))
+            return started[mode]
+
+        yield get
+
+
+@pytest.fixture(scope="module", params=["services", "embedded"])
+def stack(request, stacks):
+    if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
+        pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
+    return stacks(request.param)
 
 
 @pytest.fixture(scope="session")
@@ -126,6 +158,20 @@ def new_page(browser):
     yield make
     for context in contexts:
         context.close()
+
+
+def stack_shell(stack, code: str) -> str:
+    """Runs Django code as one more process of the stack (its database, Redis and media) and returns the
+    last line it printed."""
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", code], cwd=ROOT,
+                            env=stack["env"], check=True, capture_output=True, text=True)
+    lines = result.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def stack_json(stack, code: str) -> dict:
+    """`stack_shell` for code whose last line is a JSON object."""
+    return json.loads(stack_shell(stack, code))
 
 
 def login(page, base: str, username: str, password: str = DEMO_PASSWORD) -> None:

@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from .conftest import login
-from .test_newcomer import shell
+from .conftest import login, stack_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -49,7 +48,7 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 @pytest.fixture(scope="module")
 def ids(stack):
-    return shell(stack, SETUP)
+    return stack_json(stack, SETUP)
 
 
 class Visitor:
@@ -80,7 +79,7 @@ class Visitor:
         if ready:
             page.wait_for_selector(ready, timeout=60_000)
         page.wait_for_load_state("load")
-        page.wait_for_timeout(400)  # module scripts and their first fetches
+        page.wait_for_timeout(200)  # module scripts and their first fetches
         policy = self.policies.get(page.url) or ""
         scripts = re.search(r"script-src ([^;]*)", policy)
         if not scripts or "'self'" not in scripts.group(1) or "unsafe-inline" in scripts.group(1):

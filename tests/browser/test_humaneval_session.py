@@ -5,19 +5,15 @@ admin's study results page then shows the human row. A Hypo3D evaluator sees wha
 world-frame sentence of the prompt and the compass of the world frame on the point cloud."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 
 import pytest
-from django.conf import settings as django_settings
 
 from tests.clips import make_clip
 
-from .conftest import ROOT, login, shot
+from .conftest import login, shot, stack_json, stack_shell
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(420)]
 
@@ -107,19 +103,6 @@ assert open_items.update(deadline=timezone.now() + timedelta(seconds=LEFT)) == 1
 """
 
 
-def stack_env(stack) -> dict:
-    """The environment the stack's processes run with (see tests/browser/conftest.py)."""
-    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    env.update({"MEDIA_ROOT": str(stack["logs"] / "media"), "DEBUG": "true"})
-    if stack["mode"] == "services":
-        env["DATABASE_URL"] = (
-            f"postgres://postgres@127.0.0.1:5432/{django_settings.DATABASES['default']['NAME']}_e2e"
-        )
-        env["REDIS_URL"] = os.environ["REDIS_URL"]
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{stack['logs'] / 'hypolab.sqlite3'}"
-    return env
-
 
 def create_study(stack, tmp_path) -> dict:
     if shutil.which("ffmpeg") is None:
@@ -130,15 +113,7 @@ def create_study(stack, tmp_path) -> dict:
     paths_file = tmp_path / "paths.json"
     paths_file.write_text(json.dumps({k: str(v) for k, v in paths.items()}))
     script = SETUP.replace("PATHS", repr(str(paths_file))).replace("SECONDS", str(SECONDS_PER_ITEM))
-    out = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", script],
-        cwd=ROOT,
-        env=stack_env(stack),
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return stack_json(stack, script)
 
 
 def seconds_left(page) -> int:
@@ -204,8 +179,7 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
     evaluator.wait_for_selector("#videos[data-loaded=true]", timeout=30_000)
     shot(evaluator, "humaneval-2-paired-video-item", stack)
     almost_up = ALMOST_UP.replace("STUDY", str(setup["study"])).replace("LEFT", "3")
-    subprocess.run([sys.executable, "manage.py", "shell", "-c", almost_up], cwd=ROOT, env=stack_env(stack),
-                   check=True, capture_output=True)
+    stack_shell(stack, almost_up)
     evaluator.reload()
     evaluator.wait_for_selector("#finished:not([hidden])", timeout=30_000)
     assert evaluator.locator("#completion-code").text_content().startswith("CQA_")
@@ -228,9 +202,7 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
 def test_hypo3d_evaluator_sees_the_world_frame_sentence_and_the_compass(stack, new_page):
     """Humans see what models see: the orientation sentence of the model's prompt, the refined change,
     and the compass of the world frame on the point cloud (perspective and top-down)."""
-    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", HYPO3D_SETUP], cwd=ROOT,
-                         env=stack_env(stack), check=True, capture_output=True, text=True).stdout
-    setup = json.loads(out.strip().splitlines()[-1])
+    setup = stack_json(stack, HYPO3D_SETUP)
     evaluator = new_page()
     evaluator.goto(f"{stack['base']}/crowd/studies/{setup['study']}/?PROLIFIC_PID=eval-hypo3d&STUDY_ID=s&SESSION_ID=x")
     evaluator.wait_for_url(re.compile(r".*/eval/sessions/\d+/$"))

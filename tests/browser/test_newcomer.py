@@ -3,18 +3,13 @@ in at most two clicks; a study opens with its instructions and consent before th
 and the server's clock starts at consent; a refused study form keeps what was typed; giving a scene
 back with a draft asks first and ends on the crowd platform's return URL."""
 
-import json
-import os
 import re
-import subprocess
-import sys
 import time
 from datetime import datetime
 
 import pytest
-from django.conf import settings as django_settings
 
-from .conftest import ROOT, login, shot
+from .conftest import login, shot, stack_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
@@ -73,26 +68,10 @@ print(json.dumps({"status": a.status, "text": a.draft.text, "result": a.result})
 """
 
 
-def stack_env(stack) -> dict:
-    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    env.update({"MEDIA_ROOT": str(stack["logs"] / "media"), "DEBUG": "true"})
-    if stack["mode"] == "services":
-        env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{django_settings.DATABASES['default']['NAME']}_e2e"
-        env["REDIS_URL"] = os.environ["REDIS_URL"]
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{stack['logs'] / 'hypolab.sqlite3'}"
-    return env
-
-
-def shell(stack, script: str) -> dict:
-    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", script], cwd=ROOT, env=stack_env(stack),
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
 
 @pytest.fixture(scope="module")
 def setup(stack):
-    return shell(stack, SETUP.replace("PASSWORD", repr(PASSWORD)).replace("RETURN_CODE", repr(RETURN_CODE)))
+    return stack_json(stack, SETUP.replace("PASSWORD", repr(PASSWORD)).replace("RETURN_CODE", repr(RETURN_CODE)))
 
 
 def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, new_page, setup):
@@ -172,7 +151,7 @@ def test_study_instructions_and_consent_come_before_the_clock(stack, new_page, s
     assert evaluator.locator("#practice-badge").is_visible()
     evaluator.wait_for_function("() => /\\d+:\\d\\d/.test(document.getElementById('item-countdown').textContent)")
 
-    times = shell(stack, SESSION_TIMES.replace("USERNAME", repr("prolific-newcomer-eval")))
+    times = stack_json(stack, SESSION_TIMES.replace("USERNAME", repr("prolific-newcomer-eval")))
     started, consented, deadline, first_shown = (datetime.fromisoformat(times[key]) for key in
                                                  ("started_at", "consented_at", "deadline", "first_shown_at"))
     assert (consented - started).total_seconds() >= 2.5
@@ -230,6 +209,6 @@ def test_giving_a_scene_back_with_a_draft_asks_and_ends_on_the_platforms_return_
         worker.click("#release-assignment")
     assert navigation.value.redirected_from.url == f"{base}/annotate/{assignment}/returned/"
     assert len(dialogs) == 2
-    kept = shell(stack, DRAFT.replace("ASSIGNMENT", str(assignment)))
+    kept = stack_json(stack, DRAFT.replace("ASSIGNMENT", str(assignment)))
     assert kept == {"status": "released", "text": "The lamp has been moved from the desk",
                     "result": {"given_back": True, "draft_kept": True}}

@@ -4,15 +4,12 @@ side by side and in the A/B view. Both `currentTime`s are read from the page."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from tests.clips import make_clip
 
-from .conftest import ROOT, login, shot
-from .test_humaneval_session import stack_env
+from .conftest import login, shot, stack_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
@@ -48,9 +45,7 @@ def create_scene(stack, tmp_path) -> int:
     paths_file = tmp_path / "paths.json"
     paths_file.write_text(json.dumps({k: str(v) for k, v in paths.items()}))
     script = SETUP.replace("PATHS", repr(str(paths_file))).replace("FPS", str(FPS))
-    out = subprocess.run([sys.executable, "manage.py", "shell", "-c", script], cwd=ROOT, env=stack_env(stack),
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])["scene"]
+    return stack_json(stack, script)["scene"]
 
 
 def settled_times(page) -> tuple[float, float]:

@@ -8,8 +8,7 @@ import pytest
 
 from tests.review.test_generators import _scene
 
-from .conftest import login, shot
-from .test_review_history import stack_shell
+from .conftest import login, shot, stack_shell
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 

@@ -2,14 +2,10 @@
 two criteria; the history shows raw and refined text; a second reviewer's stale save gets the 409
 message in the page."""
 
-import os
-import subprocess
-import sys
 
 import pytest
-from django.conf import settings as django_settings
 
-from .conftest import ROOT, login, shot
+from .conftest import login, shot, stack_shell
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
@@ -28,18 +24,6 @@ for n, text in enumerate(["The chair has been moved from the desk to the window,
 print(*ids)
 """
 
-
-def stack_shell(stack, code: str) -> str:
-    """Run Django code against the stack's own database (named as tests/browser/conftest.py names it)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env["MEDIA_ROOT"] = str(stack["logs"] / "media")  # where the stack's server reads files it serves
-    if stack["mode"] == "services":
-        env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{django_settings.DATABASES['default']['NAME']}_e2e"
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{stack['logs'] / 'hypolab.sqlite3'}"
-    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", code], cwd=ROOT, env=env,
-                            check=True, capture_output=True, text=True)
-    return result.stdout.strip().splitlines()[-1]
 
 
 def test_reviewer_edits_approves_rejects_and_a_stale_save_gets_409(stack, new_page):

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from .conftest import login, shot
-from .test_review_history import stack_shell
+from .conftest import login, shot, stack_shell
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
 

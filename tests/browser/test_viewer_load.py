@@ -11,8 +11,8 @@ from PIL import Image
 
 from bench.viewer_load import SETUP, measure_viewer
 
-from .conftest import login
-from .test_review_history import MAKE_CHANGES, stack_shell
+from .conftest import login, stack_shell
+from .test_review_history import MAKE_CHANGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
 

@@ -4,8 +4,7 @@ never holds more points than its budget, whichever way the camera turns."""
 
 import pytest
 
-from .conftest import login
-from .test_review_history import stack_shell
+from .conftest import login, stack_shell
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600)]
 

@@ -81,9 +81,8 @@ def test_3dsrbench_random_and_random_plus_plus_on_imported_rotations(django_capt
     assert_near(plus, levels, "random++", ["vanilla", "circular"])
     # one option text per question across its imported rotations
     texts = defaultdict(set)
-    for item, output in plus.predictions.values_list("item__external_id", "output"):
-        row = Item.objects.get(benchmark=benchmark, external_id=item)
-        texts[re.sub(r"-\d$", "", item)].add(row.choices[LETTERS.index(output)])
+    for item, choices, output in plus.predictions.values_list("item__external_id", "item__choices", "output"):
+        texts[re.sub(r"-\d$", "", item)].add(choices[LETTERS.index(output)])
     assert len(texts) == 1200 and all(len(chosen) == 1 for chosen in texts.values())
     assert levels["random++"]["overall"]["circular"] > 2 * levels["random"]["overall"]["circular"]
 
