@@ -53,6 +53,7 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise TimeoutError(url)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the marks
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (`--dist loadgroup`) all of one stack's tests go to one worker, so that each
     stack is built once."""
