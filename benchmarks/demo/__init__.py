@@ -17,6 +17,9 @@ importers a researcher uses (docs/IMPORT.md, ../shared/FORMATS.md):
 - M3-Verse: paired before/after egocentric videos (2 s, 160x120) with objects per state and an operation
   log, and an item JSONL.
 
+The hand-written tables (the rooms' furniture, Spatial457's vehicle scenes, Hypo3D's changes and
+questions) are JSON files in `data/`, read once at import into the modules' dataclasses and tuples.
+
 Each family also has the outputs of a made-up model ("Demo VLM") in a prediction-file shape its tools
 write, right about half the time, so the leaderboard has a model row that is neither chance nor human.
 Every answer is computed from the generated scene it asks about."""

@@ -1,11 +1,13 @@
 """What every family's demo files share: the bundle one family hands to the importers, the demo
-model's name, the finished benchmarks' slugs and names, and seeded encoders (PNG, JPEG, JSON, TSV, PLY)."""
+model's name, the finished benchmarks' slugs and names, seeded encoders (PNG, JPEG, JSON, TSV, PLY) and
+the reader of the hand-written tables in data/."""
 
 import csv
 import io
 import json
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -69,6 +71,14 @@ class FamilyFiles:
     videos: list[tuple[str, bytes]] = field(default_factory=list)  # import_videos: (scene/file, bytes)
     scans: list[Scan] = field(default_factory=list)  # import_scan, one per room
     outputs: list[tuple[str, bytes]] = field(default_factory=list)  # Demo VLM's outputs: one file per repeat
+
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def demo_table(name: str):
+    """The hand-written table data/<name>.json (rooms, scenes, questions): data, kept out of the code."""
+    return json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def seeded_rng(*key) -> random.Random:

@@ -4,71 +4,28 @@ layouts (metres; front is the y = 0 wall, back the y = depth wall, left x = 0, r
 the top-view map)."""
 
 
-from .files import COLOURS, FamilyFiles, Scan, json_bytes, ply_bytes, seeded_rng
+from .files import COLOURS, FamilyFiles, Scan, demo_table, json_bytes, ply_bytes, seeded_rng
 from .rooms import ROOMS, generate_room
 
-# scene id: [(context change, change type, [(question id, question type, question, answer)])]
-HYPO3D_CHANGES = {
-    # bedroom: bed against the back wall, wardrobe and window on the left, desk on the right
-    "demo_room_01": [
-        ("The chair has been moved from the desk to the spot in front of the wardrobe.", "Movement Change", [
-            ("00001", "Direction", "After the change, is the chair on the left or the right side of the room?", "left"),
-            ("00002", "Semantic Direction", "Which piece of furniture is now directly to the left of the chair?",
-             "wardrobe"),
-        ]),
-        ("The nightstand has been removed from the bedroom.", "Removal Change", [
-            ("00003", "Semantic Direction", "Which object is now the closest one on the left side of the bed?",
-             "wardrobe"),
-        ]),
-        ("The wardrobe has been painted white.", "Attribute Change", [
-            ("00004", "Semantic", "What colour is the wardrobe now?", "white"),
-        ]),
-        ("A bookshelf has been added in the front right corner of the room, next to the door.", "Addition Change", [
-            ("00005", "Direction", "In which corner of the room is the bookshelf?", "front right"),
-        ]),
-        ("The plant has been replaced with a second floor lamp.", "Replacement Change", [
-            ("00006", "Scale", "How many lamps are in the bedroom now?", "2"),
-        ]),
-    ],
-    # office: bookshelf on the left wall, desk at the back, cabinet and window on the right
-    "demo_room_02": [
-        ("The office chair has been moved from the desk to the window on the right wall.", "Movement Change", [
-            ("00007", "Direction", "Which wall is the office chair next to now?", "right"),
-            ("00008", "Semantic", "Which object is now closest to the office chair?", "window"),
-        ]),
-        ("The table has been removed from the middle of the office.", "Removal Change", [
-            ("00009", "Semantic", "What is now between the two chairs?", "nothing"),
-        ]),
-        ("The cabinet has been painted red.", "Attribute Change", [
-            ("00010", "Semantic", "What colour is the cabinet after the change?", "red"),
-        ]),
-        ("A printer has been added on top of the cabinet.", "Addition Change", [
-            ("00011", "Direction", "On which side of the office is the printer?", "right"),
-        ]),
-        ("The lamp has been replaced with a coat rack.", "Replacement Change", [
-            ("00012", "Semantic Direction", "What stands in the back left corner of the office now?", "coat rack"),
-        ]),
-    ],
-    # living room: sofa at the front under the window, tv at the back, bookshelf on the right
-    "demo_room_03": [
-        ("The armchair has been moved from the left wall to the right side of the coffee table.", "Movement Change", [
-            ("00013", "Direction", "Is the armchair now to the left or to the right of the coffee table?", "right"),
-            ("00014", "Semantic", "Which piece of furniture is now closest to the armchair?", "coffee table"),
-        ]),
-        ("The tv has been removed from the tv stand.", "Removal Change", [
-            ("00015", "Semantic", "What is on the tv stand now?", "nothing"),
-        ]),
-        ("The sofa has been reupholstered in blue fabric.", "Attribute Change", [
-            ("00016", "Semantic", "What colour is the sofa now?", "blue"),
-        ]),
-        ("A rug has been added under the coffee table, in front of the sofa.", "Addition Change", [
-            ("00017", "Scale", "How many objects are now between the sofa and the tv stand?", "2"),
-        ]),
-        ("The bookshelf has been replaced with a fireplace.", "Replacement Change", [
-            ("00018", "Direction", "Which wall is the fireplace against?", "right"),
-        ]),
-    ],
-}
+
+def _changes(scene: dict) -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
+    """One scene's changes from the JSON (written in the item file's shape) as tuples."""
+    return [
+        (
+            change["context_change"],
+            change["change_type"],
+            [
+                (qa["question_id"], qa["question_type"], qa["question"], qa["answer"])
+                for qa in change["questions_answers"]
+            ],
+        )
+        for change in scene["changes"]
+    ]
+
+
+# scene id: [(context change, change type, [(question id, question type, question, answer)])], from
+# data/hypo3d_changes.json (each scene's layout, which the answers follow from, is written beside it).
+HYPO3D_CHANGES = {scene_id: _changes(scene) for scene_id, scene in demo_table("hypo3d_changes").items()}
 
 # Crowd work on the finished benchmark's movement campaign, in the order workers arrive (the campaign
 # leases the least-filled room first, so they get rooms 1, 2, 3, 1, 2). What the reviewer then does:

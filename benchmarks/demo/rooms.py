@@ -16,6 +16,8 @@ import numpy as np
 
 from benchmarks.models import Side
 
+from .files import demo_table
+
 WALL_HEIGHT = 2.6
 WALL_THICKNESS = 0.1
 STRUCTURE_ID = 0
@@ -91,70 +93,35 @@ class RoomCloud:
 
 OAK, WALNUT, WHITE, GREY, DARK = (170, 124, 78), (110, 74, 48), (236, 236, 232), (128, 130, 136), (38, 38, 42)
 TERRACOTTA, LEAF, DOOR, GLASS, SHADE = (176, 92, 60), (58, 128, 62), (150, 108, 70), (150, 196, 224), (246, 226, 170)
+# The colours data/rooms.json names; its other colours are written out as [r, g, b].
+NAMED_COLOURS = {
+    "oak": OAK, "walnut": WALNUT, "white": WHITE, "grey": GREY, "dark": DARK,
+    "leaf": LEAF, "door": DOOR, "glass": GLASS, "shade": SHADE,
+}
 
-ROOMS = (
-    RoomTemplate(
-        "bedroom", 6.0, 5.0, (176, 134, 90), (232, 226, 214), True,
-        (
-            Furniture("bed", "bed", 3.0, 3.93, (1.6, 2.1, 1.0), (92, 110, 150), back="+y"),
-            Furniture("nightstand", "box", 1.85, 4.7, (0.5, 0.45, 0.55), WALNUT),
-            Furniture("wardrobe", "box", 0.35, 3.0, (0.6, 1.2, 2.1), WALNUT),
-            Furniture("desk", "table", 5.66, 1.8, (0.6, 1.2, 0.75), OAK),
-            Furniture("chair", "chair", 5.05, 1.8, (0.45, 0.45, 0.9), (60, 60, 66), back="-x"),
-            Furniture("lamp", "lamp", 4.3, 4.65, (0.4, 0.4, 1.6), SHADE),
-            Furniture("plant", "plant", 0.55, 0.55, (0.7, 0.7, 1.05), LEAF),
-            Furniture("door", "box", 4.25, 0.03, (0.9, 0.05, 2.05), DOOR),
-            Furniture("window", "box", 0.03, 1.5, (0.05, 1.2, 1.2), GLASS, z0=0.9),
-        ),
-    ),
-    RoomTemplate(
-        "office", 5.5, 4.5, (150, 150, 156), (214, 224, 232), False,
-        (
-            Furniture("desk", "table", 2.2, 4.05, (1.6, 0.8, 0.75), WHITE),
-            Furniture("office chair", "chair", 2.2, 3.3, (0.5, 0.5, 1.0), DARK, back="-y"),
-            Furniture("bookshelf", "box", 0.22, 2.0, (0.4, 1.8, 2.0), OAK),
-            Furniture("cabinet", "box", 5.2, 3.5, (0.5, 0.9, 1.1), GREY),
-            Furniture("table", "table", 3.2, 1.6, (1.4, 0.9, 0.74), OAK),
-            Furniture("chair", "chair", 2.2, 1.6, (0.45, 0.45, 0.9), (170, 60, 50), back="-x"),
-            Furniture("chair", "chair", 4.2, 1.6, (0.45, 0.45, 0.9), (170, 60, 50), back="+x"),
-            Furniture("lamp", "lamp", 0.5, 4.0, (0.36, 0.36, 1.7), SHADE),
-            Furniture("plant", "plant", 5.05, 0.5, (0.6, 0.6, 1.2), LEAF),
-            Furniture("door", "box", 1.3, 0.03, (0.9, 0.05, 2.05), DOOR),
-            Furniture("window", "box", 5.47, 1.8, (0.05, 1.4, 1.2), GLASS, z0=0.9),
-        ),
-    ),
-    RoomTemplate(
-        "living room", 6.5, 5.0, (196, 160, 116), (236, 230, 220), True,
-        (
-            Furniture("sofa", "sofa", 3.25, 0.47, (2.2, 0.9, 0.85), (120, 140, 112), back="-y"),
-            Furniture("coffee table", "table", 3.25, 1.9, (1.1, 0.6, 0.45), WALNUT),
-            Furniture("tv stand", "box", 3.25, 4.72, (1.6, 0.45, 0.5), DARK),
-            Furniture("tv", "box", 3.25, 4.75, (1.3, 0.08, 0.75), (20, 20, 24), z0=0.5),
-            Furniture("armchair", "sofa", 1.0, 2.2, (0.85, 0.85, 0.9), (184, 120, 80), back="-x"),
-            Furniture("bookshelf", "box", 6.25, 2.5, (0.4, 1.6, 1.9), OAK),
-            Furniture("lamp", "lamp", 1.7, 0.4, (0.4, 0.4, 1.6), SHADE),
-            Furniture("plant", "plant", 6.0, 0.5, (0.7, 0.7, 1.3), LEAF),
-            Furniture("door", "box", 0.03, 4.0, (0.05, 0.9, 2.05), DOOR),
-            Furniture("window", "box", 3.25, 0.03, (1.6, 0.05, 1.2), GLASS, z0=1.0),
-        ),
-    ),
-    RoomTemplate(
-        "dining room", 6.0, 4.5, (210, 205, 195), (225, 232, 220), False,
-        (
-            Furniture("dining table", "table", 3.0, 2.25, (1.8, 1.0, 0.75), OAK),
-            Furniture("chair", "chair", 2.5, 1.45, (0.45, 0.45, 0.9), WALNUT, back="-y"),
-            Furniture("chair", "chair", 3.5, 1.45, (0.45, 0.45, 0.9), WALNUT, back="-y"),
-            Furniture("chair", "chair", 2.5, 3.05, (0.45, 0.45, 0.9), WALNUT, back="+y"),
-            Furniture("chair", "chair", 3.5, 3.05, (0.45, 0.45, 0.9), WALNUT, back="+y"),
-            Furniture("refrigerator", "box", 0.37, 4.1, (0.7, 0.7, 1.8), WHITE),
-            Furniture("cabinet", "box", 5.72, 2.25, (0.5, 1.6, 0.9), GREY),
-            Furniture("lamp", "lamp", 5.6, 0.4, (0.4, 0.4, 1.6), SHADE),
-            Furniture("plant", "plant", 0.45, 0.45, (0.6, 0.6, 1.1), LEAF),
-            Furniture("door", "box", 4.2, 0.03, (0.9, 0.05, 2.05), DOOR),
-            Furniture("window", "box", 3.0, 4.47, (1.6, 0.05, 1.2), GLASS, z0=0.9),
-        ),
-    ),
-)
+
+def _colour(value: str | list[int]) -> tuple[int, int, int]:
+    return NAMED_COLOURS[value] if isinstance(value, str) else tuple(value)
+
+
+def _furniture(row: dict) -> Furniture:
+    return Furniture(
+        label=row["label"], shape=row["shape"], x=float(row["x"]), y=float(row["y"]),
+        size=tuple(float(v) for v in row["size"]), colour=_colour(row["colour"]),
+        back=row.get("back"), z0=float(row.get("z0", 0.0)),
+    )
+
+
+def _room_template(row: dict) -> RoomTemplate:
+    return RoomTemplate(
+        room_type=row["room_type"], width=float(row["width"]), depth=float(row["depth"]),
+        floor_colour=_colour(row["floor_colour"]), wall_colour=_colour(row["wall_colour"]),
+        wooden_floor=bool(row["wooden_floor"]), furniture=tuple(_furniture(f) for f in row["furniture"]),
+    )
+
+
+# The demo's room layouts, one a room number (demo_room_01 is the first), from data/rooms.json.
+ROOMS = tuple(_room_template(row) for row in demo_table("rooms"))
 
 
 # --- building parts -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from .files import COLOURS, FamilyFiles, json_bytes, jsonl_bytes, png_bytes, seeded_rng, shaded
+from .files import COLOURS, FamilyFiles, demo_table, json_bytes, jsonl_bytes, png_bytes, seeded_rng, shaded
 
 SP_SIZE = (320, 240)
 SP_SHAPES = {  # length, height (metres at size "large"; "small" is 0.6 of it)
@@ -141,39 +141,15 @@ def _collides(a: Vehicle, b: Vehicle) -> bool:
     return _faces(a, b) and abs(a.z - b.z) < max(depth, 0.5)
 
 
-SP_SCENES = [
-    [
-        Vehicle("sedan", "red", "large", -1.4, 6.0, "right"),
-        Vehicle("school bus", "yellow", "large", 1.6, 8.5, "left"),
-        Vehicle("mountain bike", "blue", "small", 0.9, 5.0, "left"),
-    ],
-    [
-        Vehicle("suv", "green", "large", -0.6, 6.5, "left"),
-        Vehicle("truck", "gray", "large", -0.4, 8.5, "right"),
-        Vehicle("sedan", "purple", "small", 1.8, 6.4, "left"),
-    ],
-    [
-        Vehicle("minivan", "cyan", "large", 1.2, 7.0, "left"),
-        Vehicle("sedan", "brown", "small", -1.2, 7.2, "right"),
-        Vehicle("mountain bike", "red", "large", -0.2, 5.2, "right"),
-        Vehicle("suv", "red", "small", -3.0, 9.0, "left"),
-    ],
-    [
-        Vehicle("truck", "blue", "large", 0.2, 6.0, "right"),
-        Vehicle("sedan", "yellow", "large", 0.5, 8.0, "left"),
-        Vehicle("school bus", "purple", "small", -2.0, 7.5, "right"),
-    ],
-    [
-        Vehicle("suv", "brown", "large", -1.6, 6.8, "right"),
-        Vehicle("minivan", "gray", "small", 1.0, 6.6, "left"),
-        Vehicle("sedan", "green", "large", 0.6, 9.0, "right"),
-    ],
-    [
-        Vehicle("school bus", "cyan", "large", 0.0, 8.0, "right"),
-        Vehicle("sedan", "red", "small", -0.8, 5.6, "left"),
-        Vehicle("mountain bike", "green", "large", 1.7, 5.8, "left"),
-    ],
-]
+def _vehicle(row: dict) -> Vehicle:
+    return Vehicle(
+        shape=row["shape"], colour=row["colour"], size=row["size"],
+        x=float(row["x"]), z=float(row["z"]), facing=row["facing"],
+    )
+
+
+# One scene per image, from data/spatial457_scenes.json; the questions pick vehicles by their place in it.
+SP_SCENES = [[_vehicle(row) for row in scene] for scene in demo_table("spatial457_scenes")]
 
 
 def _program(*steps) -> list[dict]:
