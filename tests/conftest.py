@@ -1,7 +1,23 @@
+import re
+
 import pytest
 
 from config.celery import app as celery_app
 from tests.chat_server import ChatServer
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Parallel workers (pytest-xdist): every test is a unit of work of its own, but for the browser tests,
+    which go to one worker per stack, so that each stack is built once (tests/browser/conftest.py)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerPerStack(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            stack = re.search(r"\[(services|embedded)[\]-]", nodeid)
+            return f"browser-{stack.group(1)}" if nodeid.startswith("tests/browser/") and stack else nodeid
+
+    return OneWorkerPerStack(config, log)
 
 
 @pytest.fixture(autouse=True)

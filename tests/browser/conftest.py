@@ -53,16 +53,6 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise TimeoutError(url)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the marks
-def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`--dist loadgroup`) all of one stack's tests go to one worker, so that each
-    stack is built once."""
-    for item in items:
-        params = getattr(item, "callspec", None) and item.callspec.params
-        if params and "stack" in params:
-            item.add_marker(pytest.mark.xdist_group(name=f"browser-{params['stack']}"))
-
-
 @contextmanager
 def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
     """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
@@ -123,6 +113,7 @@ def stacks(tmp_path_factory):
         yield get
 
 
+# In a parallel run all of one stack's tests go to one worker, which builds it once (tests/conftest.py).
 @pytest.fixture(scope="module", params=["services", "embedded"])
 def stack(request, stacks):
     if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
