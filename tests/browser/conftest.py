@@ -121,19 +121,47 @@ def stack(request, stacks):
     return stacks(request.param)
 
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
+class Chromium:
+    """Headless Chromium through Playwright, started when a test first needs it and stopped after a worker's
+    last browser test: Playwright's sync API holds an event loop in this thread, beside which the asyncio
+    tests that follow on the same worker could not run theirs."""
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-                  "--use-gl=swiftshader", "--enable-unsafe-swiftshader"],
-        )
-        yield browser
-        browser.close()
+    def __init__(self):
+        self.playwright = self.browser = None
+
+    def get(self):
+        if self.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.browser = self.playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                      "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+                      "--use-gl=swiftshader", "--enable-unsafe-swiftshader"],
+            )
+        return self.browser
+
+    def stop(self):
+        if self.playwright is not None:
+            self.browser.close()
+            self.playwright.stop()
+            self.playwright = self.browser = None
+
+
+CHROMIUM_RUNNING = Chromium()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    if nextitem is None or Path(__file__).parent not in Path(nextitem.path).parents:
+        CHROMIUM_RUNNING.stop()
+
+
+@pytest.fixture
+def browser():
+    return CHROMIUM_RUNNING.get()
 
 
 @pytest.fixture
