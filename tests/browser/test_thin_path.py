@@ -30,10 +30,12 @@ def hover_first_label(page) -> str:
 
 
 def send(page, field, value, button, then):
-    """Fill one field, press the form's button, and wait for `then`, the selector of what must follow."""
+    """Fill one field, press the form's button, and wait for `then`, the selector of what must follow, and
+    for the page's scripts (`then` may be in a page that reloaded and has not run them yet)."""
     page.fill(field, value)
     page.click(button)
     page.wait_for_selector(then)
+    page.wait_for_load_state("domcontentloaded")
 
 
 def test_thin_path_from_scene_to_release(stack, new_page):
