@@ -3,6 +3,7 @@
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -27,7 +28,7 @@ app.conf.beat_schedule = {
                           "options": {"expires": 60.0}},
     # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).
     # Expires unsent after one period, so a beat that could not reach the broker does not queue a backlog.
-    "reap-stalled-batches": {"task": "modeleval.tasks.reap_stalled_batches", "schedule": 15.0,
-                             "options": {"expires": 15.0}},
+    "reap-stalled-batches": {"task": "modeleval.tasks.reap_stalled_batches", "schedule": settings.INFERENCE_REAPER_S,
+                             "options": {"expires": settings.INFERENCE_REAPER_S}},
 }
 app.autodiscover_tasks()

@@ -30,8 +30,10 @@ def hover_first_label(page) -> str:
 
 
 def send(page, field, value, button, then):
-    """Fill one field, press the form's button, and wait for `then`, the selector of what must follow, and
-    for the page's scripts (`then` may be in a page that reloaded and has not run them yet)."""
+    """Fill one field, press the form's button, and wait for `then`, the selector of what must follow. Each
+    time the page's module scripts must have run (`then` may be in a page that reloaded), or the next click
+    finds a button with nothing listening yet."""
+    page.wait_for_load_state("domcontentloaded")
     page.fill(field, value)
     page.click(button)
     page.wait_for_selector(then)

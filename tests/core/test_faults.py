@@ -114,10 +114,11 @@ SUCCEEDED = re.compile(r"Task modeleval\.tasks\.infer_batch\[([0-9a-f-]+)\] succ
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_a_gpu_worker_killed_mid_batch_has_its_batch_run_again_within_a_minute(tmp_path, clean_inflight):
-    """Production's visibility timeout (an hour) and reaper (every 15 s from a real beat), batches stale
-    after 6 s instead of 20 (the test below holds production's clocks to the minute): the killed worker's
-    own message comes back to another worker, and the run finishes."""
-    env = process_env(CELERY_VISIBILITY_TIMEOUT="3600", INFERENCE_STALE_S="6", INFERENCE_HEARTBEAT_S="1")
+    """Production's visibility timeout (an hour), a real beat; batches stale after 6 s instead of 20 and the
+    reaper every 3 s instead of 15 (the test below holds production's clocks to the minute): the killed
+    worker's own message comes back to another worker, and the run finishes."""
+    env = process_env(CELERY_VISIBILITY_TIMEOUT="3600", INFERENCE_STALE_S="6", INFERENCE_HEARTBEAT_S="1",
+                      INFERENCE_REAPER_S="3")
     celery_app.control.purge()
     model, items = slow_run_items()
     procs = {"default": start_worker("default", env, tmp_path / "default.log"), "beat": start_beat(env, tmp_path),
