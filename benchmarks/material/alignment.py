@@ -19,17 +19,12 @@ estimated here from the scan's own surfaces:
 
 Object boxes are fitted in the aligned frame as the minimum-area rectangle of the object's footprint
 (rotating calipers over the 2D convex hull) with its yaw, so a wall is a thin box and a turned sofa
-is not inflated. Everything is numpy on whole arrays; scipy's ConvexHull is used when installed.
+is not inflated. Everything is numpy on whole arrays; the 2D hull is scipy's ConvexHull.
 """
 
 import math
 
 import numpy as np
-
-try:  # a faster hull; the monotone chain below gives the same hull without scipy
-    from scipy.spatial import ConvexHull, QhullError
-except ImportError:  # pragma: no cover - scipy is in the environment
-    ConvexHull = None
 
 IDENTITY = np.eye(4)
 UP_CONE_DEG = 45.0  # normals within this of +Z (or -Z) may belong to horizontal surfaces
@@ -367,8 +362,12 @@ def _monotone_hull(points: np.ndarray) -> np.ndarray:
 
 
 def convex_hull_2d(points: np.ndarray) -> np.ndarray:
+    # scipy's hull is the faster; imported here, since loading scipy.spatial adds 0.2 s to every process
+    # that imports this app (servers, workers, manage.py) and only scan imports need it.
+    from scipy.spatial import ConvexHull, QhullError
+
     points = np.asarray(points, dtype=np.float64)
-    if len(points) >= 3 and ConvexHull is not None:
+    if len(points) >= 3:
         try:
             return points[ConvexHull(points).vertices]
         except (QhullError, ValueError):  # all on a line or one point
