@@ -231,7 +231,7 @@ if REDIS_URL:
     # Sweep for such orphaned tasks every 10 s (kombu's default only scans on every 10th sweep).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
-        "unacked_restore_interval": 10,
+        "unacked_restore_interval": env.float("CELERY_UNACKED_RESTORE_S", default=10.0),
         "unacked_restore_throttle": 1,
     }
     # A killed GPU worker's batch does not wait for that hour: each batch beats every

@@ -79,7 +79,7 @@ class Visitor:
         if ready:
             page.wait_for_selector(ready, timeout=60_000)
         page.wait_for_load_state("load")
-        page.wait_for_timeout(200)  # module scripts and their first fetches
+        page.wait_for_timeout(100)  # the violation events of module scripts and their first fetches
         policy = self.policies.get(page.url) or ""
         scripts = re.search(r"script-src ([^;]*)", policy)
         if not scripts or "'self'" not in scripts.group(1) or "unsafe-inline" in scripts.group(1):

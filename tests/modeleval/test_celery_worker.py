@@ -51,8 +51,9 @@ def test_real_worker_on_gpu_queue_writes_predictions_and_scores(workers):
 def test_killed_gpu_worker_mid_run_loses_and_duplicates_nothing(tmp_path):
     needs_services()
     # Short, so the killed worker's unacknowledged batch comes back within the test without the reaper
-    # (the backstop when no beat runs; tests/core/test_faults.py kills a worker with the reaper at work).
-    env = process_env(CELERY_VISIBILITY_TIMEOUT="3")
+    # (the backstop when no beat runs; tests/core/test_faults.py kills a worker with the reaper at work),
+    # and swept for every second instead of every 10.
+    env = process_env(CELERY_VISIBILITY_TIMEOUT="3", CELERY_UNACKED_RESTORE_S="1")
     celery_app.control.purge()
     model, items = slow_run_items()
     procs = [start_worker("default", env, tmp_path / "default.log"), start_worker("gpu", env, tmp_path / "gpu-1.log")]
