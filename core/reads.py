@@ -33,13 +33,16 @@ _HISTORY_COLUMNS = "model, row_id, from_status, to_status, at, actor_id"
 # PostgreSQL: one function per event, shared by every table; the model's label comes as the trigger's
 # argument. The actor is the user id core.history.ActorMiddleware appends to the request's statements
 # as a trailing comment (current_query() is the statement that fired the trigger): no round trip.
+# Only the statement's tail is searched, and once per statement: a bulk create's INSERT is megabytes,
+# and matching it once per row made a 3,000-row insert take 6 s instead of 40 ms.
 _PG_FUNCTIONS = (
     "CREATE OR REPLACE FUNCTION core_status_actor() RETURNS bigint LANGUAGE sql STABLE AS "
-    r"$$ SELECT substring(current_query() from '/\* actor=([0-9]+) \*/\s*$')::bigint $$",
+    r"$$ SELECT substring(right(current_query(), 64) from '/\* actor=([0-9]+) \*/\s*$')::bigint $$",
     # Statement-level with the inserted rows as a table: one INSERT however many rows a bulk create writes.
-    "CREATE OR REPLACE FUNCTION core_status_created() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "CREATE OR REPLACE FUNCTION core_status_created() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "DECLARE actor bigint := core_status_actor(); BEGIN "
     f"INSERT INTO core_statuschange ({_HISTORY_COLUMNS}) "
-    "SELECT TG_ARGV[0], id, NULL, status, clock_timestamp(), core_status_actor() FROM new_rows; "
+    "SELECT TG_ARGV[0], id, NULL, status, clock_timestamp(), actor FROM new_rows; "
     "RETURN NULL; END $$",
     # Compared here rather than in UPDATE OF status / WHEN: those pin the column, and a later
     # ALTER COLUMN TYPE on status would fail until the trigger is dropped.
@@ -49,6 +52,11 @@ _PG_FUNCTIONS = (
     "VALUES (TG_ARGV[0], NEW.id, OLD.status, NEW.status, clock_timestamp(), core_status_actor()); "
     "END IF; RETURN NULL; END $$",
 )
+
+
+def status_functions(vendor: str) -> list[str]:
+    """The statements that (re)define the functions the history triggers call; SQLite's is Python's."""
+    return list(_PG_FUNCTIONS) if vendor == "postgresql" else []
 
 
 def status_trigger_names(table: str) -> tuple[str, str]:
@@ -63,7 +71,7 @@ def create_status_triggers(vendor: str, table: str, label: str, quote) -> list[s
     created, changed = status_trigger_names(table)
     if vendor == "postgresql":
         return [
-            *_PG_FUNCTIONS,
+            *status_functions(vendor),
             f"CREATE OR REPLACE TRIGGER {quote(created)} AFTER INSERT ON {quote(table)} "
             f"REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION core_status_created('{label}')",
             f"CREATE OR REPLACE TRIGGER {quote(changed)} AFTER UPDATE ON {quote(table)} "
