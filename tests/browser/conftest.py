@@ -16,6 +16,8 @@ import psycopg
 import pytest
 from django.conf import settings as django_settings
 
+from .stack_shell import MARK as SHELL_MARK
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
@@ -84,11 +86,15 @@ def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu,default", "--pool", "solo",
              "--hostname", "e2e@test", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=env, stdout=logs["worker"], stderr=subprocess.STDOUT))
+    procs.append(subprocess.Popen(  # conftest.stack_shell's process
+        [sys.executable, "manage.py", "shell", "-v", "0", "-c", "from tests.browser.stack_shell import serve; serve()"],
+        cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(base + "/", procs[0])
-        yield {"base": base, "logs": tmp, "mode": mode, "env": env}
+        yield {"base": base, "logs": tmp, "mode": mode, "env": env, "shell": procs[-1]}
     finally:
+        procs[-1].stdin.close()
         for proc in procs:
             proc.terminate()
             try:
@@ -181,11 +187,18 @@ def new_page(browser):
 
 
 def stack_shell(stack, code: str) -> str:
-    """Runs Django code as one more process of the stack (its database, Redis and media) and returns the
-    last line it printed."""
-    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", code], cwd=ROOT,
-                            env=stack["env"], check=True, capture_output=True, text=True)
-    lines = result.stdout.strip().splitlines()
+    """Runs Django code in the stack (its database, Redis and media; tests/browser/stack_shell.py) and returns
+    the last line it printed."""
+    shell = stack["shell"]
+    shell.stdin.write(json.dumps(code) + "\n")
+    shell.stdin.flush()
+    while not (line := shell.stdout.readline()).startswith(SHELL_MARK):
+        if not line:
+            raise RuntimeError(f"the stack's shell exited with {shell.wait()}")
+    answer = json.loads(line[len(SHELL_MARK):])
+    if "error" in answer:
+        raise RuntimeError(f"stack code failed:\n{answer['printed']}{answer['error']}")
+    lines = answer["printed"].strip().splitlines()
     return lines[-1] if lines else ""
 
 
