@@ -36,31 +36,25 @@ class CampaignAdmin(admin.ModelAdmin):
         return response
 
 
-@admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["id", "campaign", "scene", "worker", "status", "lease_expires_at", "completion_code"]
-    list_filter = ["status", "campaign"]
+admin.site.register(
+    Assignment, list_display=["id", "campaign", "scene", "worker", "status", "lease_expires_at", "completion_code"],
+    list_filter=["status", "campaign"],
+)
 
+admin.site.register(AssignmentDraft, list_display=["assignment", "revision", "updated_at"])
 
-@admin.register(AssignmentDraft)
-class AssignmentDraftAdmin(admin.ModelAdmin):
-    list_display = ["assignment", "revision", "updated_at"]
+admin.site.register(
+    QuizAttempt, list_display=["campaign", "worker", "passed", "created_at"],
+    list_filter=["passed", "campaign"],
+)
 
+admin.site.register(
+    DraftingPrompt, list_display=["name", "target", "change_type", "question_type", "count", "is_active"],
+    list_filter=["target", "change_type", "is_active"],
+)
 
-@admin.register(QuizAttempt)
-class QuizAttemptAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "worker", "passed", "created_at"]
-    list_filter = ["passed", "campaign"]
-
-
-@admin.register(DraftingPrompt)
-class DraftingPromptAdmin(admin.ModelAdmin):
-    list_display = ["name", "target", "change_type", "question_type", "count", "is_active"]
-    list_filter = ["target", "change_type", "is_active"]
-
-
-@admin.register(DraftRequest)
-class DraftRequestAdmin(admin.ModelAdmin):
-    list_display = ["id", "template", "model", "scene", "change", "status", "created_at"]
-    list_filter = ["status", "template"]
-    readonly_fields = ["prompt", "output", "error", "created"]
+admin.site.register(
+    DraftRequest, list_display=["id", "template", "model", "scene", "change", "status", "created_at"],
+    list_filter=["status", "template"],
+    readonly_fields=["prompt", "output", "error", "created"],
+)

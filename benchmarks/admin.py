@@ -89,33 +89,24 @@ class SceneAdmin(admin.ModelAdmin):
     inlines = [SceneObjectInline]
 
 
-@admin.register(Asset)
-class AssetAdmin(admin.ModelAdmin):
-    list_display = ["file", "role", "scene", "size", "sha256"]
-    list_filter = ["role"]
+admin.site.register(Asset, list_display=["file", "role", "scene", "size", "sha256"], list_filter=["role"])
 
+admin.site.register(WorldFrame, list_display=["text", "scene", "side"])
 
-@admin.register(WorldFrame)
-class WorldFrameAdmin(admin.ModelAdmin):
-    list_display = ["text", "scene", "side"]
+admin.site.register(
+    ContextChange, list_display=["id", "scene", "change_type", "status", "author", "version", "updated_at"],
+    list_filter=["status", "change_type"],
+    search_fields=["raw_text", "refined_text"],
+    readonly_fields=["raw_text", "version"],
+)
 
+admin.site.register(
+    Item, list_display=["id", "question", "answer_format", "status", "benchmark"],
+    list_filter=["status", "answer_format", "benchmark"],
+    search_fields=["question", "external_id"],
+)
 
-@admin.register(ContextChange)
-class ContextChangeAdmin(admin.ModelAdmin):
-    list_display = ["id", "scene", "change_type", "status", "author", "version", "updated_at"]
-    list_filter = ["status", "change_type"]
-    search_fields = ["raw_text", "refined_text"]
-    readonly_fields = ["raw_text", "version"]
-
-
-@admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "question", "answer_format", "status", "benchmark"]
-    list_filter = ["status", "answer_format", "benchmark"]
-    search_fields = ["question", "external_id"]
-
-
-@admin.register(Release)
-class ReleaseAdmin(admin.ModelAdmin):
-    list_display = ["benchmark", "version", "created_by", "created_at"]
-    readonly_fields = ["items_file", "manifest_file"]
+admin.site.register(
+    Release, list_display=["benchmark", "version", "created_by", "created_at"],
+    readonly_fields=["items_file", "manifest_file"],
+)

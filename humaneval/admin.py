@@ -23,17 +23,11 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [StudyItemInline]
 
 
-@admin.register(EvalSession)
-class EvalSessionAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "participant", "status", "started_at", "deadline", "completion_code"]
-    list_filter = ["status", "study"]
+admin.site.register(
+    EvalSession, list_display=["id", "study", "participant", "status", "started_at", "deadline", "completion_code"],
+    list_filter=["status", "study"],
+)
 
+admin.site.register(SessionItem, list_display=["session", "position", "item", "role"])
 
-@admin.register(SessionItem)
-class SessionItemAdmin(admin.ModelAdmin):
-    list_display = ["session", "position", "item", "role"]
-
-
-@admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
-    list_display = ["session", "item", "shown_at", "answered_at", "timed_out"]
+admin.site.register(Response, list_display=["session", "item", "shown_at", "answered_at", "timed_out"])

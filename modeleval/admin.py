@@ -31,26 +31,23 @@ class ModelSpecAdmin(admin.ModelAdmin):
     list_filter = ["adapter", "modality"]
 
 
-@admin.register(PromptTemplate)
-class PromptTemplateAdmin(admin.ModelAdmin):
-    list_display = ["family", "condition", "version", "created_at"]
-    list_filter = ["family"]
+admin.site.register(
+    PromptTemplate, list_display=["family", "condition", "version", "created_at"],
+    list_filter=["family"],
+)
 
+admin.site.register(
+    Run, list_display=["id", "model", "benchmark", "status", "total", "repeats", "created_at", "finished_at"],
+    list_filter=["status"],
+)
 
-@admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "model", "benchmark", "status", "total", "repeats", "created_at", "finished_at"]
-    list_filter = ["status"]
+admin.site.register(
+    Prediction, list_display=["run", "item", "variant", "repeat", "output", "error", "latency_ms"],
+    search_fields=["output", "error"],
+)
 
-
-@admin.register(Prediction)
-class PredictionAdmin(admin.ModelAdmin):
-    list_display = ["run", "item", "variant", "repeat", "output", "error", "latency_ms"]
-    search_fields = ["output", "error"]
-
-
-@admin.register(RecordedOutput)
-class RecordedOutputAdmin(admin.ModelAdmin):
-    list_display = ["model", "item_key", "variant", "repeat", "output"]
-    list_filter = ["model"]
-    search_fields = ["item_key", "output"]
+admin.site.register(
+    RecordedOutput, list_display=["model", "item_key", "variant", "repeat", "output"],
+    list_filter=["model"],
+    search_fields=["item_key", "output"],
+)

@@ -10,41 +10,28 @@ from .models import (
     ReviewDecision,
 )
 
+admin.site.register(ChangeRevision, list_display=["change", "number", "author", "created_at"])
 
-@admin.register(ChangeRevision)
-class ChangeRevisionAdmin(admin.ModelAdmin):
-    list_display = ["change", "number", "author", "created_at"]
+admin.site.register(
+    ReviewDecision, list_display=["change", "action", "reviewer", "created_at"],
+    list_filter=["action"],
+)
 
+admin.site.register(ItemRevision, list_display=["item", "number", "author", "note", "created_at"])
 
-@admin.register(ReviewDecision)
-class ReviewDecisionAdmin(admin.ModelAdmin):
-    list_display = ["change", "action", "reviewer", "created_at"]
-    list_filter = ["action"]
+admin.site.register(
+    ItemDecision, list_display=["item", "action", "reviewer", "created_at"],
+    list_filter=["action"],
+)
 
+admin.site.register(IndependentAnswer, list_display=["item", "answerer", "answer", "created_at"])
 
-@admin.register(ItemRevision)
-class ItemRevisionAdmin(admin.ModelAdmin):
-    list_display = ["item", "number", "author", "note", "created_at"]
+admin.site.register(
+    DedupRun, list_display=["benchmark", "status", "progress", "threshold", "n_texts", "created_at"],
+    list_filter=["status"],
+)
 
-
-@admin.register(ItemDecision)
-class ItemDecisionAdmin(admin.ModelAdmin):
-    list_display = ["item", "action", "reviewer", "created_at"]
-    list_filter = ["action"]
-
-
-@admin.register(IndependentAnswer)
-class IndependentAnswerAdmin(admin.ModelAdmin):
-    list_display = ["item", "answerer", "answer", "created_at"]
-
-
-@admin.register(DedupRun)
-class DedupRunAdmin(admin.ModelAdmin):
-    list_display = ["benchmark", "status", "progress", "threshold", "n_texts", "created_at"]
-    list_filter = ["status"]
-
-
-@admin.register(DuplicatePair)
-class DuplicatePairAdmin(admin.ModelAdmin):
-    list_display = ["run", "kind", "first_id", "second_id", "similarity", "resolution"]
-    list_filter = ["kind", "resolution"]
+admin.site.register(
+    DuplicatePair, list_display=["run", "kind", "first_id", "second_id", "similarity", "resolution"],
+    list_filter=["kind", "resolution"],
+)
