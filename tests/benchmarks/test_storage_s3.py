@@ -28,8 +28,9 @@ MOTO = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "moto_server"
 KEYS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 
-@pytest.fixture
-def s3_endpoint():
+@pytest.fixture(scope="session")
+def s3_server():
+    """One moto server per worker (its start-up is a second of CPU); each test empties it (s3_endpoint)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -47,6 +48,13 @@ def s3_endpoint():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def s3_endpoint(s3_server):
+    """The server as if new: moto's reset drops every bucket and object the last test made."""
+    urllib.request.urlopen(urllib.request.Request(f"{s3_server}/moto-api/reset", method="POST"), timeout=10)
+    return s3_server
 
 
 @pytest.fixture
