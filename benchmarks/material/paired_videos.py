@@ -42,7 +42,7 @@ def _probe_video(file: NamedFile, errors: list[str]) -> tuple[dict, bytes] | Non
             facts = probe(handle.name)
             if not facts["frames"]:
                 raise VideoError("it has no frames")
-            png = sample_frames(handle.name, 1, (facts["width"], facts["height"]))[0]
+            png = sample_frames(handle.name, 1, (facts["width"], facts["height"]), facts["duration"])[0]
         except VideoError as exc:
             errors.append(f"{file.name}: not a readable video ({exc})")
             return None

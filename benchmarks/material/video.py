@@ -31,15 +31,18 @@ def probe(path: str | Path) -> dict:
             "frames": int(stream.get("nb_read_frames", 0)), "width": stream["width"], "height": stream["height"]}
 
 
-def sample_frames(video: bytes | str | Path, n: int, size: tuple[int, int]) -> list[bytes]:
-    """N PNG frames at the centres of N equal slices of the video, scaled to size (w, h)."""
+def sample_frames(video: bytes | str | Path, n: int, size: tuple[int, int],
+                  duration: float | None = None) -> list[bytes]:
+    """N PNG frames at the centres of N equal slices of the video, scaled to size (w, h). Pass the
+    duration when it is known: probing counts the frames, which decodes the whole video."""
     if n < 1:
         raise VideoError("ask for at least one frame")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(video) if not isinstance(video, bytes) else Path(tmp) / "video"
         if isinstance(video, bytes):
             path.write_bytes(video)
-        duration = probe(path)["duration"]
+        if duration is None:
+            duration = probe(path)["duration"]
         frames = []
         for i in range(n):
             at = duration * (i + 0.5) / n

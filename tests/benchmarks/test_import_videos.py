@@ -65,6 +65,21 @@ def test_each_scene_gets_both_videos_with_facts_posters_states_and_operations(cl
                         ("operations", None): OPERATIONS}
 
 
+def test_each_video_is_probed_once(clips, monkeypatch):
+    """Probing counts the frames, which decodes the whole video: the poster reuses the facts' duration."""
+    from benchmarks.material import video
+
+    run, commands = video.subprocess.run, []
+
+    def counted(args, **kwargs):
+        commands.append(args[0])
+        return run(args, **kwargs)
+
+    monkeypatch.setattr(video.subprocess, "run", counted)
+    import_paired_videos(BenchmarkFactory(family="m3verse"), scene_files(clips))
+    assert commands.count("ffprobe") == 2 and commands.count("ffmpeg") == 2  # a probe and a poster per video
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"drop": ("after.mp4",)}, "scene_800/after.mp4: missing"),
     ({"before.mp4": b"\x00\x00\x00\x18ftypmp42 truncated"}, "scene_800/before.mp4: not a readable video"),
