@@ -4,6 +4,7 @@ message in the page."""
 
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .conftest import login, shot, stack_shell
 
@@ -37,9 +38,17 @@ def test_reviewer_edits_approves_rejects_and_a_stale_save_gets_409(stack, new_pa
     other.goto(f"{base}/review/changes/{first}/")  # the second reviewer opens the same version
 
     refined = "The chair has been moved from the desk to the window, right beside the shelf."
+    held = []  # the page's script on the reload that a save makes, held back until released below
+    reviewer.route("**/review-change.js", lambda route: held.append(route))
     reviewer.fill("#refined", refined)
     reviewer.click("#save-edit")
     reviewer.wait_for_selector(f"#refined-text:has-text('{refined}')")
+    # The reloaded page is there, its script is not: Approve takes no click yet, rather than losing it.
+    with pytest.raises(PlaywrightTimeout):
+        reviewer.click("#approve", trial=True, timeout=1_000)
+    assert len(held) == 1
+    held.pop().continue_()
+    reviewer.unroute("**/review-change.js")
     reviewer.click("#approve")
     reviewer.wait_for_selector("#change-status:has-text('Approved')")
     history = reviewer.locator("#history")
