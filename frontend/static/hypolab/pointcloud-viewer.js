@@ -45,189 +45,20 @@ import * as THREE from "three";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
 
 import { streamHLPC } from "./hlpc.js";
+import {
+  frameCamera, frameTopCamera, frontDirection, HOVER_COLOUR, objectBox, objectUnderRay, placeBox, RED,
+} from "./pointcloud-boxes.js";
+import { cloudGeometry, prepareGpu, preparePoints, whenDrawn } from "./pointcloud-gpu.js";
 import { octreeLoader, VIEWER_BUDGET_POINTS } from "./pointcloud-octree.js";
+import { placeCompass, viewerOverlay } from "./pointcloud-overlay.js";
+import { displayColour, instancePixel, pixel, splatLevel, splatTexture } from "./pointcloud-splat.js";
 
 const SETTLE_MS = 180;
 // GPU time one frame may take while the camera moves; over it, fewer points of level 0 are drawn.
 const MOTION_BUDGET_MS = 70;
 const MAX_MOTION_STRIDE = 16;
-// GL points of a few pixels near the camera become squares in the splat; this bounds the square.
-const MAX_SPLAT_PX = 32;
 // Colours are passed through as display bytes (see above), so these are display values too.
 const BACKGROUND = [0x1d, 0x1f, 0x24];
-const HOVER_COLOUR = [255, 196, 0];
-const RED = [235, 40, 40];
-const STRUCTURE_GREY = [96, 98, 104];
-const SIDES = ["front", "right", "back", "left"];
-const Z_AXIS = new THREE.Vector3(0, 0, 1);
-
-function displayColour([r, g, b]) {
-  return new THREE.Color().setRGB(r / 255, g / 255, b / 255, THREE.LinearSRGBColorSpace);
-}
-
-/** An opaque colour as one pixel of a Uint32Array over RGBA bytes (whatever the byte order). */
-function pixel([r, g, b]) {
-  return new Uint32Array(Uint8Array.of(r, g, b, 255).buffer)[0];
-}
-
-/** A distinct colour per instance id (golden-angle hues) as a pixel; 0, the structure, is grey. */
-function instancePixel(id) {
-  if (id === 0) return pixel(STRUCTURE_GREY);
-  const colour = new THREE.Color().setHSL(((id * 0.618034) % 1 + 1) % 1, 0.75, 0.55, THREE.LinearSRGBColorSpace);
-  return pixel([colour.r, colour.g, colour.b].map((c) => Math.round(c * 255)));
-}
-
-/**
- * Splat `count` points into `target` ({width, height, depth, pixels}, rows bottom-up as GL's):
- * quantised positions (x, y, z, 0) go to clip space by `m` (column-major, as THREE.Matrix4.elements)
- * and the nearest point per pixel wins. A point covers a square of `pointScale / w` pixels (at
- * least one), as GL draws a point of sizeAttenuation; an orthographic camera passes 0: one pixel.
- */
-function splatLevel(quantised, colours, count, m, pointScale, target) {
-  const { width, height, depth, pixels } = target;
-  const [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = m;
-  const halfWidth = width / 2;
-  const halfHeight = height / 2;
-  for (let i = 0, o = 0; i < count; i++, o += 4) {
-    const x = quantised[o], y = quantised[o + 1], z = quantised[o + 2];
-    const w = m3 * x + m7 * y + m11 * z + m15;
-    const clipZ = m2 * x + m6 * y + m10 * z + m14;
-    if (!(w > 0) || clipZ < -w || clipZ > w) continue; // behind the camera, or past near / far
-    const inverseW = 1 / w;
-    const sx = ((m0 * x + m4 * y + m8 * z + m12) * inverseW + 1) * halfWidth;
-    const sy = ((m1 * x + m5 * y + m9 * z + m13) * inverseW + 1) * halfHeight;
-    if (!(sx >= 0 && sx < width && sy >= 0 && sy < height)) continue;
-    const d = clipZ * inverseW;
-    const size = pointScale * inverseW;
-    if (size <= 1) {
-      const p = (sy | 0) * width + (sx | 0);
-      if (d < depth[p]) {
-        depth[p] = d;
-        pixels[p] = colours[i];
-      }
-      continue;
-    }
-    // The pixels whose centres the point's square covers, as GL rasterises it.
-    const half = Math.min(size, MAX_SPLAT_PX) / 2;
-    const left = Math.max(Math.ceil(sx - half - 0.5), 0);
-    const right = Math.min(Math.ceil(sx + half - 0.5), width);
-    const top = Math.max(Math.ceil(sy - half - 0.5), 0);
-    const bottom = Math.min(Math.ceil(sy + half - 0.5), height);
-    for (let row = top; row < bottom; row++) {
-      for (let p = row * width + left, end = row * width + right; p < end; p++) {
-        if (d < depth[p]) {
-          depth[p] = d;
-          pixels[p] = colours[i];
-        }
-      }
-    }
-  }
-}
-
-/** Line box of unit size, placed on an object {center, size, yaw} by position/scale/rotation. */
-const UNIT_EDGES = new THREE.EdgesGeometry(new THREE.BoxGeometry(1, 1, 1));
-
-function objectBox(object, colour) {
-  const lines = new THREE.LineSegments(UNIT_EDGES, new THREE.LineBasicMaterial({ color: displayColour(colour) }));
-  placeBox(lines, object);
-  return lines;
-}
-
-function placeBox(lines, object) {
-  lines.position.set(...object.center);
-  lines.scale.set(...object.size.map((s) => Math.max(s, 1e-3)));
-  lines.rotation.set(0, 0, object.yaw || 0);
-  lines.updateMatrixWorld();
-}
-
-/** The object whose box the ray enters first, or null. Boxes may be turned by a yaw about Z. */
-export function objectUnderRay(ray, objects) {
-  let best = null;
-  let bestDistance = Infinity;
-  const local = new THREE.Ray();
-  const hit = new THREE.Vector3();
-  const box = new THREE.Box3();
-  for (const object of objects) {
-    const yaw = object.yaw || 0;
-    const centre = new THREE.Vector3(...object.center);
-    local.origin.copy(ray.origin).sub(centre).applyAxisAngle(Z_AXIS, -yaw);
-    local.direction.copy(ray.direction).applyAxisAngle(Z_AXIS, -yaw);
-    const half = new THREE.Vector3(...object.size).multiplyScalar(0.5);
-    box.set(half.clone().negate(), half);
-    if (local.intersectBox(box, hit)) {
-      const distance = hit.distanceTo(local.origin);
-      // Ties (the ray starts inside both): the smaller box is the more specific answer.
-      const tie = Math.abs(distance - bestDistance) <= 1e-6;
-      if (distance < bestDistance - 1e-6 || (tie && volume(object) < volume(best))) {
-        best = object;
-        bestDistance = distance;
-      }
-    }
-  }
-  return best;
-}
-
-function volume(object) {
-  return object.size[0] * object.size[1] * object.size[2];
-}
-
-/**
- * Unit vector (x, y) of the scene's front, from the world frame: the anchor object lies on
- * `side` of the scene, seen from the scene's centre. Null when the frame says nothing usable.
- */
-export function frontDirection(worldFrame, objects, centre) {
-  if (!worldFrame) return null;
-  const anchor = objects.find((o) => o.instance_id === worldFrame.anchor_instance_id);
-  if (!anchor || !SIDES.includes(worldFrame.side)) return null;
-  const dx = anchor.center[0] - centre.x;
-  const dy = anchor.center[1] - centre.y;
-  const length = Math.hypot(dx, dy);
-  if (length < 1e-6) return null;
-  const d = [dx / length, dy / length];
-  // Sides as on the top-view map seen from the front (benchmarks/demo.py): with front at the
-  // bottom, left is the map's left, so left is front turned -90 degrees about Z.
-  const front = { front: d, back: [-d[0], -d[1]], left: [-d[1], d[0]], right: [d[1], -d[0]] }[worldFrame.side];
-  return new THREE.Vector3(front[0], front[1], 0);
-}
-
-function button(text, title) {
-  const node = document.createElement("button");
-  node.type = "button";
-  node.className = "hl-viewer-button";
-  node.textContent = text;
-  node.title = title;
-  return node;
-}
-
-function frameCamera(camera, controls, box) {
-  const center = box.getCenter(new THREE.Vector3());
-  const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-3);
-  // The bounding sphere is loose around a flat room: come a little closer than it asks.
-  const distance = (radius / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2))) * 0.85;
-  // From the front-left and above, so floor, furniture and two walls are all in view.
-  const direction = new THREE.Vector3(-0.55, -0.95, 0.85).normalize();
-  camera.position.copy(center).addScaledVector(direction, distance);
-  camera.near = distance / 100;
-  camera.far = distance * 10;
-  camera.updateProjectionMatrix();
-  controls.target.copy(center);
-  controls.maxDistance = distance * 4;
-  controls.update();
-  controls.saveState();
-}
-
-function frameTopCamera(camera, controls, box) {
-  const center = box.getCenter(new THREE.Vector3());
-  const size = box.getSize(new THREE.Vector3());
-  camera.position.set(center.x, center.y, box.max.z + Math.max(size.z, 1));
-  camera.up.set(0, 1, 0);
-  camera.near = 0.01;
-  camera.far = size.z + 2 * Math.max(size.z, 1);
-  camera.userData.extent = Math.max(size.x, size.y) * 0.55;
-  controls.target.set(center.x, center.y, box.min.z);
-  controls.update();
-  controls.saveState();
-}
 
 // The viewer shown in each element, so mounting again (next item) frees the previous GL context.
 const mounted = new WeakMap();
@@ -306,74 +137,6 @@ export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
   return handle;
 }
 
-/** A texture over a splat's pixels, shown texel for texel with the bytes unchanged. */
-function splatTexture(pixels, width, height) {
-  const texture = new THREE.DataTexture(new Uint8Array(pixels.buffer), width, height);
-  texture.colorSpace = THREE.NoColorSpace;
-  texture.needsUpdate = true;
-  return texture;
-}
-
-function cloudGeometry(quantised, rgb) {
-  const geometry = new THREE.BufferGeometry();
-  geometry.setAttribute("position", new THREE.BufferAttribute(quantised, 4));
-  geometry.setAttribute("color", new THREE.BufferAttribute(rgb, 4, true));
-  return geometry;
-}
-
-/**
- * The renderer and the points' material. What the first frame draws, a box over a background
- * texture, is drawn once by stand-ins: the shaders and the GL pipelines get built in the GPU
- * process while the file loads (three.js caches programs by material and layout, so the boxes
- * and the splat reuse them).
- */
-function prepareGpu() {
-  const renderer = new THREE.WebGLRenderer({ antialias: false });
-  renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
-  renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
-  // Sized once level 0 gives the real extent of the points.
-  const material = new THREE.PointsMaterial({ size: 0.01, vertexColors: true, sizeAttenuation: true });
-  const box = objectBox({ center: [0, 0, -2], size: [1, 1, 1] }, RED);
-  const standIn = new THREE.Scene().add(box);
-  standIn.background = splatTexture(new Uint32Array(1), 1, 1);
-  renderer.render(standIn, new THREE.PerspectiveCamera());
-  box.material.dispose();
-  standIn.background.dispose();
-  return { renderer, material };
-}
-
-/**
- * Draw a one-point stand-in with the points' attribute layout, off screen, so that the first
- * moving frame finds their shader and GL pipeline built; still frames do not need them.
- */
-function preparePoints(renderer, material) {
-  const standIn = new THREE.Points(cloudGeometry(new Uint16Array(4), new Uint8Array(4)), material);
-  const target = new THREE.WebGLRenderTarget(1, 1);
-  renderer.setRenderTarget(target);
-  renderer.render(new THREE.Scene().add(standIn), new THREE.PerspectiveCamera());
-  renderer.setRenderTarget(null);
-  target.dispose();
-  standIn.geometry.dispose();
-}
-
-/** Resolves once the GPU has finished every command issued so far, without blocking the page. */
-function whenDrawn(gl) {
-  return new Promise((resolve) => {
-    const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
-    gl.flush();
-    const poll = () => {
-      // A sync's status only changes between tasks, so poll from timers.
-      if (gl.clientWaitSync(sync, 0, 0) === gl.TIMEOUT_EXPIRED) {
-        setTimeout(poll, 1);
-        return;
-      }
-      gl.deleteSync(sync);
-      resolve();
-    };
-    poll();
-  });
-}
-
 function createViewer(element, status, gpu, cloud, source, objects, sceneData, onFirstFrame) {
   const { levelCounts } = source;
   const { renderer, material } = gpu;
@@ -397,30 +160,7 @@ function createViewer(element, status, gpu, cloud, source, objects, sceneData, o
   let camera = perspective;
   let controls = orbit;
 
-  const overlay = document.createElement("div");
-  overlay.className = "hl-viewer-overlay";
-  const toolbar = document.createElement("div");
-  toolbar.className = "hl-viewer-toolbar";
-  const topButton = button("Top view", "Switch between the 3D view and a top-down orthographic view");
-  const colourButton = button("Colour by instance", "Colour points by object instance or by their RGB");
-  toolbar.append(topButton, colourButton);
-  const tooltip = document.createElement("div");
-  tooltip.className = "hl-topview-tooltip";
-  tooltip.setAttribute("role", "tooltip");
-  tooltip.hidden = true;
-  const compass = document.createElement("div");
-  compass.className = "hl-viewer-compass";
-  compass.hidden = true;
-  compass.title = "The scene's world frame";
-  const compassLabels = SIDES.map((side) => {
-    const label = document.createElement("span");
-    label.textContent = side;
-    label.dataset.side = side;
-    compass.append(label);
-    return label;
-  });
-  overlay.append(toolbar, compass, tooltip);
-  element.append(overlay);
+  const { overlay, topButton, colourButton, tooltip, compass, compassLabels } = viewerOverlay(element);
 
   const hoverBox = objectBox({ center: [0, 0, 0], size: [1, 1, 1] }, HOVER_COLOUR);
   hoverBox.visible = false;
@@ -443,18 +183,7 @@ function createViewer(element, status, gpu, cloud, source, objects, sceneData, o
 
   const updateCompass = () => {
     if (!front || !extentBox) return;
-    const centre = extentBox.getCenter(new THREE.Vector3());
-    const origin = centre.clone().project(camera);
-    const reach = extentBox.getSize(new THREE.Vector3()).length() * 0.1;
-    const turns = { front: 0, right: Math.PI / 2, back: Math.PI, left: -Math.PI / 2 };
-    for (const label of compassLabels) {
-      const direction = front.clone().applyAxisAngle(Z_AXIS, turns[label.dataset.side]);
-      const tip = centre.clone().addScaledVector(direction, reach).project(camera);
-      // Screen y grows downwards; NDC y upwards. Aspect keeps angles true on a wide canvas.
-      const angle = Math.atan2(-(tip.y - origin.y), (tip.x - origin.x) * aspect);
-      label.style.left = `${50 + 36 * Math.cos(angle)}%`;
-      label.style.top = `${50 + 36 * Math.sin(angle)}%`;
-    }
+    placeCompass(compassLabels, front, extentBox, camera, aspect);
   };
 
   // The still frame's points: pixels (and their texture) and z-buffer of the drawing buffer's
