@@ -14,13 +14,13 @@ from django.db import connection
 from modeleval import services
 from modeleval.models import Prediction, Run
 from tests.factories import ItemFactory
+from tests.needs import need
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def needs_services():
-    if not settings.REDIS_URL or connection.vendor != "postgresql":
-        pytest.skip("needs REDIS_URL and PostgreSQL (run ./scripts/test)")
+    need(bool(settings.REDIS_URL) and connection.vendor == "postgresql", "REDIS_URL and PostgreSQL")
 
 
 def process_env(**extra) -> dict:

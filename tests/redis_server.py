@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from tests.needs import need
+
 
 def redis_up(port: int) -> bool:
     try:
@@ -40,8 +42,7 @@ def stop_redis(port: int) -> None:
 @contextmanager
 def own_redis_server(port: int):
     """redis-server on `port` for the length of the block; skips the test where none is installed."""
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not installed")
+    need(bool(shutil.which("redis-server")), "redis-server")
     if redis_up(port):
         stop_redis(port)  # left over from an interrupted run
     start_redis(port)

@@ -13,11 +13,14 @@ from benchmarks.material import MaterialError, NamedFile, import_paired_videos
 from benchmarks.models import Asset, AssetRole, Scene
 from tests.clips import make_clip
 from tests.factories import BenchmarkFactory, UserFactory
+from tests.needs import need
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg"),
-]
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def ffmpeg_installed():
+    need(bool(shutil.which("ffmpeg")), "ffmpeg")
 
 OBJECTS_BEFORE = [{"objectId": "Mug|1", "objectType": "Mug", "parentReceptacle": "CounterTop|2"}]
 OBJECTS_AFTER = [{"objectId": "Mug|1", "objectType": "Mug", "parentReceptacle": "Table|3"}]

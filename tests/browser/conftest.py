@@ -16,6 +16,8 @@ import psycopg
 import pytest
 from django.conf import settings as django_settings
 
+from tests.needs import need
+
 from .stack_shell import MARK as SHELL_MARK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,8 +124,8 @@ def stacks(tmp_path_factory):
 # In a parallel run all of one stack's tests go to one worker, which builds it once (tests/conftest.py).
 @pytest.fixture(scope="module", params=["services", "embedded"])
 def stack(request, stacks):
-    if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
-        pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
+    need(Path(CHROMIUM).exists(), CHROMIUM)
+    need(bool(os.environ.get("REDIS_URL")), "REDIS_URL (Redis and PostgreSQL)")
     return stacks(request.param)
 
 

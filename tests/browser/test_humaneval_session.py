@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.clips import make_clip
+from tests.needs import need
 
 from .conftest import login, shot, stack_json, stack_shell
 
@@ -105,8 +106,7 @@ assert open_items.update(deadline=timezone.now() + timedelta(seconds=LEFT)) == 1
 
 
 def create_study(stack, tmp_path) -> dict:
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("needs ffmpeg to make the two test videos")
+    need(bool(shutil.which("ffmpeg")), "ffmpeg (it makes the two test videos)")
     paths = {"before": tmp_path / "before.mp4", "after": tmp_path / "after.mp4"}
     make_clip(paths["before"], "testsrc", size="160x120", seconds=2)
     make_clip(paths["after"], "testsrc2", size="160x120", seconds=2)

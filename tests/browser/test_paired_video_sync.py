@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from tests.clips import make_clip
+from tests.needs import need
 
 from .conftest import login, shot, stack_json
 
@@ -37,8 +38,7 @@ SETTLED = """() => [...document.querySelectorAll('#videos video')]
 
 
 def create_scene(stack, tmp_path) -> int:
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("needs ffmpeg to make the two test videos")
+    need(bool(shutil.which("ffmpeg")), "ffmpeg (it makes the two test videos)")
     paths = {"before": tmp_path / "before.mp4", "after": tmp_path / "after.mp4"}
     make_clip(paths["before"], "testsrc", size="320x240", fps=FPS, seconds=4)
     make_clip(paths["after"], "testsrc2", size="320x240", fps=FPS, seconds=4)

@@ -39,6 +39,7 @@ from tests.celery_workers import (
     wait_for_end,
 )
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+from tests.needs import need
 from tests.redis_server import own_redis_server, start_redis, stop_redis
 
 # --- A. A killed GPU worker's batch is handed on by the reaper ----------------------------------------
@@ -507,8 +508,8 @@ def test_beat_runs_the_reaper_of_dead_gpu_workers_batches():
     assert reaper["task"] not in celery_app.conf.task_routes
 
 
-@pytest.mark.skipif(not shutil.which("nginx"), reason="nginx is not installed")
 def test_the_proxy_config_is_valid_nginx(tmp_path):
+    need(bool(shutil.which("nginx")), "nginx")
     _, conf = proxy_conf()
     # the upstreams' names resolve only inside the compose network: check the syntax on loopback
     site = re.sub(r"server\s+[\w-]+:(\d+);", r"server 127.0.0.1:\1;", conf).replace("listen 80", "listen 18080")
