@@ -24,6 +24,11 @@ class Benchmark(models.Model):
         max_length=20, choices=Family.choices, help_text="Which benchmark family's rules and scorer apply."
     )
     description = models.TextField(blank=True, help_text="What the benchmark measures.")
+    license = models.CharField(
+        max_length=50, blank=True,
+        help_text="The data's license as the Hugging Face Hub names it (e.g. cc-by-4.0); written into dataset cards.",
+    )
+    citation = models.TextField(blank=True, help_text="BibTeX to cite the benchmark; written into dataset cards.")
     allow_self_approval = models.BooleanField(
         default=False,
         help_text="A reviewer's own question is approved at once; otherwise it waits (draft) for a second reviewer.",
