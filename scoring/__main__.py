@@ -1,6 +1,8 @@
 """Command line: python -m scoring --family FAMILY --gold GOLD.jsonl --pred PRED.jsonl [--profile NAME] [--by TAG]...
+[--ci LEVEL [--ci-seed N] [--ci-cluster TAG]]
 
-`--no-sbert` skips Hypo3D's SBERT where the optional extra is installed.
+`--no-sbert` skips Hypo3D's SBERT where the optional extra is installed. `--ci 0.95` adds a
+bootstrap interval beside every metric (`scoring.uncertainty`), the same for the same seed.
 
 Prints one JSON object (ASCII, so any terminal or pipe takes it). Bad lines are reported
 in its `errors`; when any record was left out (unreadable, invalid, a duplicate, or a
@@ -16,6 +18,7 @@ import sys
 from .engine import FAMILIES, Source, get_family, resolve_profile, score_records
 from .family import Run
 from .records import read_jsonl
+from .uncertainty import DEFAULT_SEED, Bootstrap
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -46,6 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TAG",
         help="also report per value of this tag (repeatable)",
     )
+    parser.add_argument(
+        "--ci",
+        type=float,
+        metavar="LEVEL",
+        help="add a bootstrap interval of this coverage (e.g. 0.95) beside every metric, overall and per group",
+    )
+    parser.add_argument(
+        "--ci-seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help=f"seed of the bootstrap (default {DEFAULT_SEED}): the same seed gives the same intervals",
+    )
+    parser.add_argument(
+        "--ci-cluster",
+        metavar="TAG",
+        help="resample the values of this gold tag (e.g. a participant) as clusters, not single items",
+    )
     return parser
 
 
@@ -59,12 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         family = get_family(args.family)
         resolve_profile(family, args.profile)
+        bootstrap = None if args.ci is None else Bootstrap(args.ci, seed=args.ci_seed, cluster=args.ci_cluster)
         gold_lines = read_lines(args.gold)
         pred_lines = read_lines(args.pred)
     except (ValueError, OSError) as error:
         print(f"python -m scoring: error: {error}", file=sys.stderr)
         return 2
-    run = Run(sbert=False if args.no_sbert else None)
+    run = Run(sbert=False if args.no_sbert else None, ci=bootstrap)
     # read lazily, so each file's errors come in line order: bad JSON and bad records together
     gold = Source(read_jsonl(gold_lines, "gold", run.errors), "gold line {}")
     preds = Source(read_jsonl(pred_lines, "prediction", run.errors), "prediction line {}")

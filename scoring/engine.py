@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from . import causalspatial, hypo3d, m3verse, spatial457, threedsrbench
+from . import causalspatial, hypo3d, m3verse, spatial457, threedsrbench, uncertainty
 from .family import EXTRACTION_METHODS, Extraction, Family, Groups, Outcome, Run, Tallies
 from .records import GoldItem, Prediction, RecordError, parse_gold, parse_prediction
 
@@ -182,6 +182,27 @@ def combine_runs(family: Family, metrics: list[str], runs: list[dict[str, float]
     return {**combined, **spreads}
 
 
+def grouping(items: list[GoldItem], by: Iterable[str]) -> Groups:
+    """Every row (key None), then the rows of each value of each `by` spec."""
+    groups: Groups = {None: list(range(len(items)))}
+    for spec in dict.fromkeys(by):
+        groups.update(group_rows(items, spec))
+    return groups
+
+
+def combined_metrics(
+    family: Family, items: list[GoldItem], runs: list[list[Outcome]], metrics: list[str], groups: Groups,
+    **tally_args,
+) -> dict:
+    """{group key: metrics} from the outcomes of each repeat."""
+    prepared = family.prepare(items)
+    per_run = [family.tally(prepared, outcomes, groups, **tally_args) for outcomes in runs]
+    return {
+        key: combine_runs(family, metrics, [metric_values(family, tallies, key) for tallies in per_run])
+        for key in groups
+    }
+
+
 def summarize(
     family: Family,
     items: list[GoldItem],
@@ -191,17 +212,20 @@ def summarize(
     **tally_args,
 ) -> tuple[dict, dict]:
     """(overall, by) metrics from the outcomes of each repeat."""
-    prepared = family.prepare(items)
-    groups: Groups = {None: list(range(len(items)))}
-    for spec in dict.fromkeys(by):
-        groups.update(group_rows(items, spec))
-    per_run = [family.tally(prepared, outcomes, groups, **tally_args) for outcomes in runs]
-    combined = {
-        key: combine_runs(family, metrics, [metric_values(family, tallies, key) for tallies in per_run])
-        for key in groups
-    }
+    combined = combined_metrics(family, items, runs, metrics, grouping(items, by), **tally_args)
     overall = combined.pop(None)
     return overall, combined
+
+
+def add_intervals(
+    family: Family, items: list[GoldItem], runs: list[list[Outcome]], groups: Groups, combined: dict,
+    bootstrap: uncertainty.Bootstrap,
+) -> dict:
+    """Puts `ci` ({metric: [low, high]}) in each group's metrics; returns what they were computed over."""
+    found, about = uncertainty.intervals(family, items, runs, groups, combined, bootstrap)
+    for key, values in combined.items():
+        values["ci"] = found[key]
+    return about
 
 
 def score_records(
@@ -255,7 +279,10 @@ def _score_records(
     # an optional metric (hypo3d SBERT, judge) is computed for every row of a run or for none
     computed = {metric for outcomes in runs if outcomes for metric in outcomes[0]}
     metrics = [*family.metrics, *(metric for metric in family.optional_metrics if metric in computed)]
-    overall, groups = summarize(family, items, runs, metrics, by)
+    groups = grouping(items, by)
+    combined = combined_metrics(family, items, runs, metrics, groups)
+    about = add_intervals(family, items, runs, groups, combined, run.ci) if run.ci else None
+    overall = combined.pop(None)
     return {
         "family": family.name,
         "profile": profile,
@@ -263,7 +290,8 @@ def _score_records(
         "n_predictions": len(preds),
         "n_dropped": dropped,
         "overall": overall,
-        "by": groups,
+        **({"ci": overall["ci"], "uncertainty": about} if about else {}),
+        "by": combined,
         "extraction": methods,
         "errors": run.errors,
         **({"rows": read} if rows else {}),
@@ -280,13 +308,18 @@ def score(
     judge=None,
     sbert: bool | None = None,
     rows: bool = False,
+    ci: float | None = None,
+    ci_seed: int = uncertainty.DEFAULT_SEED,
+    cluster: str | None = None,
 ) -> dict:
     """Score predictions against gold rows (dicts in the JSONL line formats); the object the CLI prints.
 
     judge: 3dsrbench only, a callable judge(question, {letter: option text}, output) -> letter or None
     asked when no letter can be read. sbert: hypo3d only, True to require SBERT, False to skip it,
     None to compute it when the optional extra is installed. rows: also list, per prediction scored,
-    the answer read and how (`{"id", "repeat", "answer", "method"}`).
+    the answer read and how (`{"id", "repeat", "answer", "method"}`). ci: a level such as 0.95 adds
+    `ci` ({metric: [low, high]}) to `overall` and each `by` group, a bootstrap seeded by ci_seed over
+    items (3DSRBench: questions), or over the values of the tag `cluster` (a human row's participants).
     """
     return score_records(
         get_family(family),
@@ -294,6 +327,7 @@ def score(
         Source(enumerate(predictions), "predictions[{}]"),
         profile,
         by,
-        Run(judge=judge, sbert=sbert),
+        Run(judge=judge, sbert=sbert,
+            ci=None if ci is None else uncertainty.Bootstrap(ci, seed=ci_seed, cluster=cluster)),
         rows=rows,
     )

@@ -10,8 +10,12 @@ percentages (100 * sum / n) or counts (sum).
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .records import GoldItem, Prediction, RecordError, letter_map
+
+if TYPE_CHECKING:
+    from .uncertainty import Bootstrap
 
 Outcome = dict[str, float]
 Groups = dict[object, list[int]]
@@ -43,6 +47,8 @@ class Run:
     judge: Callable[[str, dict[str, str], str], str | None] | None = None
     # hypo3d SBERT: True requires it, False skips it, None computes it when the extra is installed
     sbert: bool | None = None
+    # intervals for every metric (`scoring.uncertainty`); None: point estimates only
+    ci: "Bootstrap | None" = None
 
 
 def gold_letters(item: GoldItem, pred: Prediction, run: Run) -> dict[str, str] | None:
@@ -80,6 +86,10 @@ def no_check(item: GoldItem) -> str | None:
 
 def own_tags(item: GoldItem) -> dict:
     return item.tags
+
+
+def own_unit(item: GoldItem) -> str:
+    return item.id
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,9 @@ class Family:
     tally: Callable[[object, list[Outcome], Groups], Tallies] = tally_means
     check: Callable[[GoldItem], str | None] = no_check
     derive_tags: Callable[[GoldItem], dict] = own_tags
+    # The rows a bootstrap resamples together (`scoring.uncertainty`): each row alone, or 3DSRBench's
+    # rotations and flips of one question, which its group metrics score as one.
+    unit_key: Callable[[GoldItem], str] = own_unit
     # The metric that says whether one answer is right (feedback, attention checks, per-row exports).
     primary_metric: str = ""
     # The paper's tables, the main one first (its first metric is the headline, drawn on the radar).

