@@ -1,5 +1,5 @@
-"""3D scans as scenes: a ScanNet-style PLY with its objects (aggregation and segments, or boxes), a
-3RScan folder, or a scan folder told apart by its file names; aligned, stored as the canonical PLY
+"""3D scans as scenes: a ScanNet-style PLY with its objects (aggregation and segments, or boxes), a LAS/LAZ
+survey cloud with boxes, a 3RScan folder, or a scan folder told apart by its file names; aligned, stored as the canonical PLY
 with objects and world frames, and processed for the viewer once committed."""
 
 import hashlib
@@ -15,6 +15,7 @@ from core.errors import DomainError
 
 from .alignment import IDENTITY, box_through, estimate_alignment, transform
 from .files import MaterialError, NamedFile, all_or_nothing, read_json
+from .las import LAS_SUFFIXES, read_las
 from .obj import read_obj
 from .scans import (
     ScanError,
@@ -97,7 +98,8 @@ def import_scan(
     caption: str = "",
     world_frame: str = "",
 ) -> Scene:
-    """A scan as a scene: the canonical PLY (points, colours, instance ids) as its POINT_CLOUD
+    """A scan as a scene (`ply` a PLY, or a LAS/LAZ file told by its name, whose survey coordinates move to
+    a local origin kept in the scene's meta as `origin`): the canonical PLY (points, colours, instance ids) as its POINT_CLOUD
     asset, its objects with boxes, optional world frames; viewer assets follow in `process_scene`.
     Objects come from a ScanNet aggregation + segments pair, or from a JSON list of boxes.
 
@@ -111,10 +113,13 @@ def import_scan(
                           field="objects")
     errors = []
     points = faces = given = None
-    scene_info = {}
+    scene_info, origin = {}, None
     try:
-        points = read_ply(ply.content)
-        faces = read_ply_faces(ply.content)
+        if ply.name.lower().endswith(LAS_SUFFIXES):
+            *points, origin = read_las(ply.content)
+        else:
+            points = read_ply(ply.content)
+            faces = read_ply_faces(ply.content)
     except ScanError as exc:
         errors.append(f"{ply.name}: {exc}")
     if meta is not None:
@@ -132,7 +137,7 @@ def import_scan(
     alignment, matrix, xyz = _aligned(raw, faces, given, align)
     try:
         if boxes is not None:
-            instance, objects = box_objects(raw, parsed["boxes"])
+            instance, objects = box_objects(raw, _to_local(parsed["boxes"], origin))
             for obj in objects:
                 obj["center"], obj["size"], obj["yaw"] = box_through(matrix, obj["center"], obj["size"], obj["yaw"])
         else:
@@ -140,9 +145,24 @@ def import_scan(
     except ScanError as exc:
         raise MaterialError([f"{(inputs.get(exc.source) or ply).name}: {exc}"]) from None
     extra = {"scene_type": scene_info["sceneType"]} if scene_info.get("sceneType") else {}
+    if origin is not None:
+        extra["origin"] = origin
+    source_format = "las" if origin is not None else "scannet" if boxes is None else "ply"
     return _store_scan(benchmark, scene_id, [ply], xyz, rgb, instance, objects, alignment,
-                       objects_from="boxes" if boxes is not None else "scannet", source_format="scannet"
-                       if boxes is None else "ply", caption=caption, world_frame=world_frame, extra=extra)
+                       objects_from="boxes" if boxes is not None else "scannet", source_format=source_format,
+                       caption=caption, world_frame=world_frame, extra=extra)
+
+
+def _to_local(boxes, origin: list[float] | None):
+    """Boxes written in a survey cloud's own coordinates, moved with its points to the local origin."""
+    if origin is None or not isinstance(boxes, list):
+        return boxes
+    def moved(value):
+        if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
+            return [v - o for v, o in zip(value, origin, strict=True)]
+        return value  # box_objects names what is wrong with it
+    return [{k: moved(v) if k in ("center", "min", "max") else v for k, v in box.items()}
+            if isinstance(box, dict) else box for box in boxes]
 
 
 def _store_scan(benchmark, scene_id, sources: list[NamedFile], xyz, rgb, instance, objects, alignment, *,
@@ -203,13 +223,15 @@ def _first(named: dict[str, NamedFile], names: tuple[str, ...], suffix: str | No
 
 def detect_scan_format(files: list[NamedFile]) -> str | None:
     """"3rscan" for a folder holding a 3RScan mesh (mesh.refined[.v2].obj or any .obj with a
-    semseg*.json), "scannet" for one holding a .ply, else None."""
+    semseg*.json), "scannet" for one holding a .ply, "las" for one holding a .las or .laz, else None."""
     names = set(_by_basename(files))
     if names & set(RSCAN_MESHES) or (any(n.endswith(".obj") for n in names)
                                       and any(n.startswith("semseg") and n.endswith(".json") for n in names)):
         return "3rscan"
     if any(n.endswith(".ply") for n in names):
         return "scannet"
+    if any(n.lower().endswith(LAS_SUFFIXES) for n in names):
+        return "las"
     return None
 
 
@@ -258,14 +280,22 @@ def import_scan_files(benchmark: Benchmark, scene_id: str, files: list[NamedFile
                       align: bool = True, caption: str = "", world_frame: str = "") -> Scene:
     """A scan given as the files of its folder (or archive): 3RScan or ScanNet, named by `format`
     or told from the file names. ScanNet: the `*_vh_clean_2.ply` (or the only .ply), the
-    `*.aggregation.json` and `*.segs.json` pair or a `boxes.json`, and `<scene>.txt` if present."""
+    `*.aggregation.json` and `*.segs.json` pair or a `boxes.json`, and `<scene>.txt` if present. LAS: the one
+    .las or .laz with a `boxes.json`."""
     format = format or detect_scan_format(files)
     if format == "3rscan":
         return import_3rscan(benchmark, scene_id, files, align=align, caption=caption, world_frame=world_frame)
-    if format != "scannet":
-        raise MaterialError([f"{scene_id}: neither a 3RScan folder (mesh.refined.v2.obj, semseg.v2.json) nor a "
-                             "ScanNet one (a .ply with its aggregation and segments)"])
     named = _by_basename(files)
+    if format == "las":
+        clouds = [f for n, f in named.items() if n.lower().endswith(LAS_SUFFIXES)]
+        if len(clouds) != 1:
+            raise MaterialError([f"{scene_id}: a LAS scan folder holds one .las or .laz file, not {len(clouds)}"])
+        return import_scan(benchmark, scene_id, clouds[0], boxes=_first(named, ("boxes.json",)), align=align,
+                           caption=caption, world_frame=world_frame)
+    if format != "scannet":
+        raise MaterialError([f"{scene_id}: neither a 3RScan folder (mesh.refined.v2.obj, semseg.v2.json), a "
+                             "ScanNet one (a .ply with its aggregation and segments) nor a LAS one (a .las or .laz "
+                             "with boxes.json)"])
     ply = _first(named, (f"{scene_id}_vh_clean_2.ply",), "_vh_clean_2.ply") or _first(named, (), ".ply")
     if ply is None:
         raise MaterialError([f"{scene_id}: no .ply in the folder (or more than one, none named "

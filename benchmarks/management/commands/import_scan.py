@@ -22,18 +22,18 @@ def named(path: str | None) -> NamedFile | None:
 
 class Command(BaseCommand):
     help = ("import_scan --benchmark SLUG [--scene SCENE_ID] (PLY (--aggregation FILE --segments FILE | --boxes FILE) "
-            "[--meta SCENE.txt] | FOLDER [--format scannet|3rscan]) [--no-align] [--caption TEXT] [--world-frame TEXT]")
+            "[--meta SCENE.txt] | FOLDER [--format scannet|3rscan|las]) [--no-align] [--caption TEXT] [--world-frame TEXT]")
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True)
         parser.add_argument("--scene", help="Scene id, e.g. scene0000_00 (default for a folder: the folder's name).")
-        parser.add_argument("ply", help="PLY point cloud or mesh with vertex colours, or a scan folder "
-                                        "(ScanNet sceneXXXX_YY/ or 3RScan <uuid>/).")
+        parser.add_argument("ply", help="PLY point cloud or mesh with vertex colours, a LAS/LAZ cloud, or a scan "
+                                        "folder (ScanNet sceneXXXX_YY/, 3RScan <uuid>/, or a .las/.laz with boxes.json).")
         parser.add_argument("--aggregation", help="ScanNet *.aggregation.json")
         parser.add_argument("--segments", help="ScanNet *_vh_clean_2.0.010000.segs.json")
         parser.add_argument("--boxes", help="JSON list of {label, center, size[, yaw]} boxes")
         parser.add_argument("--meta", help="ScanNet sceneXXXX_YY.txt; its axisAlignment is applied when present")
-        parser.add_argument("--format", choices=["scannet", "3rscan"], help="for a folder: default from file names")
+        parser.add_argument("--format", choices=["scannet", "3rscan", "las"], help="for a folder: default from file names")
         parser.add_argument("--no-align", action="store_true",
                             help="keep the scan's own frame (no axisAlignment, no estimated alignment)")
         parser.add_argument("--caption", default="")
