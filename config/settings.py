@@ -319,6 +319,10 @@ PROLIFIC_COMPLETION_URL = env(
 
 # Shared secret of the Prolific workspace; unset, the webhook endpoint refuses every call.
 PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+# Prolific's REST API (crowd/prolific.py): the researcher's API token (unset: nothing talks to Prolific)
+# and where the API is (a loopback fake in tests).
+PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
+PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
 
 # Model endpoints (modeleval/secrets.py): the environment variables a model's config.api_key_env may
 # name (besides any HYPOLAB_MODEL_KEY_*), and the hosts its endpoint may be on (empty: any http(s) host).

@@ -65,13 +65,95 @@ def scope_key(room: str, pk: int) -> str:
 
 
 class WebhookEvent(models.Model):
-    """A crowd-platform webhook delivery, kept so a redelivered event is handled once."""
+    """A crowd-platform webhook delivery, kept so a redelivered event (the same X-Event-ID) is handled
+    once."""
 
     platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
-    event_id = models.CharField(max_length=200)
+    event_id = models.CharField(max_length=200, help_text="Prolific's X-Event-ID header.")
+    event_type = models.CharField(max_length=100, blank=True)
+    resource_id = models.CharField(max_length=200, blank=True, help_text="The submission's or study's id.")
+    sent_at = models.BigIntegerField(null=True, blank=True, help_text="X-Timestamp: when the event was sent (s).")
+    verified_by = models.CharField(
+        max_length=20, blank=True, help_text="raw: the signature matched the body as sent; reserialised: only the "
+                                             "body as the docs' example re-serialises it.")
+    stale = models.BooleanField(default=False, help_text="Older than the state already recorded: not applied.")
     payload = models.JSONField()
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         db_table = "annotation_webhookevent"
         constraints = [models.UniqueConstraint(fields=["platform", "event_id"], name="webhook_event_once")]
+
+
+class PlatformSubmission(models.Model):
+    """One platform session of a participant (Prolific SESSION_ID = the submission id, else the
+    assignment id): which campaign or study it entered (`scope`, models.scope_key), so a webhook about it
+    frees only that work, and the newest status the platform reported (by its X-Timestamp)."""
+
+    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
+    submission_id = models.CharField(max_length=100)
+    worker = models.ForeignKey(CrowdWorker, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="submissions")
+    participant_id = models.CharField(max_length=100, blank=True)
+    study_id = models.CharField(max_length=100, blank=True, help_text="The platform's study id (STUDY_ID).")
+    scope = models.CharField(max_length=100, blank=True, help_text='Where it entered: "campaign:<id>", "study:<id>".')
+    status = models.CharField(max_length=40, blank=True, help_text="The platform's status, e.g. AWAITING REVIEW.")
+    status_at = models.BigIntegerField(default=0, help_text="When the platform sent that status (UNIX s).")
+    entered_code = models.CharField(max_length=100, blank=True)
+    decision = models.CharField(max_length=20, blank=True, help_text="APPROVE or REJECT once asked of Prolific.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "submission_id"], name="one_row_per_submission")]
+
+    def __str__(self):
+        return f"{self.platform}:{self.submission_id} {self.status}"
+
+
+class ProlificStudy(models.Model):
+    """A Prolific study this platform published (or heard of through a webhook) for one scope."""
+
+    prolific_id = models.CharField(max_length=100, unique=True)
+    scope = models.CharField(max_length=100, blank=True, db_index=True)
+    name = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=40, blank=True)
+    status_at = models.BigIntegerField(default=0)
+    reward_cents = models.PositiveIntegerField(default=0)
+    completion_code = models.CharField(max_length=100, blank=True)
+    last_event = models.JSONField(default=dict, blank=True, help_text="The latest study event's type and metadata.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.prolific_id} ({self.scope or 'unlinked'})"
+
+
+class ProlificBonus(models.Model):
+    """One participant's bonus on one study, paid once: the row is written before Prolific's
+    non-idempotent pay call and reconciled against the submission's bonus_payments after a failure."""
+
+    class State(models.TextChoices):
+        SET_UP = "set_up", "Set up (bulk bonus created, not paid)"
+        PAY_SENT = "pay_sent", "Pay call sent (202 or unknown)"
+        PAID = "paid", "Seen in the submission's bonus_payments"
+
+    study = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="bonuses")
+    participant_id = models.CharField(max_length=100)
+    submission_id = models.CharField(max_length=100, blank=True)
+    amount_cents = models.PositiveIntegerField()
+    bulk_id = models.CharField(max_length=100, blank=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.SET_UP)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "participant_id"], name="one_bonus_per_participant")]
+
+
+class ProlificHookSecret(models.Model):
+    """The workspace signing secret as POST /hooks/secrets/ returned it (the newest signs; the one
+    before stays valid for a day, for retries signed before a rotation)."""
+
+    workspace_id = models.CharField(max_length=100)
+    value = models.CharField(max_length=200)
+    subscriptions = models.JSONField(default=list, blank=True, help_text="Subscription ids made with it.")
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -1,12 +1,10 @@
 """A crowd participant's way in and out, for every stage that takes them (annotation campaigns,
 human-evaluation studies): the platform link signs them in to one account bound to their platform
 session, the blocklist refuses some, they leave with a completion code (or the platform's return
-code) and are paid per accepted unit; platform webhooks are recorded once per event and tell the
-stages (signals.participant_left) when a participant gave the work back."""
+code) and are paid per accepted unit. Each platform session is recorded with where it entered, so
+a platform webhook (webhooks.py) frees only that work (signals.participant_left)."""
 
 import csv
-import hashlib
-import hmac
 import io
 import re
 import secrets
@@ -21,8 +19,7 @@ from core import reads as core_reads
 from core import roles
 from core.errors import Conflict, DomainError, Forbidden
 
-from .models import BlockedWorker, CrowdPlatform, CrowdWorker, WebhookEvent
-from .signals import participant_left
+from .models import BlockedWorker, CrowdPlatform, CrowdWorker, PlatformSubmission
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
@@ -77,7 +74,7 @@ def _session_param(ids: dict, params) -> str:
 
 
 @transaction.atomic
-def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
+def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") -> tuple:
     """One account per platform worker id, bound to the platform session it was first entered with
     (Prolific's SESSION_ID, the assignment id elsewhere): the same link again, from any browser, signs
     in to it; the worker id with another session signs nobody in (403), unless this browser is already
@@ -85,7 +82,9 @@ def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
     binding to the new session. `signed_in` is the browser's current user: an account that is not a
     crowd account (staff, reviewers, invited evaluators) is never replaced by a crowd link (409).
     First entries of one worker id at the same moment make one account: they queue on a lock of the
-    id. Returns the account and whether this link just created it."""
+    id. `scope` (models.scope_key) is where the link leads: the platform session is recorded with it, so
+    the platform's word about that session (a webhook) frees only that work. Returns the account and
+    whether this link just created it."""
     ids = parse_crowd_params(params)
     current = None
     if signed_in is not None and signed_in.is_authenticated:
@@ -124,7 +123,19 @@ def enter_from_crowd_link(params, role: str, signed_in=None) -> tuple:
         worker.study_id = ids["study_id"] or worker.study_id
         worker.save(update_fields=["session_id", "study_id"])
     roles.grant_role(worker.user, role)
+    _record_session(worker, ids, scope)
     return worker.user, created
+
+
+def _record_session(worker: CrowdWorker, ids: dict, scope: str) -> None:
+    """The platform session (Prolific's submission) this link entered, and where it entered."""
+    submission, _ = PlatformSubmission.objects.get_or_create(
+        platform=ids["platform"], submission_id=ids["session_id"],
+        defaults={"worker": worker, "participant_id": ids["worker_id"], "study_id": ids["study_id"], "scope": scope},
+    )
+    if scope and not submission.scope:
+        submission.scope = scope
+        submission.save(update_fields=["scope", "updated_at"])
 
 
 def identity_of(user) -> CrowdWorker | None:
@@ -197,38 +208,3 @@ def payment_csv(rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
-
-
-# --- Platform webhooks ---------------------------------------------------------------------------
-
-
-def verify_prolific_signature(body: bytes, signature: str) -> None:
-    """Prolific signs webhook bodies with the workspace secret (HMAC-SHA256, hex)."""
-    secret = settings.PROLIFIC_WEBHOOK_SECRET
-    if not secret:
-        raise Forbidden("Webhooks are off: PROLIFIC_WEBHOOK_SECRET is not set.", field="signature")
-    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature or ""):
-        raise Forbidden("The webhook signature does not match.", field="signature")
-
-
-RELEASING_STATUSES = {"RETURNED", "TIMED-OUT", "REJECTED"}
-
-
-def handle_prolific_event(event: dict) -> bool:
-    """Record the event once (a redelivery returns False and changes nothing); a submission the
-    participant returned, or that timed out or was rejected on Prolific, is announced to the stages
-    (signals.participant_left) in the same transaction, so their work goes back to the pool."""
-    event_id = str(event.get("event_id") or event.get("id") or "")
-    if not event_id:
-        raise DomainError("The event carries no event_id.", field="event_id")
-    try:
-        with transaction.atomic():
-            WebhookEvent.objects.create(platform=CrowdPlatform.PROLIFIC, event_id=event_id, payload=event)
-            status = str(event.get("status", "")).upper()
-            participant = event.get("participant_id") or event.get("PROLIFIC_PID")
-            if status in RELEASING_STATUSES and participant:
-                participant_left.send(sender=WebhookEvent, platform=CrowdPlatform.PROLIFIC, worker_id=participant)
-    except IntegrityError:
-        return False
-    return True

@@ -1,5 +1,7 @@
 from django.dispatch import Signal
 
 # A platform says a participant gave their work back (returned, timed out, rejected): kwargs
-# `platform` and `worker_id`. Sent inside the webhook's transaction; stages free what they hold.
+# `platform`, `worker_id` and `scope` (models.scope_key: the campaign or study the submission entered;
+# None when nobody knows, then every stage frees what the worker holds). Sent inside the webhook's
+# transaction; stages free what they hold in that scope.
 participant_left = Signal()

@@ -14,6 +14,7 @@ from config.throttle import crowd_entry_limited
 from core import roles
 from core.errors import DomainError
 from crowd import services as crowd_services
+from crowd.models import scope_key
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
@@ -30,7 +31,8 @@ def crowd_enter_campaign(request, campaign_id):
     if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.ANNOTATOR):
         return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
     try:
-        user, _ = crowd_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR, signed_in=request.user)
+        user, _ = crowd_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR, signed_in=request.user,
+                                                       scope=scope_key("campaign", campaign.pk))
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)

@@ -18,6 +18,7 @@ from benchmarks.protocols import Protocol, Variant
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.validation import whole_number
 from crowd import services as crowd_services
+from crowd.models import scope_key
 
 from .. import reads
 from ..models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
@@ -174,7 +175,8 @@ def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         raise NotFound("No such study.", field="study")
-    user, created = crowd_services.enter_from_crowd_link(params, role="evaluator", signed_in=signed_in)
+    user, created = crowd_services.enter_from_crowd_link(params, role="evaluator", signed_in=signed_in,
+                                                         scope=scope_key("study", study.pk))
     return user, start_session(study, user, new_account=created)
 
 

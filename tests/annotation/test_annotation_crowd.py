@@ -2,9 +2,6 @@
 quiz gate, server-side drafts, double submit, other workers' assignments, payments, webhooks and the
 staff campaign API."""
 
-import hashlib
-import hmac
-import json
 from datetime import timedelta
 
 import pytest
@@ -19,6 +16,7 @@ from core.errors import Conflict
 from crowd import services as crowd_services
 from crowd.models import BlockedWorker, CrowdWorker, WebhookEvent, scope_key
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
+from tests.prolific_fake import delivery, post_delivery
 from tests.together import fire
 
 pytestmark = pytest.mark.django_db
@@ -329,11 +327,9 @@ def test_progress_counts_assignments_and_per_worker_throughput(client, benchmark
 # --- Prolific webhook ---------------------------------------------------------------------------
 
 
-def signed_post(client, event, secret="s3cret"):
-    body = json.dumps(event).encode()
-    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return client.post("/api/v1/crowd/prolific/webhook/", body, content_type="application/json",
-                       headers={"X-Prolific-Request-Signature": signature})
+def signed_post(client, event, event_id, secret="s3cret"):
+    """A delivery signed as Prolific documents it (tests/prolific_fake.py)."""
+    return post_delivery(client, *delivery(secret, event, event_id, sent_at=1_780_000_000))
 
 
 def test_prolific_webhook_is_handled_once_and_a_return_releases_the_lease(client, benchmark, settings):
@@ -341,10 +337,11 @@ def test_prolific_webhook_is_handled_once_and_a_return_releases_the_lease(client
     campaign = make_campaign(benchmark)
     enter(client, campaign, "GONE")
     client.logout()
-    event = {"event_id": "evt-1", "status": "RETURNED", "participant_id": "GONE"}
-    assert signed_post(client, event).json() == {"handled": True}
-    assert signed_post(client, event).json() == {"handled": False}
+    event = {"resource_id": "SE", "event_type": "submission.status.change", "participant_id": "GONE",
+             "status": "RETURNED"}
+    assert signed_post(client, event, "evt-1").json() == {"handled": True}
+    assert signed_post(client, event, "evt-1").json() == {"handled": False}
     assert WebhookEvent.objects.count() == 1
     assert Assignment.objects.get().status == "released"
-    assert signed_post(client, {"event_id": "evt-2"}, secret="wrong").status_code == 403
+    assert signed_post(client, event, "evt-2", secret="wrong").status_code == 403
     assert CrowdWorker.objects.get().worker_id == "GONE"

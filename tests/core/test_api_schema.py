@@ -31,6 +31,7 @@ from humaneval.services.sessions import current_item, start_session
 from modeleval import services as modeleval_services
 from review.models import DedupRun, DuplicatePair
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
+from tests.prolific_fake import delivery
 
 pytestmark = pytest.mark.django_db
 
@@ -175,7 +176,6 @@ class Api:
 
 def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_capture_on_commit_callbacks):
     import hashlib
-    import hmac
     import io
     import json
     import zipfile
@@ -256,10 +256,11 @@ def test_successful_answers_match_the_schema(wsgi_app, world, settings, django_c
     api("admin", "POST", "/drafting/requests/", 202,
         body={"template": template.pk, "model": llm.pk, "scenes": [scene_id]})
     settings.PROLIFIC_WEBHOOK_SECRET = "schema-secret"
-    event = json.dumps({"event_id": "schema-1", "status": "APPROVED"}).encode()
-    signature = hmac.new(b"schema-secret", event, hashlib.sha256).hexdigest()
-    api(None, "POST", "/crowd/prolific/webhook/", 200, body=json.loads(event),
-        headers={"X-Prolific-Request-Signature": signature}, raw=True)
+    event = {"resource_id": "schema-1", "event_type": "submission.status.change", "participant_id": "P",
+             "status": "APPROVED"}
+    headers, _ = delivery("schema-secret", event, "schema-event-1", sent_at=1_780_000_000)
+    api(None, "POST", "/crowd/prolific/webhook/", 200, body=event,
+        headers={k: v for k, v in headers.items() if k != "Content-Type"}, raw=True)
 
     # review: the queue, a change refined, approved and questioned; items edited, approved, answered
     assert api("admin", "GET", "/review/queue/", 200)

@@ -3,8 +3,6 @@ bad input refused with 400 instead of 500 (config/middleware.py), http(s)-only c
 webhook event ids that fit, and sessions and cache falling back to the database when Redis is down
 (config/cache.py, config/sessions.py)."""
 
-import hashlib
-import hmac
 import json
 import time
 from datetime import timedelta
@@ -22,6 +20,7 @@ from core import roles
 from core.validation import is_http_url, json_body_problem
 from crowd.models import WebhookEvent
 from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
+from tests.prolific_fake import delivery, post_delivery
 from tests.redis_server import own_redis_server, start_redis, stop_redis
 
 pytestmark = pytest.mark.django_db
@@ -242,22 +241,23 @@ def test_the_json_scan_is_iterative_and_names_the_field():
 # --- C. Prolific webhook event ids ---------------------------------------------------------------
 
 
-def signed_post(client, body: bytes, secret="s3cret"):
-    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return client.post("/api/v1/crowd/prolific/webhook/", body, content_type="application/json",
-                       headers={"X-Prolific-Request-Signature": signature})
+def signed_post(client, event_id: str, payload: dict, secret="s3cret"):
+    """A delivery signed as Prolific documents it; the event id travels in X-Event-ID."""
+    return post_delivery(client, *delivery(secret, payload, event_id, sent_at=1_780_000_000))
 
 
 def test_a_webhook_event_id_that_does_not_fit_is_refused(client, settings):
     settings.PROLIFIC_WEBHOOK_SECRET = "s3cret"
-    long = signed_post(client, json.dumps({"event_id": "e" * 5000, "status": "RETURNED"}).encode())
-    assert long.status_code == 400 and long.json() == {"event_id": ["Must be at most 200 characters."]}
-    nul = signed_post(client, json.dumps({"event_id": "evt\x00", "status": "RETURNED"}).encode())
-    assert nul.status_code == 400 and list(nul.json()) == ["event_id"]
-    odd = signed_post(client, json.dumps({"event_id": {"x": 1}}).encode())
-    assert odd.status_code == 400 and list(odd.json()) == ["event_id"]
+    event = {"resource_id": "sub-1", "event_type": "submission.status.change", "participant_id": "P",
+             "status": "RETURNED"}
+    long = signed_post(client, "e" * 5000, event)
+    assert long.status_code == 400 and long.json() == {"X-Event-ID": ["Must be at most 200 characters."]}
+    nul = signed_post(client, "evt\x00", event)
+    assert nul.status_code == 400 and list(nul.json()) == ["X-Event-ID"]
+    odd = signed_post(client, "evt-odd", {**event, "resource_id": {"x": 1}})
+    assert odd.status_code == 400 and list(odd.json()) == ["resource_id"]
     assert not WebhookEvent.objects.exists()
-    fine = signed_post(client, json.dumps({"event_id": "e" * 200, "status": "APPROVED"}).encode())
+    fine = signed_post(client, "e" * 200, {**event, "status": "APPROVED"})
     assert fine.status_code == 200 and fine.json() == {"handled": True}
 
 
