@@ -18,7 +18,7 @@ from benchmarks.models import Benchmark, Item, SceneObject
 from benchmarks.protocols import Variant
 from scoring.spatial457 import random_answer_pool
 
-from . import secrets
+from . import generation, secrets
 from .prompts import InferenceRequest
 
 CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
@@ -118,16 +118,6 @@ class EndpointError(RuntimeError):
     pass
 
 
-def provider_params(params: dict) -> dict:
-    """A run's provider parameters (Run.settings) as chat-completions fields: temperature and
-    max_tokens as they are, reasoning_effort (OpenAI reasoning models), thinking_budget as
-    `thinking: {type: enabled, budget_tokens}` (Anthropic's OpenAI-compatible API; vLLM passes it on)."""
-    fields = {key: params[key] for key in ("temperature", "max_tokens", "reasoning_effort") if key in params}
-    if params.get("thinking_budget"):
-        fields["thinking"] = {"type": "enabled", "budget_tokens": int(params["thinking_budget"])}
-    return fields
-
-
 class OpenAICompatible:
     """Chat completions over HTTP (a vLLM server or a hosted API); images go as data URLs.
 
@@ -136,7 +126,7 @@ class OpenAICompatible:
 
     def __init__(self, endpoint: str, model: str, api_key_env: str = "", max_new_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, timeout_s: float = 60.0, max_retries: int = 3,
-                 backoff_s: float = 1.0):
+                 backoff_s: float = 1.0, provider: str = generation.OPENAI, reasoning_model: bool = False):
         # The secrets rule again at load time: a row stored before it, or written around the API and
         # the admin, still cannot send a secret that is not a model key, or send to another host.
         endpoint = secrets.check_endpoint(endpoint)
@@ -147,6 +137,7 @@ class OpenAICompatible:
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.seed = seed
+        self.provider, self.reasoning_model = provider, reasoning_model
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -157,14 +148,11 @@ class OpenAICompatible:
             mime = "image/jpeg" if image[:3] == b"\xff\xd8\xff" else "image/png"
             url = f"data:{mime};base64,{base64.b64encode(image).decode()}"
             content.append({"type": "image_url", "image_url": {"url": url}})
-        payload = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": content}],
-            "max_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
-            "seed": self.seed,
-        }
-        return {**payload, **provider_params(request.params)}
+        # the request's settings (the run's, with the repeat's seed) over the model's defaults
+        params = {"temperature": self.temperature, "max_tokens": self.max_new_tokens, "seed": self.seed,
+                  **request.params}
+        return {"model": self.model, "messages": [{"role": "user", "content": content}],
+                **generation.chat_fields(params, self.provider, self.reasoning_model)}
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
         body = json.dumps(self.payload(request)).encode()
@@ -212,31 +200,63 @@ class HFLocal:
         self.temperature = temperature
         self.seed = seed
 
+    def settings(self, request: InferenceRequest) -> dict:
+        """The request's settings (the run's, with the repeat's seed) over the model's defaults."""
+        return {"temperature": self.temperature, "max_tokens": self.max_new_tokens, "seed": self.seed,
+                **request.params}
+
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
-        self.torch.manual_seed(hash((self.seed, item.pk if item else 0, repeat)) & 0xFFFFFFFF)
         return self.answer_batch([request], [item], [repeat])[0]
 
     def answer_batch(self, requests: list[InferenceRequest], items: list[Item], repeats: list[int]) -> list[str]:
-        """One generate call for several prompts (left-padded), as a GPU worker wants it."""
+        """Prompts that share their settings go through one generate call (left-padded), as a GPU
+        worker wants it; a sampled prompt is generated under its own repeat's seed."""
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            params = self.settings(request)
+            greedy = not params["temperature"]  # the seed changes nothing there: batch across repeats
+            groups.setdefault(json.dumps({**params, "seed": None if greedy else params["seed"]}, sort_keys=True),
+                              []).append(index)
+        outputs = [""] * len(requests)
+        for indexes in groups.values():
+            texts = self.generate([requests[i] for i in indexes], self.settings(requests[indexes[0]]))
+            for index, text in zip(indexes, texts, strict=True):
+                outputs[index] = text
+        return outputs
+
+    def generate(self, requests: list[InferenceRequest], params: dict) -> list[str]:
         from io import BytesIO
 
         from PIL import Image
 
+        template = {"enable_thinking": params["enable_thinking"]} if "enable_thinking" in params else {}
         texts, images = [], []
         for request in requests:
             pictures = [Image.open(BytesIO(data)).convert("RGB") for data in request.images]
             content = [{"type": "image"} for _ in pictures] + [{"type": "text", "text": request.prompt}]
             texts.append(self.processor.apply_chat_template([{"role": "user", "content": content}],
-                                                            add_generation_prompt=True, tokenize=False))
+                                                            add_generation_prompt=True, tokenize=False, **template))
             images += pictures
         inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
         inputs = inputs.to(self.device)
-        sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {
-            "do_sample": False}
+        sampling = {"do_sample": False}
+        if params["temperature"]:
+            self.torch.manual_seed(params["seed"])
+            sampling = {"do_sample": True, "temperature": params["temperature"], "top_p": params.get("top_p", 1.0)}
+        stop = params.get("stop") or []
+        if stop:
+            sampling.update(stop_strings=stop, tokenizer=self.processor.tokenizer)
         with self.torch.inference_mode():
-            output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, **sampling)
+            output = self.model.generate(**inputs, max_new_tokens=params["max_tokens"], **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return [text.strip() for text in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
+        decoded = self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+        return [_before_stop(text, stop).strip() for text in decoded]
+
+
+def _before_stop(text: str, stop: list[str]) -> str:
+    """The text up to its first stop sequence, which is left out as an endpoint leaves it out."""
+    cut = min((text.find(s) for s in stop if s in text), default=-1)
+    return text if cut < 0 else text[:cut]
 
 
 class PointCloudModel:
@@ -303,6 +323,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
             api_key_env=config.get("api_key_env", ""), max_new_tokens=model.max_new_tokens,
             temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
             max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),
+            provider=generation.provider(model), reasoning_model=generation.is_reasoning_model(model),
         )
     if model.adapter == ModelSpec.Adapter.HF_LOCAL:
         return HFLocal(config["checkpoint"], max_new_tokens=model.max_new_tokens, temperature=model.temperature,

@@ -9,8 +9,8 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
 
+from . import generation, services
 from . import secrets as model_secrets
-from . import services
 from .models import ModelSpec
 
 
@@ -31,7 +31,8 @@ class LaunchRunSerializer(serializers.Serializer):
         '"<condition>"}}; other items get `condition`.'
     )
     settings = serializers.JSONField(
-        default=dict, help_text="Provider parameters: temperature, max_tokens, reasoning_effort, thinking_budget."
+        default=dict, help_text="Generation settings: temperature, top_p, max_tokens, seed, stop, reasoning_effort, "
+        "thinking_budget, enable_thinking; one the model cannot honour is refused."
     )
     examples = serializers.JSONField(default=list, help_text="In-context examples: [{question, answer}].")
     judge_model = serializers.IntegerField(
@@ -76,6 +77,11 @@ class RunProgressSerializer(serializers.Serializer):
     summary = RunSummarySerializer(allow_null=True)
 
 
+class LaunchedRunSerializer(RunProgressSerializer):
+    warnings = serializers.ListField(child=serializers.CharField(),
+                                     help_text="What may make the run not what was meant (repeats at temperature 0).")
+
+
 class RunDetailSerializer(RunProgressSerializer):
     model = serializers.CharField()
     visual_input = serializers.CharField(help_text="What the model is shown, e.g. multi_view:4.")
@@ -104,7 +110,7 @@ class RunList(APIView):
     permission_classes = [IsAdmin]
     serializer_class = LaunchRunSerializer
 
-    @extend_schema(request=LaunchRunSerializer, responses={201: RunProgressSerializer, 503: error(503)})
+    @extend_schema(request=LaunchRunSerializer, responses={201: LaunchedRunSerializer, 503: error(503)})
     @idempotent
     def post(self, request):
         v = validated(LaunchRunSerializer, request)
@@ -113,7 +119,8 @@ class RunList(APIView):
                                   settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"],
                                   visual_input=v["visual_input"])
         run.refresh_from_db()
-        return Response(services.run_progress(run), status=201)
+        warnings = generation.launch_warnings(run.model, run.repeats, run.settings)
+        return Response({**services.run_progress(run), "warnings": warnings}, status=201)
 
 
 class RunDetail(APIView):

@@ -113,6 +113,9 @@ def check_supported(model: ModelSpec, settings: dict) -> None:
         if name in settings and name not in allowed:
             raise DomainError(f"{name} cannot be honoured by {model.name} ({where} take "
                               f"{', '.join(sorted(allowed))}).", field="settings")
+    if provider(model) == OPENAI and "reasoning_effort" in settings and not is_reasoning_model(model):
+        raise DomainError(f"reasoning_effort: {model.name} is not an OpenAI reasoning model (config "
+                          "reasoning_model).", field="settings")
     if is_reasoning_model(model):
         for name, default in (("temperature", 1.0), ("top_p", 1.0)):
             if name in settings and settings[name] != default:

@@ -149,8 +149,8 @@ class Run(StatusTransitions, models.Model):
     # after created_by: the field's name shadows django.conf.settings in this class body
     settings = models.JSONField(
         default=dict, blank=True,
-        help_text="Provider parameters sent with every request: temperature, max_tokens, reasoning_effort, "
-        "thinking_budget.",
+        help_text="Generation settings sent with every request (modeleval.generation): temperature, top_p, "
+        "max_tokens, seed, stop, reasoning_effort, thinking_budget, enable_thinking; the model's defaults otherwise.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -169,6 +169,9 @@ class Prediction(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="predictions")
     variant = models.CharField(max_length=30, default="", blank=True, help_text="Protocol variant, e.g. 'flip'.")
     repeat = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField(
+        null=True, blank=True, help_text="The sampling seed sent for this repeat, derived from the run's seed, the "
+        "item, its variant and the repeat (modeleval.generation.repeat_seed); none where nothing is sampled.")
     visual_input = models.CharField(max_length=30, help_text="What the model was shown (the run's visual input).")
     prompt_sha256 = models.CharField(max_length=64, blank=True, help_text="Hash of the exact prompt sent.")
     output = models.TextField(blank=True, help_text="The raw model output.")

@@ -5,11 +5,12 @@ DomainError naming its field."""
 
 import re
 
+from django.db.models import Q
+
 from benchmarks import protocols
 from benchmarks.models import AssetRole, Benchmark, Scene
 from benchmarks.protocols import Protocol, Variant
 from core.errors import DomainError
-from core.validation import whole_number
 
 from . import secrets as model_secrets
 from . import visual_inputs
@@ -58,34 +59,7 @@ def check_imported_variants(protocol: Protocol, approved) -> None:
                               "their ids: launch the run without 'flip'.", field="protocol")
 
 
-# Provider parameters a run may set (Run.settings), each with its check.
-REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 MAX_EXAMPLES = 20
-
-
-def checked_settings(settings) -> dict:
-    settings = settings or {}
-    if not isinstance(settings, dict):
-        raise DomainError("Provider parameters are an object.", field="settings")
-    unknown = sorted(set(settings) - {"temperature", "max_tokens", "reasoning_effort", "thinking_budget"})
-    if unknown:
-        raise DomainError(f"Unknown provider parameter(s): {', '.join(unknown)}; known: temperature, max_tokens, "
-                          "reasoning_effort, thinking_budget.", field="settings")
-    checked = {}
-    if "temperature" in settings:
-        value = settings["temperature"]
-        if type(value) not in (int, float) or not 0 <= value <= 2:
-            raise DomainError("temperature is a number from 0 to 2.", field="settings")
-        checked["temperature"] = float(value)
-    if "max_tokens" in settings:
-        checked["max_tokens"] = whole_number(settings["max_tokens"], "settings", 1, 262_144)
-    if "reasoning_effort" in settings:
-        if settings["reasoning_effort"] not in REASONING_EFFORTS:
-            raise DomainError(f"reasoning_effort is one of {', '.join(REASONING_EFFORTS)}.", field="settings")
-        checked["reasoning_effort"] = settings["reasoning_effort"]
-    if "thinking_budget" in settings:
-        checked["thinking_budget"] = whole_number(settings["thinking_budget"], "settings", 0, 262_144)
-    return checked
 
 
 def checked_subset(subset) -> dict:
@@ -101,8 +75,13 @@ def checked_subset(subset) -> dict:
 
 
 def subset_filter(items, subset: dict):
+    """Items whose tag is one of the values, or, for a list-valued tag (Hypo3D's question_type),
+    holds one of them."""
     for tag, values in subset.items():
-        items = items.filter(**{f"tags__{tag}__in": values})
+        holds = Q(**{f"tags__{tag}__in": values})
+        for value in values:
+            holds |= Q(**{f"tags__{tag}__contains": [value]})
+        items = items.filter(holds)
     return items
 
 

@@ -37,7 +37,7 @@ from scoring.family import Run as ScoringRun
 from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
 
-from . import dispatch, reads, run_options, visual_inputs
+from . import dispatch, generation, reads, run_options, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
 from .judge import run_judge
@@ -90,7 +90,8 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
                           field="condition")
     subset = run_options.checked_subset(subset)
     prompts = run_options.checked_prompts(prompts, benchmark.family)
-    settings = run_options.checked_settings(settings)
+    settings = generation.checked_settings(settings)
+    generation.check_supported(model, settings)
     examples = run_options.checked_examples(examples)
     judge = run_options.checked_judge(judge_model, benchmark)
     approved = run_options.subset_filter(approved_items(benchmark), subset)
@@ -285,24 +286,33 @@ def _flush(predictions: list[Prediction], on_write=None) -> int:
     return len(predictions)
 
 
-def _request(adapter, run: Run, item: Item, variant: Variant) -> InferenceRequest:
-    """The prompt and stimulus; an adapter that reads no prompt (recorded outputs) gets the options only."""
+def _request(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> InferenceRequest:
+    """The prompt, stimulus and settings (with the repeat's seed); an adapter that reads no prompt
+    (recorded outputs) gets the options only."""
     if getattr(adapter, "reads_prompts", True):
-        return build_request(run.model, template_for(run, item), item, variant, run.examples, run.settings,
-                             run.visual_input)
+        seed = _repeat_seed(run, item, variant, repeat)
+        return build_request(run.model, template_for(run, item), item, variant, run.examples,
+                             {**run.settings, **({"seed": seed} if seed is not None else {})}, run.visual_input)
     return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
+
+
+def _repeat_seed(run: Run, item: Item, variant: Variant, repeat: int) -> int | None:
+    """Repeat k of this item's own seed, from the run's seed; none where the adapter samples nothing."""
+    if generation.honoured(run.model) is None:
+        return None
+    return generation.repeat_seed(run.settings.get("seed", run.model.seed), item.scoring_id, variant.name, repeat)
 
 
 def _prediction(run: Run, item: Item, variant: Variant, repeat: int, **fields) -> Prediction:
     return Prediction(run=run, item=item, variant=variant.name, repeat=repeat, visual_input=run.visual_input,
-                      **fields)
+                      seed=_repeat_seed(run, item, variant, repeat), **fields)
 
 
 def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
     prediction = _prediction(run, item, variant, repeat)
     started = time.monotonic()
     try:
-        request = _request(adapter, run, item, variant)
+        request = _request(adapter, run, item, variant, repeat)
         prediction.prompt_sha256 = request.prompt_sha256 if request.prompt else ""
         prediction.output = adapter.answer(request, item, repeat)
     except Exception as exc:  # one bad item must not stop the run; record why, never a silent fallback
@@ -317,8 +327,7 @@ def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> 
     ready, failed = [], []
     for item, variant, repeat in work:
         try:
-            ready.append((item, variant, repeat, build_request(run.model, template_for(run, item), item, variant,
-                                                               run.examples, run.settings, run.visual_input)))
+            ready.append((item, variant, repeat, _request(adapter, run, item, variant, repeat)))
         except Exception as exc:  # a missing stimulus fails this item only
             failed.append(_prediction(run, item, variant, repeat, error=f"{type(exc).__name__}: {exc}"))
     if not ready:

@@ -113,16 +113,17 @@ def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(chat_servers,
 def test_provider_parameters_and_examples_reach_the_request(chat_servers, django_capture_on_commit_callbacks):
     benchmark, items = srbench_items()
     endpoint = chat_servers(reply="A")
-    settings = {"temperature": 0.7, "max_tokens": 64, "reasoning_effort": "low", "thinking_budget": 256}
+    settings = {"temperature": 0.7, "max_tokens": 64, "top_p": 0.9, "stop": ["\n\n"]}
     examples = [{"question": "Is the sky above the sea?", "answer": "A"}]
     with django_capture_on_commit_callbacks(execute=True):
         run = services.launch_run(endpoint_model("vlm", endpoint).pk, benchmark, None, settings=settings,
                                   examples=examples)
     run.refresh_from_db()
     assert run.settings == settings and run.examples == examples and run.status == "finished"
+    assert endpoint.refused == []
     body = endpoint.requests[0]["body"]
-    assert body["temperature"] == 0.7 and body["max_tokens"] == 64 and body["reasoning_effort"] == "low"
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 256}
+    assert body["temperature"] == 0.7 and body["max_tokens"] == 64 and body["top_p"] == 0.9
+    assert body["stop"] == ["\n\n"]
     prompt = endpoint.prompts[0]
     assert prompt.startswith("Example question: Is the sky above the sea?\nExample answer: A\n\nQuestion: Is the cup")
     assert run.predictions.first().prompt_sha256 == hashlib.sha256(prompt.encode()).hexdigest()

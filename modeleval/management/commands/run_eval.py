@@ -8,9 +8,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
 from core.errors import DomainError
-from modeleval import services
+from modeleval import generation, services
+from modeleval.generation import REASONING_EFFORTS
 from modeleval.models import ModelSpec, Run
-from modeleval.run_options import REASONING_EFFORTS
 from scoring.predfiles import PredictionFileError
 
 from .score_predictions import read_files
@@ -51,10 +51,17 @@ class Command(BaseCommand):
         parser.add_argument("--prompt-by", metavar="TAG", help="Choose the prompt template by this tag's value.")
         parser.add_argument("--prompt", action="append", default=[], metavar="VALUE=CONDITION",
                             help="With --prompt-by: the template condition for items with this value (repeatable).")
-        parser.add_argument("--temperature", type=float, help="Provider parameter sent with every request.")
-        parser.add_argument("--max-tokens", type=int, help="Provider parameter sent with every request.")
+        parser.add_argument("--temperature", type=float, help="Generation setting sent with every request.")
+        parser.add_argument("--top-p", type=float, help="Generation setting sent with every request.")
+        parser.add_argument("--max-tokens", type=int, help="Generation setting sent with every request.")
+        parser.add_argument("--seed", type=int, help="The run's seed; repeat k of item i is sent a seed derived "
+                            "from it, the item and k.")
+        parser.add_argument("--stop", action="append", help="A stop sequence (repeatable, up to 4).")
         parser.add_argument("--reasoning-effort", choices=REASONING_EFFORTS)
-        parser.add_argument("--thinking-budget", type=int, help="Thinking tokens (sent as thinking.budget_tokens).")
+        parser.add_argument("--thinking-budget", type=int, help="Thinking tokens (Anthropic thinking.budget_tokens, "
+                            "Gemini thinking_config.thinking_budget).")
+        parser.add_argument("--enable-thinking", choices=("true", "false"),
+                            help="vLLM chat_template_kwargs.enable_thinking (Qwen3), or a local chat template's.")
         parser.add_argument("--examples", metavar="FILE",
                             help="In-context examples: a JSON list of {question, answer}, put before each prompt.")
         parser.add_argument("--judge", metavar="MODEL",
@@ -125,9 +132,10 @@ class Command(BaseCommand):
         if bool(templates) != bool(options.get("prompt_by")):
             raise CommandError("--prompt-by and --prompt go together.")
         prompts = {"by": options["prompt_by"], "templates": templates} if templates else {}
-        names = {"temperature": "temperature", "max_tokens": "max_tokens", "reasoning_effort": "reasoning_effort",
-                 "thinking_budget": "thinking_budget"}
-        settings = {key: options[name] for name, key in names.items() if options.get(name) is not None}
+        names = ("temperature", "top_p", "max_tokens", "seed", "stop", "reasoning_effort", "thinking_budget")
+        settings = {name: options[name] for name in names if options.get(name) is not None}
+        if options.get("enable_thinking"):
+            settings["enable_thinking"] = options["enable_thinking"] == "true"
         examples = []
         if options.get("examples"):
             try:
@@ -154,6 +162,8 @@ class Command(BaseCommand):
                                       **extra)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
+        for warning in generation.launch_warnings(model, run.repeats, run.settings):
+            self.stderr.write(f"warning: {warning}")
         deadline = time.monotonic() + options["timeout"]
         while True:
             run.refresh_from_db()
