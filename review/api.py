@@ -347,6 +347,11 @@ class AgreementSummarySerializer(serializers.Serializer):
     n_items = serializers.IntegerField()
     percent_agreement = serializers.FloatField(allow_null=True)
     fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True, help_text="Nominal, for any rater counts.")
+    krippendorff_alpha_ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="[low, high]: 95 % bootstrap over items.")
+    krippendorff_alpha_ordinal = serializers.FloatField(allow_null=True, help_text="Where every answer is a number.")
+    krippendorff_alpha_ordinal_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
 
 
 class AgreementReportSerializer(serializers.Serializer):
