@@ -10,8 +10,6 @@ import os
 import random
 import re
 import time
-import urllib.error
-import urllib.request
 from functools import lru_cache
 
 from benchmarks.models import Benchmark, Item, SceneObject
@@ -19,10 +17,12 @@ from benchmarks.protocols import Variant
 from scoring.spatial457 import random_answer_pool
 
 from . import generation, secrets
+from .endpoint_client import EndpointClient, answers_in_flight
 from .prompts import InferenceRequest
 
 CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
 SPATIAL457_GUESS = "{{'Reasoning': 'random guess', 'Answer': '{value}'}}"
+MAX_IN_FLIGHT = 256  # requests one run keeps open at most (config max_in_flight, default 16)
 # An imported rotated copy of a question (3DSRBench `X-1`..`X-3`, `X-flip-1`): the question is `X`.
 _ROTATION_SUFFIX = re.compile(r"-\d$")
 
@@ -114,19 +114,18 @@ class RecordedOutputs:
         return self.outputs[key]
 
 
-class EndpointError(RuntimeError):
-    pass
-
-
 class OpenAICompatible:
     """Chat completions over HTTP (a vLLM server or a hosted API); images go as data URLs.
 
-    429 and 5xx answers are retried with backoff (honouring Retry-After); a timeout or a final
-    failure raises, and the run records it as this item's error and goes on."""
+    Sent by endpoint_client.EndpointClient: up to `max_in_flight` requests at once (a run's items go
+    through `answers_in_flight`), 429 and 5xx answers and refused connections retried with backoff
+    (honouring Retry-After), redirects never followed; a timeout or a final failure raises, and the run
+    records it as this item's error and goes on."""
 
     def __init__(self, endpoint: str, model: str, api_key_env: str = "", max_new_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, timeout_s: float = 60.0, max_retries: int = 3,
-                 backoff_s: float = 1.0, provider: str = generation.OPENAI, reasoning_model: bool = False):
+                 backoff_s: float = 1.0, max_in_flight: int = 16, provider: str = generation.OPENAI,
+                 reasoning_model: bool = False):
         # The secrets rule again at load time: a row stored before it, or written around the API and
         # the admin, still cannot send a secret that is not a model key, or send to another host.
         endpoint = secrets.check_endpoint(endpoint)
@@ -141,6 +140,7 @@ class OpenAICompatible:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self.client = EndpointClient(self.url, self.api_key, timeout_s, max_retries, backoff_s, max_in_flight)
 
     def payload(self, request: InferenceRequest) -> dict:
         content = [{"type": "text", "text": request.prompt}]
@@ -155,27 +155,21 @@ class OpenAICompatible:
                 **generation.chat_fields(params, self.provider, self.reasoning_model)}
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
-        body = json.dumps(self.payload(request)).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        for attempt in range(self.max_retries + 1):
-            http_request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(http_request, timeout=self.timeout_s) as response:
-                    data = json.loads(response.read())
-                return data["choices"][0]["message"]["content"] or ""
-            except urllib.error.HTTPError as exc:
-                retryable = exc.code == 429 or exc.code >= 500
-                if not retryable or attempt == self.max_retries:
-                    raise EndpointError(f"HTTP {exc.code} from the endpoint after {attempt + 1} tries") from None
-                wait = exc.headers.get("Retry-After")
-                time.sleep(min(float(wait) if wait else self.backoff_s * 2**attempt, 30.0))
-            except TimeoutError:
-                raise EndpointError(f"no answer within {self.timeout_s:g} s") from None
-            except (KeyError, IndexError, json.JSONDecodeError):
-                raise EndpointError("the endpoint's answer has no choices[0].message.content") from None
-        raise AssertionError("unreachable")
+        return self.client.answer(self.payload(request))
+
+    def answers_in_flight(self, jobs):
+        """(key, output, error, latency_ms) for each (key, request) job, up to `max_in_flight` requests
+        open at once, in the order the answers come; a job whose request is an Exception (it could not
+        be built) comes back as that error."""
+
+        def bodies():
+            for key, request in jobs:
+                try:
+                    yield key, request if isinstance(request, Exception) else self.payload(request)
+                except Exception as exc:  # a request the payload cannot carry fails its item only
+                    yield key, exc
+
+        return answers_in_flight(self.client, bodies())
 
 
 class HFLocal:
@@ -323,6 +317,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
             api_key_env=config.get("api_key_env", ""), max_new_tokens=model.max_new_tokens,
             temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
             max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),
+            max_in_flight=min(max(int(config.get("max_in_flight", 16)), 1), MAX_IN_FLIGHT),
             provider=generation.provider(model), reasoning_model=generation.is_reasoning_model(model),
         )
     if model.adapter == ModelSpec.Adapter.HF_LOCAL:

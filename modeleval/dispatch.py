@@ -3,6 +3,19 @@
 tasks.py only when they send."""
 
 
+def batch_size(run, n_items: int) -> int:
+    """Item ids per inference task. Tasks that run in the caller's process (the embedded default) gain
+    nothing from batches, so one task takes the run and an endpoint's requests stay in flight across
+    them; a worker's task takes at least an endpoint model's `max_in_flight` items, to fill its window."""
+    from .tasks import infer_batch
+
+    if infer_batch.app.conf.task_always_eager:
+        return max(n_items, 1)
+    if run.model.adapter == "openai_compatible":
+        return max(run.batch_size, int((run.model.config or {}).get("max_in_flight", 16)))
+    return run.batch_size
+
+
 def send_batch(run_id: int, item_ids: list[int]) -> None:
     """One inference batch to the gpu queue (routed by task name in config/celery.py)."""
     from .tasks import infer_batch

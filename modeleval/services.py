@@ -40,6 +40,7 @@ from scoring.tables import breakdowns
 from . import dispatch, generation, reads, run_options, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
+from .endpoint_client import predictions_in_flight
 from .judge import run_judge
 from .models import ModelSpec, Prediction, RecordedOutput, Run
 from .prediction_files import (
@@ -171,7 +172,7 @@ def _fail_to_start(run_id: int) -> None:
 
 
 def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
-    size = run.batch_size
+    size = dispatch.batch_size(run, len(item_ids))
     batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
     _send_on_commit(run, lambda: [dispatch.send_batch(run.pk, batch) for batch in batches])
 
@@ -262,17 +263,21 @@ def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
         for repeat in range(run.repeats)
         if (item.pk, variant.name, repeat) not in done
     ]
-    # Adapters that can generate for several prompts at once get chunks of `generation_batch`.
-    chunk = int(run.model.config.get("generation_batch", 1)) if hasattr(adapter, "answer_batch") else 1
+    # An endpoint keeps requests in flight; batch generators get chunks of `generation_batch`.
+    chunk = max(int(run.model.config.get("generation_batch", 1)) if hasattr(adapter, "answer_batch") else 1, 1)
+    predicted = (predictions_in_flight(adapter, run, work, _request, _prediction) if hasattr(adapter, "answers_in_flight")
+                 else (_predict_chunk(adapter, run, work[i : i + chunk]) for i in range(0, len(work), chunk)))
     pending, written, last_flush = [], 0, time.monotonic()
-    for start in range(0, len(work), max(chunk, 1)):
-        pending += _predict_chunk(adapter, run, work[start : start + max(chunk, 1)])
-        # Fast adapters write in chunks; slow ones (real models) about every second.
+    for predictions in predicted:
+        pending += predictions
+        # Fast adapters write in chunks; slow ones (real models) about every second, with live progress.
         if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
             written += _flush(pending, on_write)
             pending, last_flush = [], time.monotonic()
+            publish_progress(run)
             if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
-                return written  # cancelled mid-batch: stop, keep what is stored
+                predicted.close()  # cancelled mid-batch: stop, with what is in flight; keep what is stored
+                return written
     written += _flush(pending, on_write)
     publish_progress(run)
     _finish_inference_when_complete(run_id)

@@ -1,0 +1,142 @@
+"""The OpenAI-compatible adapter keeps requests in flight (modeleval/endpoint_client.py), against an
+endpoint on loopback that answers after a fixed latency and counts the requests it holds at once."""
+
+import hashlib
+import socket
+import threading
+import time
+from datetime import UTC, datetime
+from email.utils import format_datetime, formatdate
+
+import pytest
+
+from modeleval import services
+from modeleval.endpoint_client import retry_after_s
+from modeleval.models import ModelSpec, Prediction
+from tests.factories import ItemFactory
+from tests.latency_endpoint import LatencyEndpoint
+
+pytestmark = pytest.mark.django_db
+
+
+def prompt_digest(body: dict) -> str:
+    """The answer names the prompt it was asked, so a prediction shows which request it came from."""
+    return hashlib.sha256(body["messages"][0]["content"][0]["text"].encode()).hexdigest()
+
+
+@pytest.fixture
+def endpoints():
+    started = []
+
+    def start(**options):
+        started.append(LatencyEndpoint(**{"reply": prompt_digest, **options}))
+        return started[-1]
+
+    yield start
+    for endpoint in started:
+        endpoint.close()
+
+
+def endpoint_model(url: str, **config) -> ModelSpec:
+    return ModelSpec.objects.create(
+        name="served", adapter="openai_compatible", modality="caption_only",
+        config={"endpoint": url, "model": "served-model", "api_key_env": "HYPOLAB_MODEL_KEY_TEST", "backoff_s": 0.05,
+                **config},
+    )
+
+
+def items(n: int):
+    first = ItemFactory(question="Which object is left of the chair, number 0?")
+    return [first] + [ItemFactory(change__scene__benchmark=first.benchmark,
+                                  question=f"Which object is left of the chair, number {i}?") for i in range(1, n)]
+
+
+def launch(model, benchmark, capture, **options):
+    with capture(execute=True):
+        run = services.launch_run(model.pk, benchmark, None, **options)
+    run.refresh_from_db()
+    return run
+
+
+def assert_each_answer_is_its_own(run, expected: int):
+    rows = list(Prediction.objects.filter(run=run).values_list("item_id", "variant", "repeat", "output",
+                                                               "prompt_sha256", "error"))
+    assert len(rows) == len({row[:3] for row in rows}) == expected
+    assert all(error == "" and output == digest for *_, output, digest, error in rows), rows[:3]
+
+
+def test_sixteen_requests_are_in_flight_at_once_and_each_answer_lands_on_its_item(
+        endpoints, django_capture_on_commit_callbacks):
+    endpoint = endpoints(latency_s=0.3)
+    batch = items(16)
+    started = time.monotonic()
+    run = launch(endpoint_model(endpoint.url), batch[0].benchmark, django_capture_on_commit_callbacks, repeats=2)
+    elapsed = time.monotonic() - started
+    assert endpoint.peak == 16  # the model's default window, never more
+    assert run.status == "finished" and run.total == 32
+    assert_each_answer_is_its_own(run, 32)
+    assert elapsed < 32 * 0.3 / 2  # one at a time takes 9.6 s; two windows of 16 take 0.6 s
+
+
+def test_the_window_is_the_models_max_in_flight(endpoints, django_capture_on_commit_callbacks):
+    endpoint = endpoints(latency_s=0.1)
+    batch = items(12)
+    run = launch(endpoint_model(endpoint.url, max_in_flight=4), batch[0].benchmark, django_capture_on_commit_callbacks)
+    assert endpoint.peak == 4 and run.status == "finished"
+    assert_each_answer_is_its_own(run, 12)
+
+
+def test_a_429_with_a_date_retry_after_is_waited_out_and_ends_in_the_right_answer(
+        endpoints, django_capture_on_commit_callbacks):
+    # An HTTP date has whole seconds: two seconds ahead is one to two seconds of waiting.
+    retry_at = formatdate(time.time() + 2, usegmt=True)
+    endpoint = endpoints(script=[(429, {"Retry-After": retry_at})])
+    batch = items(1)
+    started = time.monotonic()
+    run = launch(endpoint_model(endpoint.url), batch[0].benchmark, django_capture_on_commit_callbacks)
+    assert time.monotonic() - started >= 0.9
+    assert len(endpoint.requests) == 2 and run.status == "finished"
+    assert_each_answer_is_its_own(run, 1)
+
+
+def test_a_refused_connection_is_retried_until_the_endpoint_is_up(endpoints, django_capture_on_commit_callbacks):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Nothing listens on the port when the run starts; the endpoint comes up 0.3 s later.
+    late = []
+    timer = threading.Timer(0.3, lambda: late.append(endpoints(port=port)))
+    timer.start()
+    batch = items(3)
+    try:
+        run = launch(endpoint_model(f"http://127.0.0.1:{port}/v1", backoff_s=0.2, max_retries=5),
+                     batch[0].benchmark, django_capture_on_commit_callbacks)
+    finally:
+        timer.join()
+    assert run.status == "finished" and len(late[0].requests) == 3
+    assert_each_answer_is_its_own(run, 3)
+
+
+def test_a_redirect_is_not_followed_so_the_key_goes_nowhere_else(endpoints, monkeypatch,
+                                                               django_capture_on_commit_callbacks):
+    monkeypatch.setenv("HYPOLAB_MODEL_KEY_TEST", "sk-secret")
+    elsewhere = endpoints()
+    endpoint = endpoints(script=[(307, {"Location": f"http://localhost:{elsewhere.port}/v1/chat/completions"})])
+    batch = items(1)
+    run = launch(endpoint_model(endpoint.url), batch[0].benchmark, django_capture_on_commit_callbacks)
+    assert [request["auth"] for request in endpoint.requests] == ["Bearer sk-secret"]
+    assert elsewhere.requests == []
+    prediction = Prediction.objects.get(run=run)
+    assert prediction.output == "" and "redirects (HTTP 307)" in prediction.error and "not followed" in prediction.error
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    now = 1_800_000_000.0
+    assert retry_after_s("3", now) == 3.0
+    assert retry_after_s(format_datetime_at(now + 7), now) == 7.0
+    assert retry_after_s(format_datetime_at(now - 7), now) == 0.0  # a date already past: go at once
+    assert retry_after_s("soon", now) is None and retry_after_s(None, now) is None
+
+
+def format_datetime_at(timestamp: float) -> str:
+    return format_datetime(datetime.fromtimestamp(timestamp, UTC), usegmt=True)
