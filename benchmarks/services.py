@@ -321,7 +321,8 @@ def format_bytes(fmt: str, lines: list[dict]) -> bytes:
 
 
 def write_release_formats(release_id: int) -> Release:
-    """Write the JSON, CSV and Parquet files and the dataset card beside the JSONL. Idempotent: each format is
+    """Write the JSON, CSV and Parquet files, the family's published shape and the harness files
+    (benchmarks/harness.py) and the dataset card beside the JSONL. Idempotent: each format is
     written under a row lock and skipped when already there, so a retried task finishes the rest."""
     release = Release.objects.filter(pk=release_id).select_related("benchmark").first()
     if release is None:
@@ -331,17 +332,30 @@ def write_release_formats(release_id: int) -> Release:
     if release.status == Release.Status.FAILED:
         release.move_to(Release.Status.EXPORTING)
         release.save(update_fields=["status"])
+    from .harness import HARNESS_FORMATS, harness_file  # they read the importers, which import this module
+
     lines = release_lines(release)
     prefix = f"{release.benchmark.slug}-{release.version}"
-    outputs = [*FORMATS, "card"]
+    outputs = [*FORMATS, *HARNESS_FORMATS, "card"]
     for done, fmt in enumerate(outputs, start=1):
         with transaction.atomic():
             locked = Release.objects.select_for_update().get(pk=release.pk)
             if not locked.files.filter(meta__format=fmt).exists():
-                content = (json.dumps(locked.card, indent=2, sort_keys=True).encode() if fmt == "card"
-                           else format_bytes(fmt, lines))
-                name = f"{prefix}-card.json" if fmt == "card" else f"{prefix}.{fmt}"
-                locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
+                try:
+                    if fmt in HARNESS_FORMATS:
+                        name, content = harness_file(locked, fmt)
+                    elif fmt == "card":
+                        name = f"{prefix}-card.json"
+                        content = json.dumps(locked.card, indent=2, sort_keys=True).encode()
+                    else:
+                        name, content = f"{prefix}.{fmt}", format_bytes(fmt, lines)
+                except DomainError as exc:  # items a shape cannot hold: the card says so, the rest is written
+                    if fmt not in HARNESS_FORMATS:
+                        raise
+                    locked.card = {**locked.card, "not_written": {**locked.card.get("not_written", {}), fmt: exc.message}}
+                    locked.save(update_fields=["card"])
+                else:
+                    locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
         Release.objects.filter(pk=release.pk).update(progress=100 * done // len(outputs))
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
@@ -353,25 +367,6 @@ def write_release_formats(release_id: int) -> Release:
 
 def split_name(line: dict) -> str:
     return (line.get("tags") or {}).get("split") or "test"
-
-
-def datasets_layout(release: Release) -> dict[str, bytes]:
-    """The release as a Hugging Face dataset folder: one JSONL per named split under data/ and a
-    README whose YAML header names them, so `datasets.load_dataset(folder)` finds every split."""
-    by_split: dict[str, list[dict]] = {}
-    for line in release_lines(release):
-        by_split.setdefault(split_name(line), []).append(line)
-    files = {f"data/{split}.jsonl": "".join(_dumps(line) + "\n" for line in lines).encode()
-             for split, lines in sorted(by_split.items())}
-    header = ["---", "configs:", "- config_name: default", "  data_files:"]
-    for split in sorted(by_split):
-        header += [f"  - split: {split}", f"    path: data/{split}.jsonl"]
-    card = json.dumps(release.card, indent=2, sort_keys=True)
-    files["README.md"] = "\n".join([
-        *header, "---", f"# {release.benchmark.name} v{release.version}", "", release.notes, "",
-        "## Dataset card", "", "```json", card, "```", "",
-    ]).encode()
-    return files
 
 
 def mark_release_failed(release_id: int) -> None:

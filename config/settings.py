@@ -329,6 +329,9 @@ PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com/api
 MODEL_API_KEYS = env.list("MODEL_API_KEYS", default=[])
 MODEL_ENDPOINT_ALLOW = env.list("MODEL_ENDPOINT_ALLOW", default=[])
 
+# The Hugging Face Hub `push_release` uploads to (a loopback fake in tests); the token is HF_TOKEN.
+HF_ENDPOINT = env("HF_ENDPOINT", default="https://huggingface.co").rstrip("/")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

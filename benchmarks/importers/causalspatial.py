@@ -120,6 +120,8 @@ def _causal_real_world(where: str, row: dict) -> ItemRecord:
     tags = {}
     if row.get("type") not in (None, ""):
         tags["type"] = row["type"]
+    if row.get("not_sure") not in (None, ""):
+        tags["not_sure"] = letter_of(row["not_sure"], options, where, "not_sure")
     image = image_field(row, tags)
     return ItemRecord(
         where=where, question=str(need(row, "question", where)), answer_format=AnswerFormat.SINGLE,

@@ -1,6 +1,7 @@
 """Spatial457's published shapes: the generator's JSON ({split, questions}) or rows, and VLMEvalKit's
 Spatial457.tsv; the level comes from the row, the file, or the file's name."""
 
+import json
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
@@ -98,6 +99,8 @@ def _spatial457_tsv(text: str, name: str) -> Iterator[ItemRecord | Problem]:
         tags = {"level": level}
         if cell(row, "image_filename"):
             tags["image"] = cell(row, "image_filename")
+        # a TSV HypoLab wrote carries the generator's fields as JSON cells (benchmarks/published_shapes.py)
+        tags.update({key: json.loads(cell(row, key)) for key in SPATIAL457_DATA_FIELDS if cell(row, key)})
         owner = images.get(index)
         scene_id = cell(row, "scene_id") or cell(row, "image_filename") or (owner[0] if owner else None)
         return ItemRecord(

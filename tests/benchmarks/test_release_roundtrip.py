@@ -49,7 +49,7 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
     release.refresh_from_db()
     assert release.status == "ready" and release.progress == 100
     files = benchmark_services.release_files(release)
-    assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "card"}
+    assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
     lines = [json.loads(line) for line in read(files["jsonl"]).decode().splitlines()]
     assert json.loads(read(files["json"])) == lines
     rows = list(csv.DictReader(io.StringIO(read(files["csv"]).decode())))
@@ -70,7 +70,7 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
     assert card["words_per_change"] == 11.67
     # Running the task again changes nothing.
     benchmark_services.write_release_formats(release.pk)
-    assert release.files.count() == 4
+    assert release.files.count() == 7
 
 
 def test_release_diff_against_the_previous_version(benchmark):
@@ -123,12 +123,12 @@ def test_export_import_export_is_byte_identical(benchmark, tmp_path, django_capt
 
 def test_export_command_writes_a_datasets_folder_with_named_splits(benchmark, tmp_path):
     call_command("export_release", benchmark.slug, "1.0.0", out=str(tmp_path))
-    real = [json.loads(line) for line in (tmp_path / "data" / "real.jsonl").read_text().splitlines()]
-    test = (tmp_path / "data" / "test.jsonl").read_text().splitlines()
+    real = pq.read_table(tmp_path / "data" / "real-00000-of-00001.parquet").to_pylist()
+    test = pq.read_table(tmp_path / "data" / "test-00000-of-00001.parquet").to_pylist()
     assert len(real) == 1 and real[0]["question"] == "How many objects are now next to the window?"
     assert len(test) == 3
     readme = (tmp_path / "README.md").read_text()
-    assert "  - split: real\n    path: data/real.jsonl" in readme and "path: data/test.jsonl" in readme
+    assert "  - split: real\n    path: data/real-*.parquet" in readme and "path: data/test-*.parquet" in readme
 
 
 def test_import_into_a_new_slug_keeps_the_items_file_identical(benchmark):
@@ -187,7 +187,7 @@ def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, dja
     assert created.status_code == 201, created.json()
     detail = client.get(f"/api/v1/releases/{created.json()['id']}/").json()
     assert detail["status"] == "ready" and detail["progress"] == 100
-    assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "parquet", "card"}
+    assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
     assert detail["card"]["n_items"] == 4 and detail["previous"] is None
 
 

@@ -1,17 +1,23 @@
 """Freeze a release and write all its files into a folder: items.jsonl, manifest.json, items.json,
-items.csv, items.parquet, card.json, plus data/<split>.jsonl and a README.md naming the splits, the layout
-`datasets.load_dataset(folder)` reads, and assets/<scene>/<role>/<file> for every asset the manifest lists."""
+items.csv, items.parquet, card.json; the family's published shape (hypo3d.json, 3dsrbench.tsv,
+causalspatial.json, spatial457.tsv or m3verse.jsonl), vlmevalkit.tsv and the lmms-eval task folder
+lmms_eval/<task>/; the Hugging Face dataset (data/<split>-00000-of-00001.parquet and the README.md card,
+the layout `datasets.load_dataset(folder)` reads); and assets/<scene>/<role>/<file> for every asset the
+manifest lists."""
 
+import io
+import zipfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import services
+from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import Benchmark
 from core.errors import DomainError
 
 FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
-              "parquet": "items.parquet", "card": "card.json"}
+              "parquet": "items.parquet", "card": "card.json", "vlmevalkit": "vlmevalkit.tsv"}
 
 
 class Command(BaseCommand):
@@ -40,15 +46,21 @@ class Command(BaseCommand):
             folder.mkdir(parents=True, exist_ok=True)
             for fmt, asset in services.release_files(release).items():
                 with asset.file.open("rb") as handle:
-                    (folder / FILE_NAMES[fmt]).write_bytes(handle.read())
+                    content = handle.read()
+                if fmt == "lmms_eval":
+                    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                        archive.extractall(folder)  # our own zip: lmms_eval/<task>/ only
+                else:  # the published shape keeps its name without the release's prefix (hypo3d.json, ...)
+                    name = FILE_NAMES.get(fmt) or Path(asset.file.name).name.removeprefix(f"{slug}-{release.version}-")
+                    (folder / name).write_bytes(content)
             for path, asset in services.release_assets(release).items():
                 target = folder / "assets" / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with asset.file.open("rb") as handle:
                     target.write_bytes(handle.read())
-            for name, content in services.datasets_layout(release).items():
-                (folder / name).parent.mkdir(parents=True, exist_ok=True)
-                (folder / name).write_bytes(content)
+            write_folder(datasets_layout(release), folder)
+        for fmt, reason in release.card.get("not_written", {}).items():
+            self.stderr.write(f"{fmt} not written: {reason}")
         left_out = release.card.get("n_left_out_without_consensus", 0)
         self.stdout.write(f"Release {slug} v{release.version}: {release.items.count()} items"
                           + (f", {left_out} left out without consensus" if left_out else "")

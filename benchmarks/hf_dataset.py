@@ -1,0 +1,182 @@
+"""A release as a Hugging Face dataset: one Parquet file per split under data/, images and videos stored
+as the `datasets` library stores them (struct {bytes, path}) and typed in the files' own schema metadata,
+and a README.md dataset card whose YAML header declares license, task categories, configs, splits and
+features; `push_release` uploads the folder with `huggingface_hub` (`HF_ENDPOINT`, token from the
+environment)."""
+
+import io
+import json
+import tempfile
+from pathlib import Path
+
+from core.errors import DomainError
+
+from .models import AssetRole, Release
+from .published_shapes import read_bytes, release_items, scene_media
+from .services import format_bytes, release_lines, split_name
+
+# The release line's columns as the `datasets` library types them (tags and provenance are JSON text).
+TEXT_COLUMNS = ("id", "external_id", "scene_id", "context_change", "context_change_raw", "change_type", "question",
+                "answer_format", "tags", "provenance")
+LIST_COLUMNS = ("world_frame", "choices", "answers")
+# The media each family's items are shown: an image (Hypo3D: the scene's semantic top view), or M3-Verse's
+# two videos (before, after).
+IMAGE_ROLES = {"hypo3d": (AssetRole.TOPVIEW_SEMANTIC, AssetRole.TOPVIEW_PLAIN), "3dsrbench": (AssetRole.IMAGE,),
+               "causalspatial": (AssetRole.IMAGE,), "spatial457": (AssetRole.IMAGE,)}
+VIDEO_COLUMNS = ("video_before", "video_after")
+
+
+def media_columns(family: str) -> dict[str, str]:
+    """Column name -> `datasets` feature type of the family's media."""
+    if family == "m3verse":
+        return dict.fromkeys(VIDEO_COLUMNS, "Video")
+    return {"image": "Image"}
+
+
+def item_media(release: Release, items) -> dict[str, list]:
+    """Per media column, one {bytes, path} (or None) per item, in release order."""
+    family = release.benchmark.family
+    cache: dict[int, bytes] = {}
+
+    def cell(asset):
+        if asset is None:
+            return None
+        if asset.pk not in cache:
+            cache[asset.pk] = read_bytes(asset)
+        return {"bytes": cache[asset.pk], "path": f"{asset.scene.external_id}/{Path(asset.file.name).name}"}
+
+    if family == "m3verse":
+        media = scene_media(items, (AssetRole.VIDEO,))
+        columns = {name: [] for name in VIDEO_COLUMNS}
+        for item in items:
+            videos = sorted(media.get((item.scene_id, AssetRole.VIDEO), []), key=lambda a: a.meta.get("which") != "before")
+            for k, name in enumerate(VIDEO_COLUMNS):
+                columns[name].append(cell(videos[k]) if len(videos) > k else None)
+        return columns
+    roles = IMAGE_ROLES[family]
+    media = scene_media(items, (*roles, AssetRole.IMAGE_FLIPPED))
+    images = []
+    for item in items:
+        flipped = (item.tags or {}).get("image_variant") == "flipped"
+        wanted = (AssetRole.IMAGE_FLIPPED,) if flipped else roles
+        found = next((media[(item.scene_id, role)][-1] for role in wanted if (item.scene_id, role) in media), None)
+        images.append(cell(found))
+    return {"image": images}
+
+
+def features_json(family: str, typed_video: bool = True) -> dict:
+    """The features as `datasets` writes them into a Parquet file's `huggingface` metadata."""
+    features = {name: {"dtype": "string", "_type": "Value"} for name in TEXT_COLUMNS}
+    features.update({name: {"feature": {"dtype": "string", "_type": "Value"}, "_type": "Sequence"}
+                     for name in LIST_COLUMNS})
+    for name, kind in media_columns(family).items():
+        if kind == "Image" or typed_video:
+            features[name] = {"_type": kind}
+    return features
+
+
+def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True) -> bytes:
+    """The release lines' Parquet (services.format_bytes) plus the media columns, typed in the schema
+    metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(format_bytes("parquet", lines)))
+    media_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    for name, values in item_media(release, items).items():
+        table = table.append_column(pa.field(name, media_type), pa.array(values, type=media_type))
+    features = features_json(release.benchmark.family, typed_video)
+    table = table.select([name for name in table.column_names if name in features])
+    table = table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
+    out = pa.BufferOutputStream()
+    pq.write_table(table, out, compression="zstd")
+    return out.getvalue().to_pybytes()
+
+
+def _yaml_feature(name: str, feature: dict) -> list[str]:
+    if feature["_type"] == "Sequence":
+        return [f"  - name: {name}", f"    sequence: {feature['feature']['dtype']}"]
+    dtype = feature["dtype"] if feature["_type"] == "Value" else feature["_type"].lower()
+    return [f"  - name: {name}", f"    dtype: {dtype}"]
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # JSON strings are YAML strings
+
+
+def dataset_card(release: Release, splits: dict[str, int], sizes: dict[str, int]) -> str:
+    benchmark = release.benchmark
+    family = benchmark.family
+    categories = ["visual-question-answering"] + (["video-text-to-text"] if family == "m3verse" else [])
+    header = ["---", f"license: {benchmark.license or 'other'}", f"pretty_name: {_quoted(benchmark.name)}",
+              "task_categories:", *[f"- {c}" for c in categories], "language:", "- en", "tags:",
+              f"- {family}", "- hypolab", "configs:", "- config_name: default", "  data_files:"]
+    for split in splits:
+        header += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
+    header += ["dataset_info:", "  features:"]
+    for name, feature in features_json(family).items():
+        header += _yaml_feature(name, feature)
+    header += ["  splits:"]
+    for split, count in splits.items():
+        header += [f"  - name: {split}", f"    num_bytes: {sizes[split]}", f"    num_examples: {count}"]
+    header += [f"  download_size: {sum(sizes.values())}", f"  dataset_size: {sum(sizes.values())}", "---"]
+    body = [
+        f"# {benchmark.name} v{release.version}", "", benchmark.description, "", release.notes, "",
+        "```python", "from datasets import load_dataset", "",
+        'dataset = load_dataset("parquet", data_dir="data")  # or the Hub repository\'s name', "```", "",
+        "`tags` and `provenance` are JSON text. The official scorer reads the gold as HypoLab writes it: "
+        "`python -m scoring --family " + family + " --gold GOLD.jsonl --pred PRED.jsonl`.", "",
+        "## Counts", "", "```json", json.dumps(release.card, indent=2, sort_keys=True), "```", "",
+    ]
+    if benchmark.citation:
+        body += ["## Citation", "", "```bibtex", benchmark.citation.strip(), "```", ""]
+    return "\n".join([*header, *body])
+
+
+def datasets_layout(release: Release) -> dict[str, bytes]:
+    """The release as a Hugging Face dataset folder: data/<split>-00000-of-00001.parquet per split and
+    the README.md card naming them, so `datasets.load_dataset(folder)` finds every split, typed."""
+    lines, items = release_lines(release), release_items(release)
+    if [line["id"] for line in lines] != [item.release_id for item in items]:
+        raise DomainError("The release's items no longer match its items file.", field="release")
+    by_split: dict[str, list[int]] = {}
+    for k, line in enumerate(lines):
+        by_split.setdefault(split_name(line), []).append(k)
+    files, counts, sizes = {}, {}, {}
+    for split, rows in sorted(by_split.items()):
+        content = dataset_parquet(release, [lines[k] for k in rows], [items[k] for k in rows])
+        files[f"data/{split}-00000-of-00001.parquet"] = content
+        counts[split], sizes[split] = len(rows), len(content)
+    files["README.md"] = dataset_card(release, counts, sizes).encode()
+    return files
+
+
+def write_folder(files: dict[str, bytes], folder: Path) -> None:
+    for name, content in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(content)
+
+
+def push_release(release: Release, repo_id: str, token: str | None, endpoint: str, private: bool = False) -> str:
+    """Create the dataset repository (or keep it) and upload the release's folder in one commit; the
+    commit's URL. Hub errors come back as a DomainError naming the repository."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise DomainError("Name the repository as ORG/NAME.", field="repo")
+    files = datasets_layout(release)
+    api = HfApi(endpoint=endpoint, token=token or None)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        with tempfile.TemporaryDirectory() as folder:
+            write_folder(files, Path(folder))
+            commit = api.upload_folder(
+                repo_id=repo_id, repo_type="dataset", folder_path=folder,
+                commit_message=f"{release.benchmark.slug} v{release.version}",
+            )
+    except OfflineModeIsEnabled:
+        raise DomainError("HF_HUB_OFFLINE is set: unset it to push.", field="repo") from None
+    except HfHubHTTPError as exc:
+        raise DomainError(f"{repo_id}: the Hub answered {exc}", field="repo") from None
+    return commit.commit_url
