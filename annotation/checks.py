@@ -15,6 +15,11 @@ WORD = re.compile(r"[A-Za-z0-9']+")
 ARTICLES = {"the", "a", "an"}
 AUXILIARIES = {"has", "have", "had", "is", "are", "was", "were", "got", "gets", "been"}
 NEAR_DUPLICATE_RATIO = 0.8
+# A description is one sentence: Hypo3D's longest are under 200 characters. The bound keeps a pasted page
+# out of the review queue (and out of every check below, which reads the whole text).
+MAX_DESCRIPTION_CHARS = 400
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+REPEATED_RUN = 4  # words: a run of this many that comes back a third time is text repeating itself
 
 # Words that pick out one object among several with the same label.
 LOCATORS = re.compile(
@@ -101,6 +106,25 @@ def similarity(a: str, b: str) -> float:
     if matcher.real_quick_ratio() < NEAR_DUPLICATE_RATIO or matcher.quick_ratio() < NEAR_DUPLICATE_RATIO:
         return 0.0
     return matcher.ratio()
+
+
+def check_max_length(text: str, limit: int, what: str = "A description", field: str = "text") -> None:
+    if len(text) > limit:
+        raise DomainError(f"{what} has at most {limit} characters; this one has {len(text):,}. Shorten it.",
+                          field=field)
+
+
+def check_not_repeating(text: str, field: str = "text") -> None:
+    """Refuse text that says the same thing again: a sentence twice, or one run of words three times."""
+    sentences = [" ".join(words(s)) for s in SENTENCE_END.split(text) if words(s)]
+    again = next((s for s, n in Counter(sentences).items() if n > 1), None)
+    tokens = words(text)
+    runs = Counter(tuple(tokens[i:i + REPEATED_RUN]) for i in range(len(tokens) - REPEATED_RUN + 1))
+    run, count = runs.most_common(1)[0] if runs else ((), 0)
+    if again or count >= 3:
+        shown = again or " ".join(run)
+        raise DomainError(f"The text repeats itself (\"{shown[:60]}\" comes back); say each thing once.",
+                          field=field)
 
 
 def check_min_words(text: str, min_words: int) -> None:
@@ -200,6 +224,8 @@ def check_description(scene: Scene, text: str, change_type: str, min_words: int,
     descriptions, `earlier` the worker's own earlier texts."""
     label_counts = Counter(scene.scene_objects.values_list("label", flat=True))
     labels = list(label_counts)
+    check_max_length(text, MAX_DESCRIPTION_CHARS)
+    check_not_repeating(text)
     check_min_words(text, min_words)
     objects = check_names_scene_objects(labels, text)
     type_check = TYPE_CHECKS.get(change_type)

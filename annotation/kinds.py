@@ -7,12 +7,17 @@ from collections import Counter
 from benchmarks.models import AnswerFormat, Item, Side, WorldFrame
 from core.errors import DomainError
 
-from .checks import words
+from .checks import check_max_length, check_not_repeating, words
 from .models import Assignment, Campaign, CrowdAnswer
 
 LETTERS = "ABCDEFGH"
 NO_CORRECT_OPTION = "No correct option is listed."
 MAX_ANSWER_WORDS = 10
+# Bounds on what a worker types (a pasted page must not reach the review queue): characters.
+MAX_QUESTION_CHARS = 300
+MAX_ANSWER_CHARS = 100
+MAX_CHOICE_CHARS = 200
+MAX_FRAME_CHARS = 200
 
 
 def frame_text(label: str, side: str) -> str:
@@ -20,11 +25,14 @@ def frame_text(label: str, side: str) -> str:
     return f"The {label} was located at the {side} of the scene."
 
 
-def _text(answer: dict, key: str, rule: str) -> str:
+def _text(answer: dict, key: str, rule: str, what: str, limit: int) -> str:
     value = answer.get(key)
     if not isinstance(value, str) or not value.strip():
         raise DomainError(rule, field=key)
-    return value.strip()
+    value = value.strip()
+    check_max_length(value, limit, what, key)
+    check_not_repeating(value, key)
+    return value
 
 
 def _question_type(campaign: Campaign, answer: dict) -> tuple[str, list[str]]:
@@ -54,6 +62,7 @@ def submit_world_frame(assignment: Assignment, worker, answer: dict) -> dict:
     if side not in Side.values:
         raise DomainError(f"The side must be one of {', '.join(Side.values)}.", field="side")
     text = (answer.get("text") or "").strip() or frame_text(anchor.label, side)
+    check_max_length(text, MAX_FRAME_CHARS, "The frame text")
     lowered = " ".join(words(text))
     if " ".join(words(anchor.label)) not in lowered or side not in lowered.split():
         raise DomainError(f"The frame text must name the {anchor.label} and the {side} side.", field="text")
@@ -63,10 +72,10 @@ def submit_world_frame(assignment: Assignment, worker, answer: dict) -> dict:
 
 def submit_question(assignment: Assignment, worker, answer: dict) -> dict:
     """A question on the approved change with a short open answer, tagged with its question type."""
-    question = _text(answer, "question", "Write the question.")
+    question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
     if not question.endswith("?") or len(words(question)) < 4:
         raise DomainError("A question has at least four words and ends with '?'.", field="question")
-    reply = _text(answer, "answer", "Write the answer.")
+    reply = _text(answer, "answer", "Write the answer.", "The answer", MAX_ANSWER_CHARS)
     if len(words(reply)) > MAX_ANSWER_WORDS:
         raise DomainError(f"The answer is a short phrase of at most {MAX_ANSWER_WORDS} words.", field="answer")
     fine, coarse = _question_type(assignment.campaign, answer)
@@ -84,6 +93,8 @@ def _choices(answer: dict, allowed_counts) -> list[str]:
     if not isinstance(choices, list) or not all(isinstance(c, str) and c.strip() for c in choices):
         raise DomainError("Write every choice.", field="choices")
     choices = [c.strip() for c in choices]
+    for choice in choices:
+        check_max_length(choice, MAX_CHOICE_CHARS, "A choice", "choices")
     if len(choices) not in allowed_counts:
         counts = " or ".join(str(n) for n in allowed_counts)
         raise DomainError(f"An item here has {counts} choices; this one has {len(choices)}.", field="choices")
@@ -102,7 +113,7 @@ def _letters(correct, choices: list[str], field: str = "correct") -> list[str]:
 def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict:
     """3DSRBench style: 2 or 4 choices, one correct, and whether the answer swaps left/right on the
     mirrored image (FlipEval needs to know)."""
-    question = _text(answer, "question", "Write the question.")
+    question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
     choices = _choices(answer, (2, 4))
     correct = _letters(answer.get("correct"), choices)
     if len(correct) != 1:
@@ -122,7 +133,7 @@ def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict
 def submit_choice_on_videos(assignment: Assignment, worker, answer: dict) -> dict:
     """M3-Verse style: 2-6 choices, one or several correct; a hallucination item's only correct
     choice is 'No correct option is listed.'"""
-    question = _text(answer, "question", "Write the question.")
+    question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
     choices = _choices(answer, range(2, 7))
     correct = _letters(answer.get("correct"), choices)
     hallucination = bool(answer.get("hallucination"))
@@ -150,7 +161,7 @@ def submit_answer(assignment: Assignment, worker, answer: dict) -> dict:
             raise DomainError("Pick exactly one choice.", field="answer")
         value = chosen
     else:
-        value = _text(answer, "answer", "Write your answer.")
+        value = _text(answer, "answer", "Write your answer.", "The answer", MAX_ANSWER_CHARS)
         if len(words(value)) > MAX_ANSWER_WORDS:
             raise DomainError(f"The answer is a short phrase of at most {MAX_ANSWER_WORDS} words.", field="answer")
     crowd_answer = CrowdAnswer.objects.create(assignment=assignment, item=item, worker=worker, answer=value)

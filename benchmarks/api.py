@@ -250,10 +250,10 @@ class AssetDownload(APIView):
 
 
 class AssetFile(APIView):
-    """The signed same-origin download on local storage; the token in the URL is the credential."""
+    """The signed same-origin download on local storage: the token in the URL names the file and the
+    user it was made for; a file that states answers is served only to that user signed in."""
 
-    authentication_classes = []
-    permission_classes = []
+    permission_classes = []  # signed out too: the token is checked (uploads.local_download)
 
     @extend_schema(
         parameters=[OpenApiParameter("token", str, required=True, description="From the redirect."),
@@ -264,7 +264,7 @@ class AssetFile(APIView):
                    403: error(403, "The token is not valid, has expired or is for another file.")},
     )
     def get(self, request, pk):
-        asset = uploads.local_download(pk, request.query_params.get("token"))
+        asset = uploads.local_download(pk, request.query_params.get("token"), request.user)
         return media.ranged_file_response(request, asset.file.open("rb"), asset.size,
                                           asset.file.name.rsplit("/", 1)[-1])
 

@@ -1,13 +1,16 @@
 """Who may read a stored file, and the view that serves the local media folder only to them.
 
-The rules, the same on every storage:
+One function decides, `may_read_asset`, for the local /media/ view, the download API (and its
+signed-out token link) and the presigned S3 URLs it hands out:
 
-- release and export files (`AssetRole.EXPORT`; they carry gold answers): reviewers and admins;
-- a scene's files: reviewers and admins; an annotator holding a live lease on the scene (an
-  annotation Assignment in status `leased` whose `lease_expires_at` has not passed; its change or
-  item is on the same scene); an evaluator whose active session's plan shows an item on the scene
-  (humaneval SessionItem -> item.scene);
-- files of no scene that are not exports: reviewers and admins;
+- reviewers and admins: every file (release files, scene metadata, renders, sources);
+- a participant (an annotator, an evaluator): exactly the files their screen shows now, which the
+  stage that shows them says (`register_screen`): an annotator's live lease (the viewer's files on a
+  scene task, the images or videos of an image or video task); an evaluator's session, while it is
+  active and before its deadline: the item on screen, the next item's stimulus (fetched ahead), and
+  an answered item the study lets them go back to. Only stimulus roles (`STIMULUS_ROLES`) are ever
+  shown: scene metadata (objects_after.json, operations.json state the answers), renders, the source
+  scan, posters, thumbnails and exports never reach a participant;
 - the object of an upload not yet checked (an `Upload.key` with no Asset): its uploader and admins.
 
 Local storage (the embedded default): `asset.file.url` stays `/media/<name>`, the URL pages already
@@ -21,39 +24,38 @@ answer a name that does not exist gets: a response never says whether a file exi
 
 S3: the bucket stays private (objects are written with no ACL, so nobody reads them without a
 signature); the only URLs that work are presigned GETs, which `asset.file.url` gives on pages and
-API views that have already made this check for their user (annotation: the lease holder; a
-session: its participant; review and admin pages: their roles) and `uploads.download_url` after
-`may_read_asset`.
+API views that show the file to their user (an item's stimulus, an annotation task, review and
+admin pages) and `uploads.download_url` after `may_read_asset`.
 
-The lease and session rules follow reverse relations from Scene and the user model, so this module
-imports neither `annotation` nor `humaneval` (as `humaneval.services.is_contaminated` does for review).
+The stages register what their screens show from their AppConfig.ready(), so this module imports
+neither `annotation` nor `humaneval`.
 """
 
 import mimetypes
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousFileOperation
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
-from django.utils import timezone
 from django.utils._os import safe_join
 from django.views.decorators.http import require_safe
 
 from core import roles
 
-from .models import Asset, AssetRole, Scene, Upload
+from .models import Asset, AssetRole, Upload
 
-# Assets whose bytes carry gold answers (release files): reviewers and admins only.
-GOLD_ROLES = {AssetRole.EXPORT}
+# What a participant's screen may show of a scene: the viewer's files, images (and their mirrored
+# twins) and videos. Every other role is for staff only.
+VIEWER_ROLES = frozenset({AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC})
+STIMULUS_ROLES = VIEWER_ROLES | {AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED, AssetRole.VIDEO}
+# Files whose bytes state answers: release files (gold) and scene metadata (M3-Verse's object lists
+# and operation log). A signed-out download link never serves them (uploads.local_download).
+ANSWER_ROLES = frozenset({AssetRole.EXPORT, AssetRole.SCENE_META})
 # Every stored name comes from models.asset_upload_to: assets/scenes/<id>/... or assets/misc/...
 SCENE_NAME = re.compile(r"^assets/scenes/(\d{1,18})/")
 MISC_PREFIX = "assets/misc/"
-# The status strings of annotation.Assignment and humaneval.EvalSession (not imported, see above).
-LEASED = "leased"
-ACTIVE_SESSION = "active"
 # Names never change their bytes (a new file gets a new random folder): a browser may keep them.
 ASSET_CACHE_CONTROL = "private, max-age=3600"
 CHUNK_BYTES = 1024 * 1024
@@ -62,36 +64,29 @@ RANGE_PATTERN = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 # --- the rules -----------------------------------------------------------------------------------
 
-
-def holds_lease_on(user, scene_id: int) -> bool:
-    """An annotation lease on the scene that has not ended (as the annotation page decides)."""
-    return Scene.objects.filter(
-        pk=scene_id, assignments__worker_id=user.pk, assignments__status=LEASED,
-        assignments__lease_expires_at__gte=timezone.now(),
-    ).exists()
+# `shows(user, asset) -> bool`: does this stage's screen show the user this stimulus file now?
+_SCREENS: list[Callable] = []
 
 
-def in_session_showing(user, scene_id: int) -> bool:
-    """An active evaluation session whose plan has an item on the scene."""
-    return get_user_model().objects.filter(
-        pk=user.pk, eval_sessions__status=ACTIVE_SESSION, eval_sessions__plan__item__scene_id=scene_id,
-    ).exists()
+def register_screen(shows: Callable) -> None:
+    """A stage that shows participants scene files says which ones (once, from AppConfig.ready)."""
+    if shows not in _SCREENS:
+        _SCREENS.append(shows)
 
 
-def may_read_scene(user, scene_id: int) -> bool:
-    if not user.is_authenticated:
+def on_a_screen(user, asset: Asset) -> bool:
+    """A stimulus file of a scene that a participant's screen shows them now."""
+    if asset.role not in STIMULUS_ROLES or asset.scene_id is None:
         return False
-    if roles.has_role(user, roles.REVIEWER):  # reviewers, admins and staff
-        return True
-    return holds_lease_on(user, scene_id) or in_session_showing(user, scene_id)
+    return any(shows(user, asset) for shows in _SCREENS)
 
 
 def may_read_asset(user, asset: Asset) -> bool:
-    if not user.is_authenticated:
+    if user is None or not user.is_authenticated:
         return False
-    if asset.role in GOLD_ROLES or asset.scene_id is None:
-        return roles.has_role(user, roles.REVIEWER)
-    return may_read_scene(user, asset.scene_id)
+    if roles.has_role(user, roles.REVIEWER):  # reviewers, admins and staff
+        return True
+    return on_a_screen(user, asset)
 
 
 def assets_named(name: str) -> list[Asset]:

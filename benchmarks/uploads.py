@@ -5,7 +5,10 @@ the bytes to: a presigned S3 URL when the default storage is a bucket, or a sign
 Django URL on the embedded default (local folder). Completing it streams the stored object
 through SHA-256 and only then records an Asset; a mismatch deletes the object. Downloads redirect
 to a URL that stops working after `DOWNLOAD_URL_EXPIRY_S`, given only to those benchmarks.media
-allows (the same rules as the local /media/ view).
+allows (the same rules as the local /media/ view). On local storage that URL's token names the file
+and the user it was made for: the file is served only while that user may still read it, and a
+file that states answers (`ANSWER_ROLES`) only to that user signed in, so a token alone (forged with
+a leaked key, or passed on) opens no release file.
 """
 
 import hashlib
@@ -14,6 +17,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -28,7 +32,7 @@ from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.reads import locked
 from core.validation import whole_number
 
-from .media import GOLD_ROLES, may_read_asset
+from .media import ANSWER_ROLES, may_read_asset
 from .models import Asset, AssetRole, Scene, Upload, asset_upload_to
 
 # One S3 PUT takes at most 5 GiB; larger files would need multipart uploads.
@@ -48,19 +52,22 @@ def _s3_client():
     return default_storage.connection.meta.client
 
 
-def _signed_path(view_name: str, pk: int, salt: str) -> str:
-    return f"{reverse(view_name, args=[pk])}?token={signing.TimestampSigner(salt=salt).sign(str(pk))}"
+def _signed_path(view_name: str, pk: int, salt: str, value: str | None = None) -> str:
+    token = signing.TimestampSigner(salt=salt).sign(value or str(pk))
+    return f"{reverse(view_name, args=[pk])}?token={token}"
 
 
-def _check_token(pk: int, token: str, salt: str, max_age: int) -> None:
+def _check_token(pk: int, token: str, salt: str, max_age: int) -> str:
+    """What the token signs (it starts with `pk`), if it is valid, unexpired and for this object."""
     try:
-        signed_pk = signing.TimestampSigner(salt=salt).unsign(token or "", max_age=max_age)
+        signed = signing.TimestampSigner(salt=salt).unsign(str(token or ""), max_age=max_age)
     except signing.SignatureExpired:
         raise Forbidden("This link has expired; ask for a new one.", field="token") from None
     except signing.BadSignature:
         raise Forbidden("This link is not valid.", field="token") from None
-    if signed_pk != str(pk):
+    if signed.split(":", 1)[0] != str(pk):
         raise Forbidden("This link is for another file.", field="token")
+    return signed
 
 
 # --- uploads ---------------------------------------------------------------------------------------
@@ -179,32 +186,35 @@ def complete_upload(upload_id: int) -> Asset:
 
 
 def check_can_download(user, asset: Asset) -> None:
-    """The rules of benchmarks.media; refused with 403 here (the id is in the route already)."""
+    """The rules of benchmarks.media; refused with 403 here (the id is in the route already), in words
+    that do not say what the file is."""
     if not user.is_authenticated:
         raise Forbidden("Log in to download files.", field="asset")
-    if may_read_asset(user, asset):
-        return
-    if asset.role in GOLD_ROLES:
-        raise Forbidden("This file holds gold answers: reviewers and admins only.", field="asset")
-    if asset.scene_id is None:
-        raise Forbidden("This file is for reviewers and admins only.", field="asset")
-    raise Forbidden("This scene's files are for its reviewers, annotators and evaluators.", field="asset")
+    if not may_read_asset(user, asset):
+        raise Forbidden("You may not read this file.", field="asset")
 
 
 def download_url(user, asset: Asset) -> str:
-    """A URL for the asset's bytes that works for DOWNLOAD_URL_EXPIRY_S seconds."""
+    """A URL for the asset's bytes that works for DOWNLOAD_URL_EXPIRY_S seconds (for `user` only,
+    on local storage: local_download)."""
     check_can_download(user, asset)
     if on_bucket():
         return default_storage.url(asset.file.name, expire=settings.DOWNLOAD_URL_EXPIRY_S)
-    return _signed_path("asset-file", asset.pk, DOWNLOAD_SALT)
+    return _signed_path("asset-file", asset.pk, DOWNLOAD_SALT, f"{asset.pk}:{user.pk}")
 
 
-def local_download(asset_id: int, token: str) -> Asset:
-    """The asset a signed same-origin download link points at, if the link still works."""
-    _check_token(asset_id, token, DOWNLOAD_SALT, settings.DOWNLOAD_URL_EXPIRY_S)
+def local_download(asset_id: int, token: str, requester) -> Asset:
+    """The asset a signed same-origin download link points at, if the link still works: unexpired,
+    for this file, made for a user who may still read it, and, for a file that states answers,
+    opened by that user signed in (a link alone never serves gold)."""
+    signed = _check_token(asset_id, token, DOWNLOAD_SALT, settings.DOWNLOAD_URL_EXPIRY_S)
+    owner_id = signed.split(":", 1)[1] if ":" in signed else ""
+    owner = get_user_model().objects.filter(pk=int(owner_id), is_active=True).first() if owner_id.isdigit() else None
     asset = Asset.objects.filter(pk=asset_id).first()
-    if asset is None:
-        raise NotFound("No such asset.", field="asset")
+    if owner is None or asset is None or not may_read_asset(owner, asset):
+        raise Forbidden("You may not read this file.", field="token")
+    if asset.role in ANSWER_ROLES and getattr(requester, "pk", None) != owner.pk:
+        raise Forbidden("Sign in as the person this link was made for to open it.", field="token")
     return asset
 
 

@@ -19,7 +19,11 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 
 SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me")
-DEBUG = env.bool("DEBUG", default=True)
+# Off unless DEBUG=1: with it on, a mistyped address shows the whole URL map and an error a traceback, to
+# anyone (the demo's crowd workers too). The test suite turns it on (pyproject's pytest env).
+DEBUG = env.bool("DEBUG", default=False)
+# The embedded default (no services named): the demo and a laptop, on http://127.0.0.1.
+EMBEDDED = not any(os.environ.get(name) for name in ("DATABASE_URL", "REDIS_URL", "S3_BUCKET"))
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -29,7 +33,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # plain HTTP (docker-compose on localhost, load tests); each setting can also be set on its own. Behind a
 # proxy that ends TLS, SECURE_PROXY_SSL_HEADER names the header it sets, e.g. HTTP_X_FORWARDED_PROTO,https
 # (only when the proxy always sets or strips it: a client could send it too).
-HTTPS = env.bool("HTTPS", default=not DEBUG)
+HTTPS = env.bool("HTTPS", default=not (DEBUG or EMBEDDED))  # the embedded demo is served on plain HTTP
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
 SECURE_PROXY_SSL_HEADER = env.tuple("SECURE_PROXY_SSL_HEADER", default=None) or None
 SECURE_REDIRECT_EXEMPT = env.list("SECURE_REDIRECT_EXEMPT", default=[])

@@ -73,9 +73,16 @@ def _decide(subject, reviewer, status: str, **decision) -> None:
     bump(subject, ["status"])
 
 
+MAX_NOTE_CHARS = 2000  # a reviewer's note is read beside the text in the author's list of rejections
+
+
 def _reject(subject, reviewer, criteria, allowed: dict, note: str):
     """Reject a locked change or item for the criteria (keys of `allowed`) it fails."""
     criteria = _checked_criteria(criteria, allowed)
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE_CHARS:
+        raise DomainError(f"A note has at most {MAX_NOTE_CHARS} characters; this one has {len(note):,}.",
+                          field="note")
     _decide(subject, reviewer, type(subject).Status.REJECTED, action=subject.decisions.model.Action.REJECT,
             criteria=criteria, note=note)
     return subject

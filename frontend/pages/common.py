@@ -19,8 +19,7 @@ def carries_platform_ids(params) -> bool:
 
 
 def error_page(request, exc: DomainError):
-    return render(request, "frontend/error.html", {"message": exc.message, "field": exc.field},
-                  status=exc.status_code)
+    return render(request, "frontend/error.html", {"error": {exc.field: exc.message}}, status=exc.status_code)
 
 
 def attachment(filename: str, content_type: str, body="") -> HttpResponse:

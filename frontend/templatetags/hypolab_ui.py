@@ -1,7 +1,8 @@
 """Small display filters: `{{ item.tags|tag_chips }}` (tags as chips, not a Python dict),
 `{{ entry.diff|word_diff }}` (review's word diff with deletions struck in red and insertions in green;
 the [-…-] / {+…+} markers stay in the text for screen readers and copy-paste, hidden on screen) and
-`{{ text|markdown }}` (the escaped Markdown subset of campaign guidelines)."""
+`{{ text|markdown }}` (the escaped Markdown subset of campaign guidelines) and
+`{% for label, message in error|error_lines %}` (a refused form's {field: message} as lines for people)."""
 
 import re
 
@@ -12,6 +13,12 @@ from django.utils.safestring import mark_safe
 from annotation.guidelines import render_guidelines
 
 register = template.Library()
+
+# Messages that need the field's name to make sense ("This field is required."); a service's own message
+# says what is wrong in words (house rule) and is shown alone, without the field's code name.
+GENERIC_MESSAGE = re.compile(r"^(This field|This value|Ensure this|A valid|Not a valid|Enter a|At most|Must be)")
+ACRONYMS = {"url": "URL", "id": "ID", "pid": "ID"}
+NO_LABEL = {"non_field_errors", "detail"}
 
 DIFF_PART = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
 
@@ -52,3 +59,40 @@ def word_diff(diff: str) -> str:
 @register.filter
 def markdown(text: str) -> str:
     return render_guidelines(text or "")
+
+
+@register.filter
+def field_label(field: str) -> str:
+    """A field's code name in words: `seconds_per_session` -> "Seconds per session"."""
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", field).replace("_", " ").strip().lower().split()
+    text = " ".join(ACRONYMS.get(word, word) for word in words)
+    return text[:1].upper() + text[1:]
+
+
+@register.filter
+def error_lines(error) -> list[tuple[str, str]]:
+    """A refused form's errors as (label, message) pairs, the label blank unless the message needs it.
+    A list of pairs, not `error.items` in the template: that would read an "items" key of the dict."""
+    if not error:
+        return []
+    return [("" if field in NO_LABEL or not GENERIC_MESSAGE.match(str(message)) else field_label(field), message)
+            for field, message in error.items()]
+
+
+def plain(value) -> str:
+    """A value as words: no Python dict, list, None or True on a page."""
+    if value is None or value == "" or value == {} or value == []:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {plain(v)}" for key, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
+
+
+@register.filter
+def labelled_rows(mapping) -> list[tuple[str, str]]:
+    """A dict of settings or counts as (label in words, value in words) rows."""
+    return [(field_label(str(key)), plain(value)) for key, value in (mapping or {}).items()]

@@ -166,11 +166,13 @@ def _median_seconds(latencies: list[int]) -> float | None:
 
 
 def study_results(study: Study) -> dict:
-    """The human row: every scored response (answered or timed out) of a session not excluded is one
+    """The human row: every scored response (answered or timed out) of a finished session not excluded is one
     graded row, scored like a model's prediction, in the family's paper layout. Adds exclusions,
     inter-participant agreement, median time per item and the 'Not sure' count."""
     family = study.benchmark.family
-    rows = _responses_with_entries(study)
+    # finished sessions only: a half-done session would move the row while it runs (the study page shows it
+    # as progress instead)
+    rows = [(e, r) for e, r in _responses_with_entries(study) if r.session.status == EvalSession.Status.FINISHED]
     excluded = exclusions(study, rows)
     kept = [(e, r) for e, r in rows if e.role == ItemRole.SCORED and r.session_id not in excluded]
     gold, predictions = [], []
@@ -187,6 +189,7 @@ def study_results(study: Study) -> dict:
     result.update(
         {
             "n_sessions": study.sessions.filter(status=EvalSession.Status.FINISHED).count(),
+            "n_sessions_running": study.sessions.filter(status=EvalSession.Status.ACTIVE).count(),
             "n_participants": len({r.session_id for _, r in kept}),
             "n_timed_out": sum(r.timed_out for _, r in kept),
             "n_not_sure": sum(r.answer_text == NOT_SURE for _, r in kept),

@@ -348,13 +348,14 @@ class _Stored:
     answered: Answered
     next_entry: SessionItem | None  # the first plan entry not shown yet
     revised: bool  # an earlier answer changed (going back)
-    late: bool  # after the item's deadline: marked timed out, nothing stored
+    late: bool  # after the item's deadline: marked timed out, what was typed kept but not scored
 
 
 def answer_item(session_id, participant, item_id, answer_text: str, client_latency_ms=None,
                 focus_losses=0) -> Answered:
     """Store the answer to the item on screen, timed by the server's clock. An answer after the item's
-    deadline is not recorded and the item is marked timed out, whatever the client says."""
+    deadline is not scored: the item is marked timed out, whatever the client says, and what was typed is
+    kept beside it (the page sends it when the time runs out)."""
     with transaction.atomic():
         stored = _store_answer(session_id, participant, item_id, answer_text, client_latency_ms, focus_losses)
     _refuse_if_late(stored)
@@ -396,8 +397,11 @@ def _store_answer(session_id, participant, item_id, answer_text, client_latency_
         _revise(session, entry, response, answer_text, now)
     elif late:
         # Committed before the refusal (_refuse_if_late), so the timeout stands whatever the client sends next.
+        # The typed text is kept as sent (bounded), never scored: answered_at stays empty.
         response.timed_out = True
-        response.save(update_fields=["timed_out"])
+        if not response.answer_text:
+            response.answer_text = str(answer_text or "").strip()[:MAX_ANSWER_CHARS]
+        response.save(update_fields=["timed_out", "answer_text"])
     else:
         response.answer_text = clean_answer(session.study, entry, answer_text)
         response.answered_at = now
@@ -410,8 +414,10 @@ def _store_answer(session_id, participant, item_id, answer_text, client_latency_
 def _refuse_if_late(stored: _Stored) -> None:
     if stored.late:
         deadline = stored.answered.response.deadline
+        kept = stored.answered.response.answer_text
         raise DomainError(
-            f"Time for this item ran out at {deadline:%H:%M:%S} UTC; the answer was not recorded.",
+            f"Time for this item ran out at {deadline:%H:%M:%S} UTC; "
+            + ("what you typed was kept, marked late, and is not scored." if kept else "no answer was recorded."),
             field="answer",
         )
 

@@ -7,11 +7,15 @@ image is mirrored) and the before/after videos, named as such. Never the gold.""
 import re
 from string import ascii_uppercase as LETTERS
 
+from django.utils import timezone
+
 from benchmarks import protocols
+from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import AssetRole, Item
 from benchmarks.protocols import Variant
 
-from ..models import SessionItem
+from .. import reads
+from ..models import EvalSession, ItemRole, Response, SessionItem
 
 # What a family's prompt tells the model about the form of an open answer (Hypo3D Fig. 11,
 # Spatial457 Figs. 9-15).
@@ -94,3 +98,36 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
     )
     world_frame = list(item.scene.world_frames.order_by("id").values_list("text", flat=True))
     return {"images": images, "videos": pair, "world_frame": world_frame}
+
+
+# --- which files a participant may read (benchmarks.media's rule; registered in apps.py) -------------
+
+
+def shown_roles(entry: SessionItem) -> set[str]:
+    """The roles of the files an item's page shows (scene_stimulus): the viewer's, the videos, and the
+    images or, on a mirrored variant, their twins."""
+    image = protocols.FLIPPED_IMAGE_ROLE if shows_mirrored_image(entry) else AssetRole.IMAGE
+    return {*VIEWER_ROLES, AssetRole.VIDEO, image}
+
+
+def _on_screen_now(entry: SessionItem, now) -> bool:
+    """The entry is the item on screen (shown, open, before its deadline), the next one (its stimulus
+    is fetched ahead), or an answered one the study lets the participant go back to."""
+    response = Response.objects.filter(session_id=entry.session_id, item_id=entry.item_id).first()
+    if response is None:
+        following = reads.first_unshown_entry(entry.session_id)
+        return following is not None and following.pk == entry.pk
+    if response.answered_at is None:
+        return not response.timed_out and response.deadline > now
+    return entry.session.study.allow_going_back and entry.role != ItemRole.FAMILIARISATION
+
+
+def shows_asset(user, asset) -> bool:
+    """An active session of the user's, before its deadline, whose page shows the file now: never an
+    item not reached yet (beyond the next), and nothing once the session is over or its time is up."""
+    now = timezone.now()
+    entries = SessionItem.objects.filter(
+        session__participant_id=user.pk, session__status=EvalSession.Status.ACTIVE, session__deadline__gt=now,
+        item__scene_id=asset.scene_id,
+    ).select_related("session__study", "item")
+    return any(asset.role in shown_roles(entry) and _on_screen_now(entry, now) for entry in entries)

@@ -23,6 +23,8 @@ def production_env(**extra) -> dict:
            if key not in HTTPS_VARIABLES and key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update({"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(60), "ALLOWED_HOSTS": "hypolab.example.org",
                 "DJANGO_SETTINGS_MODULE": "config.settings"})
+    # a deployment names its database (nothing connects to it here); the embedded default is the demo's
+    env.setdefault("DATABASE_URL", "postgres://hypolab@db.example.org:5432/hypolab")
     env.update(extra)
     return env
 

@@ -215,7 +215,7 @@ def test_sessions_of_a_few_items_go_to_the_least_filled_items_first():
 # --- timed sessions ------------------------------------------------------------------------------
 
 
-def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_claims(client):
+def test_an_answer_after_the_deadline_is_kept_as_late_and_marked_timed_out_whatever_the_client_claims(client):
     bench, items = hypo3d_pool(per_type=1)
     study = create_study(bench, StudyDesign("S", [i.pk for i in items], 30, 600), None)
     session, item = first_item(client, study, "LATE")
@@ -230,8 +230,12 @@ def test_an_answer_after_the_deadline_is_marked_timed_out_whatever_the_client_cl
         timed_out=False,
     )
     assert late.status_code == 400
+    assert "kept, marked late, and is not scored" in late.json()["answer"][0]
     stored = Response.objects.get(session=session, item_id=item["id"])
-    assert stored.timed_out and stored.answered_at is None and stored.answer_text == ""
+    # what was typed is kept beside the timeout; no answered_at, so the scorer reads no answer
+    assert stored.timed_out and stored.answered_at is None and stored.answer_text == f"answer{item['id']}"
+    _, prediction = scorer_rows(bench.family, plan_entry(session, item["id"]), stored, "late")
+    assert prediction["output"] == ""
 
 
 def test_latency_comes_from_the_server_clock_and_the_client_measure_is_kept_apart(client):
@@ -576,6 +580,7 @@ def test_circular_and_flip_variants_are_spread_over_participants_and_scored_with
         # right on every variant but the mirrored rotated one, answered as if the image were not mirrored
         text = "right" if mirrored and entry.variant != "flip-1" else "left"
         answer_item(session.pk, participant, item.pk, "AB"[view["choices"].index(text)])
+        current_item(session.pk, participant)  # nothing left: the session finishes (only finished ones count)
         gold, prediction = scorer_rows(item.benchmark.family, entry, response, scorer_row_id(response))
         assert gold["id"] == prediction["id"] == f"s{session.pk}/Q1" + (f"-{entry.variant}" if entry.variant else "")
     assert set(shown) == {"", "1", "flip", "flip-1"}

@@ -55,7 +55,7 @@ def test_reload_resumes_the_same_item_with_the_same_deadline(client, study):
     assert a["id"] == b["id"] and a["deadline"] == b["deadline"]
 
 
-def test_answering_after_the_deadline_gets_400_and_stores_no_answer(client, study):
+def test_answering_after_the_deadline_gets_400_and_keeps_the_text_unscored(client, study):
     enter(client, study)
     session = EvalSession.objects.get()
     item_id = client.get(f"/api/v1/sessions/{session.pk}/current/").json()["item"]["id"]
@@ -64,7 +64,7 @@ def test_answering_after_the_deadline_gets_400_and_stores_no_answer(client, stud
     assert response.status_code == 400
     assert "ran out" in response.json()["answer"][0]
     stored = Response.objects.get(session=session, item_id=item_id)
-    assert stored.answer_text == "" and stored.answered_at is None
+    assert stored.answer_text == "window" and stored.answered_at is None and stored.timed_out
     # The next fetch marks it timed out and moves on.
     nxt = client.get(f"/api/v1/sessions/{session.pk}/current/").json()["item"]
     assert nxt["id"] != item_id

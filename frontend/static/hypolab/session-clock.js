@@ -8,7 +8,7 @@
  *   answered(entries, allowGoingBack)  the answered items one may go back to
  *   countdown(itemMs, sessionMs)  four times a second
  *   stage()  the question stage replaces feedback;  feedback({correct, answer})  after a practice item
- *   finished(completionCode);  error(text)
+ *   finished(completionCode);  error(text);  typed()  the answer given but not sent yet ("" if none)
  */
 import { errorText, get, post } from "./api.js";
 
@@ -48,12 +48,23 @@ export function runSession(sessionId, view) {
       view.countdown(left, Date.parse(data.session_deadline) - serverNow());
       if (left <= 0 && !revisiting) {
         clearInterval(tick);
-        view.error("Time is up for this question.");
-        setTimeout(load, AFTER_TIME_UP_MS);
+        sendLate(item, view.typed());
       }
     };
     countDown();  // at once, so the previous item's time never shows on this one
     tick = setInterval(countDown, TICK_MS);
+  }
+
+  /** Time is up: an answer typed but not sent goes as a late one (the server keeps it, unscored, and says so). */
+  async function sendLate(item, typed) {
+    let said = "Time is up for this question.";
+    if (typed) {
+      const r = await post(api + "answer/", { item: item.id, answer: typed, focus_losses: focusLosses,
+        client_latency_ms: Math.round(performance.now() - shownSince) });
+      said = r.ok ? "" : errorText(r.data);
+    }
+    view.error(said);
+    setTimeout(load, typed ? 2 * AFTER_TIME_UP_MS : AFTER_TIME_UP_MS);
   }
 
   // Leaving the tab or window during an item is data for the analysis, as in jsPsych.

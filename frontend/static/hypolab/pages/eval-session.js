@@ -107,6 +107,7 @@ const session = runSession(page.session, {
     }
   },
   error(text) { byId("answer-error").textContent = text; },
+  typed() { return currentAnswer(session.shown()).trim(); },
 });
 
 function currentAnswer(item) {
