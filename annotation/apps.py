@@ -7,11 +7,9 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from benchmarks.media import register_screen
-        from crowd.prolific_services import register_target
         from crowd.signals import participant_left
 
-        from . import crowd_platform, screens
+        from . import screens, services
 
-        participant_left.connect(crowd_platform.release_leases_of, dispatch_uid="annotation_release_leases_of")
-        register_target("campaign", crowd_platform.prolific_target)
+        participant_left.connect(services.release_leases_of, dispatch_uid="annotation_release_leases_of")
         register_screen(screens.shows_asset)

@@ -6,24 +6,55 @@ the production stack (see README "Configuration").
 """
 
 import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 
-SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me")
 # Off unless DEBUG=1: with it on, a mistyped address shows the whole URL map and an error a traceback, to
 # anyone (the demo's crowd workers too). The test suite turns it on (pyproject's pytest env).
 DEBUG = env.bool("DEBUG", default=False)
 # The embedded default (no services named): the demo and a laptop, on http://127.0.0.1.
 EMBEDDED = not any(os.environ.get(name) for name in ("DATABASE_URL", "REDIS_URL", "S3_BUCKET"))
+
+
+def installed_secret_key(path: Path) -> str:
+    """This install's own key, made once at random into var/ (git-ignored) and read back after: no key
+    ships with the code, so nobody can sign a session or a download link with a key they read in it."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f"{path.name}.{os.getpid()}")
+    draft.write_text(secrets.token_urlsafe(64))
+    draft.chmod(0o600)
+    try:
+        os.link(draft, path)  # atomic, and refused if another process made it first: theirs is kept
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
+    return path.read_text().strip()
+
+
+# SECRET_KEY signs sessions and download links. Unset, the embedded default (no DATABASE_URL, REDIS_URL
+# or S3_BUCKET: the demo, a laptop) makes its own in var/secret_key; a deployment with services and DEBUG
+# off refuses to start instead of running on a key someone else could know.
+SECRET_KEY = env("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not (DEBUG or EMBEDDED):
+        raise ImproperlyConfigured("Set SECRET_KEY: with DEBUG off HypoLab does not start without its own key.")
+    SECRET_KEY = installed_secret_key(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
