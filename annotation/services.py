@@ -508,22 +508,6 @@ def assignment_completion_url(assignment: Assignment) -> str | None:
     return crowd_services.completion_url(assignment.worker, assignment.completion_code)
 
 
-def release_leases_of(platform: str, worker_id: str, scope: str | None = None, **signal) -> int:
-    """The platform says the participant gave the work back (crowd.signals.participant_left): their
-    open leases in the campaign the submission entered (`scope`; every campaign when it is unknown)
-    go back to the pool; a submission of a study or another campaign frees nothing here."""
-    leases = Assignment.objects.filter(
-        worker__crowd_worker__platform=platform, worker__crowd_worker__worker_id=worker_id,
-        status=Assignment.Status.LEASED,
-    )
-    if scope is not None:
-        room, _, pk = scope.partition(":")
-        if room != "campaign" or not pk.isdigit():
-            return 0
-        leases = leases.filter(campaign_id=int(pk))
-    return leases.update(status=Assignment.Status.RELEASED)
-
-
 # --- Campaigns (staff) ---------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Crowd-platform webhooks: Prolific's, signed by the workspace secret, each event handled once."""
+"""Crowd platforms over the API: Prolific's webhook (signed by the workspace secret, each event handled
+once) and, for admins, running a campaign on Prolific (crowd.prolific_services)."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -7,9 +8,11 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api import error
+from core.api import error, validated
+from core.permissions import IsAdmin
 
-from . import webhooks
+from . import prolific_services, webhooks
+from .prolific import REJECTION_CATEGORIES
 
 
 class WebhookHandledSerializer(serializers.Serializer):
@@ -40,3 +43,46 @@ class ProlificWebhook(APIView):
     )
     def post(self, request):
         return Response({"handled": webhooks.receive(request.body, request.headers)})
+
+
+class ProlificActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(["publish", "sync", "review", "pay", "message", "setup_hooks"])
+    scope = serializers.CharField(max_length=100, required=False, default="",
+                                  help_text='What runs on Prolific: "campaign:<id>".')
+    dry_run = serializers.BooleanField(default=False, help_text="Answer the requests it would send; send none.")
+    site_url = serializers.URLField(required=False, default="", help_text="publish: this site's public address "
+                                                                           "(default: the address of this request).")
+    reject_message = serializers.CharField(required=False, default="", max_length=2000)
+    rejection_category = serializers.ChoiceField([""] + list(REJECTION_CATEGORIES), required=False, default="")
+    participant_ids = serializers.ListField(child=serializers.CharField(max_length=100), required=False,
+                                            default=list, max_length=1000)
+    body = serializers.CharField(required=False, default="", max_length=5000)
+    workspace_id = serializers.CharField(required=False, default="", max_length=100)
+    target_url = serializers.URLField(required=False, default="")
+
+
+class ProlificAction(APIView):
+    """Admins run a campaign on Prolific: publish, sync, review, pay, message, setup_hooks."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        request=ProlificActionSerializer,
+        responses={200: OpenApiTypes.OBJECT,
+                   409: error(409, "Already published, or PROLIFIC_API_TOKEN is not set."),
+                   502: error(400, "Prolific refused the request or did not answer.")},
+    )
+    def post(self, request):
+        data = validated(ProlificActionSerializer, request)
+        scope, dry_run = data["scope"], data["dry_run"]
+        calls = {
+            "publish": lambda: prolific_services.publish(scope, data["site_url"] or request.build_absolute_uri("/"),
+                                                         dry_run),
+            "sync": lambda: prolific_services.sync_submissions(scope, dry_run),
+            "review": lambda: prolific_services.review(scope, data["reject_message"], data["rejection_category"],
+                                                       dry_run),
+            "pay": lambda: prolific_services.pay_bonuses(scope, dry_run),
+            "message": lambda: prolific_services.message(scope, data["participant_ids"], data["body"], dry_run),
+            "setup_hooks": lambda: prolific_services.set_up_hooks(data["workspace_id"], data["target_url"], dry_run),
+        }
+        return Response(calls[data["action"]]())

@@ -92,7 +92,7 @@ class FakeProlific:
         self.subscription_body, self.compact_json = subscription_body, compact_json
         self.resign_retries, self.retries = resign_retries, retries
         self.transport = http_transport
-        self.clock = itertools.count(int(time.time()))  # each event a second after the last
+        self.last_sent = 0  # X-Timestamp of the last event: the time, and each event after the one before
         self.lock = threading.RLock()
         self.ids = itertools.count(1)
         self.studies, self.submissions, self.bulk_bonuses, self.subscriptions = {}, {}, {}, {}
@@ -410,7 +410,8 @@ class FakeProlific:
         after the request that caused it, as Prolific delivers asynchronously); the event (its id,
         X-Timestamp and payload), for a redelivery."""
         payload = {"resource_id": resource_id, "event_type": event_type, **fields}
-        event = {"event_id": secrets.token_hex(12), "sent_at": str(next(self.clock)), "payload": payload}
+        self.last_sent = max(int(time.time()), self.last_sent + 1)
+        event = {"event_id": secrets.token_hex(12), "sent_at": str(self.last_sent), "payload": payload}
         with self.lock:
             for subscription in self.subscriptions.values():
                 if subscription["event_type"] == event_type and subscription["confirmed"] and subscription["is_enabled"]:

@@ -1,0 +1,48 @@
+"""Run a campaign or study on Prolific from the command line (an admin's tool; crowd.prolific_services
+does the work): publish, sync, review, pay, message, and setup-hooks for the workspace's webhooks.
+--dry-run prints the requests it would send and sends none. Needs PROLIFIC_API_TOKEN."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import DomainError
+from crowd import prolific_services
+
+ACTIONS = ("publish", "sync", "review", "pay", "message", "setup-hooks")
+
+
+class Command(BaseCommand):
+    help = ("prolific publish --scope campaign:ID --site-url URL | sync --scope S | review --scope S "
+            "[--reject-message TEXT --rejection-category CAT] | pay --scope S | message --scope S --participant PID "
+            "--body TEXT | setup-hooks --workspace ID --target-url URL; any with --dry-run")
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=ACTIONS)
+        parser.add_argument("--scope", default="", help='What runs on Prolific: "campaign:<id>".')
+        parser.add_argument("--site-url", default="", help="This site's public address (publish).")
+        parser.add_argument("--reject-message", default="", help="review: at least 100 characters, to the participant.")
+        parser.add_argument("--rejection-category", default="", help="review: e.g. LOW_EFFORT, FAILED_CHECK.")
+        parser.add_argument("--participant", action="append", default=[], help="message: a PROLIFIC_PID (repeatable).")
+        parser.add_argument("--body", default="", help="message: the text.")
+        parser.add_argument("--workspace", default="", help="setup-hooks: the Prolific workspace id.")
+        parser.add_argument("--target-url", default="",
+                            help="setup-hooks: https://<site>/api/v1/crowd/prolific/webhook/")
+        parser.add_argument("--dry-run", action="store_true", help="Print the requests instead of sending them.")
+
+    def handle(self, *args, action, dry_run, **options):
+        scope = options["scope"]
+        calls = {
+            "publish": lambda: prolific_services.publish(scope, options["site_url"], dry_run),
+            "sync": lambda: prolific_services.sync_submissions(scope, dry_run),
+            "review": lambda: prolific_services.review(scope, options["reject_message"],
+                                                       options["rejection_category"], dry_run),
+            "pay": lambda: prolific_services.pay_bonuses(scope, dry_run),
+            "message": lambda: prolific_services.message(scope, options["participant"], options["body"], dry_run),
+            "setup-hooks": lambda: prolific_services.set_up_hooks(options["workspace"], options["target_url"], dry_run),
+        }
+        try:
+            result = calls[action]()
+        except DomainError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from None
+        self.stdout.write(json.dumps(result, indent=2))
