@@ -152,6 +152,10 @@ class Run(StatusTransitions, models.Model):
         help_text="Generation settings sent with every request (modeleval.generation): temperature, top_p, "
         "max_tokens, seed, stop, reasoning_effort, thinking_budget, enable_thinking; the model's defaults otherwise.",
     )
+    recipe = models.JSONField(
+        default=dict, blank=True, help_text='The recipe run this is (modeleval.recipes): {"name", "version", "entry", '
+        '"settings"}, its settings being the recipe\'s defaults; empty for a run launched on its own.',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

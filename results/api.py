@@ -15,10 +15,15 @@ from . import services
 
 
 class ResultRowSerializer(serializers.Serializer):
-    name = serializers.CharField()
+    name = serializers.CharField(help_text="A model row's label: model · condition · visual input[ · subset]"
+                                 "[ · protocol][ · n-shot][ · settings that differ from the recipe's] (run N).")
     kind = serializers.CharField(help_text="chance, human or model.")
     n = serializers.IntegerField(allow_null=True, help_text="Items scored.")
     result = serializers.JSONField(allow_null=True, help_text="The scorer's output (overall, by, ...).")
+    run = serializers.IntegerField(required=False, help_text="Model rows: the run.")
+    setting = serializers.JSONField(required=False, help_text="Model rows: condition, visual_input, subset, "
+                                    "protocol, examples, prompts and the settings that differ (modeleval.labels).")
+    comparable = serializers.CharField(required=False, help_text="Model rows with equal keys are ranked together.")
 
 
 class RadarSerializer(serializers.Serializer):
@@ -35,6 +40,8 @@ class ResultTablesSerializer(serializers.Serializer):
 
 
 class BenchmarkResultsSerializer(ResultTablesSerializer):
+    ablations = serializers.JSONField(help_text="[{axis, title, fixed, metrics, rows: [{name, run, model, value, "
+                                      "main, overall, difference}]}]: one model's runs differing on one axis.")
     benchmark = serializers.CharField()
     family = serializers.CharField()
     study = serializers.IntegerField(allow_null=True)

@@ -22,23 +22,29 @@ from core.errors import NotFound
 from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
 from modeleval import services as modeleval_services
+from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
+
+from .ablations import ablation_tables
 
 HUMAN, MODEL, CHANCE = "human", "model", "chance"
 CHANCE_NAMES = {"random": "Random", "random++": "Random++"}
 
 
-def result_row(name: str, kind: str, result: dict | None) -> dict:
-    return {"name": name, "kind": kind, "n": (result or {}).get("n_items"), "result": result}
+def result_row(name: str, kind: str, result: dict | None, **extra) -> dict:
+    return {"name": name, "kind": kind, "n": (result or {}).get("n_items"), "result": result, **extra}
 
 
 def human_row_name(study: Study) -> str:
     return f"Human — {study.name}"
 
 
-def model_row_name(run: Run) -> str:
-    return f"{run.model.name} (run {run.pk})"
+def model_row(run: Run, result: dict | None) -> dict:
+    """A run's row, named by its label (model x condition x visual input x subset x settings); rows
+    with the same `comparable` key are ranked against each other."""
+    return result_row(run_label(run), MODEL, result, run=run.pk, setting=run_setting(run),
+                      comparable=comparable_key(run))
 
 
 def chance_rows(family: str, items, by: list[str]) -> list[dict]:
@@ -101,15 +107,16 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
             )
         ]
         humans = [row for row in humans if row["n"]]
-        models = [result_row(model_row_name(run), MODEL, run.scores) for run in runs]
+        models = [model_row(run, run.scores) for run in runs]
         items = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk"))
     else:
         if study.benchmark_id != benchmark.pk:
             raise NotFound("No such study on this benchmark.", field="study")
         humans = [result_row(human_row_name(study), HUMAN, study_results(study))]
         items = study_scored_items(study)
-        models = [result_row(model_row_name(run), MODEL, rescore_run(run, items, by)) for run in runs]
+        models = [model_row(run, rescore_run(run, items, by)) for run in runs]
     models = [row for row in models if row["n"]]
+    by_run = {run.pk: run for run in runs}
     rows = chance_rows(family, items, by) + humans + models
     tables = paper_tables(family, rows)
     return {
@@ -119,6 +126,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         "tables": tables,
         "radar": radar_chart(family, [row for row in rows if row["kind"] != CHANCE]),
         "rows": rows,
+        "ablations": ablation_tables([(by_run[row["run"]], row["result"]) for row in models], tables[0]["metrics"]),
         "by": tables[0]["by"],
         "metrics": tables[0]["metrics"],
         "columns": tables[0]["columns"],

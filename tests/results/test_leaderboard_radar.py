@@ -8,6 +8,7 @@ from frontend.radar import radar_svg
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import answer_item, current_item, start_session
 from modeleval import services
+from modeleval.labels import run_label
 from modeleval.models import Prediction, Run
 from scoring import score
 from scoring.tables import breakdowns, radar_chart
@@ -99,7 +100,7 @@ def test_leaderboard_page_and_json_carry_the_radar_of_human_and_model_rows(clien
         "axes": AXES,
         "series": [
             {"name": "Human — Pilot", "kind": "human", "values": HUMAN_EM},
-            {"name": f"{run.model.name} (run {run.pk})", "kind": "model", "values": MODEL_EM},
+            {"name": run_label(run), "kind": "model", "values": MODEL_EM},
         ],
     }
     page = client.get(f"/results/{benchmark.slug}/").content.decode()

@@ -18,6 +18,7 @@ from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.results import study_results
 from humaneval.services.sessions import answer_item, current_item, start_session
 from modeleval import services as modeleval_services
+from modeleval.labels import run_label
 from modeleval.models import Prediction, Run
 from results import services as results_services
 from scoring.tables import breakdowns, latex_escape
@@ -110,8 +111,9 @@ def test_chance_human_and_model_rows_from_one_function(setup):
     model_name = vanilla.model.name
     assert [(row["name"], row["kind"]) for row in data["rows"]] == [
         ("Random", "chance"), ("Random++", "chance"), ("Human — Pilot", "human"),
-        (f"{model_name} (run {vanilla.pk})", "model"), (f"{model_name} (run {circular.pk})", "model"),
+        (run_label(vanilla), "model"), (run_label(circular), "model"),
     ]
+    assert run_label(circular).startswith(f"{model_name} · main · ") and " · circular (run " in run_label(circular)
     chance, chance_pp, human, vanilla_row, circular_row = data["rows"]
 
     # chance rows: scoring.chance_levels on the approved items' gold lines

@@ -1,0 +1,67 @@
+"""What a run is, said in its label: model x prompt condition x visual input x item subset x protocol
+x in-context examples x the generation settings that differ from its recipe's defaults.
+
+`run_setting` is that description without the model: runs with equal settings are comparable (the
+best of a column is chosen among them), and runs of one model whose settings differ on one axis
+form an ablation table (results/ablations.py)."""
+
+import json
+
+from benchmarks.protocols import Protocol
+
+from . import visual_inputs
+from .models import Run
+
+# The axes a run's setting varies on, each with its main value (visual input: the model's modality).
+AXES = ("condition", "visual_input", "subset", "protocol", "examples", "prompts", "settings")
+MAIN = {"condition": "main", "subset": {}, "protocol": "vanilla", "examples": 0, "prompts": {}, "settings": {}}
+
+
+def differing_settings(run: Run) -> dict:
+    """The run's generation settings that differ from its recipe's defaults (all of them without a recipe)."""
+    defaults = (run.recipe or {}).get("settings") or {}
+    return {name: value for name, value in sorted((run.settings or {}).items()) if defaults.get(name) != value}
+
+
+def run_setting(run: Run) -> dict:
+    templates = ((run.prompt_templates or {}).get("templates") or {}).items()
+    return {
+        "condition": run.prompt_template.condition if run.prompt_template else "main",
+        "visual_input": run.visual_input,
+        "subset": run.subset or {},
+        "protocol": Protocol.from_data(run.protocol).name,
+        "examples": len(run.examples or []),
+        "prompts": {value: chosen["condition"] for value, chosen in sorted(templates)},
+        "settings": differing_settings(run),
+    }
+
+
+def main_value(run: Run, axis: str):
+    return visual_inputs.model_default(run.model) if axis == "visual_input" else MAIN[axis]
+
+
+def comparable_key(run: Run) -> str:
+    """Equal for runs whose rows may be ranked against each other: every setting but the model."""
+    return json.dumps(run_setting(run), sort_keys=True)
+
+
+def axis_text(axis: str, value) -> str:
+    if axis == "subset":
+        return " & ".join(f"{tag}={','.join(values)}" for tag, values in sorted(value.items())) or "all items"
+    if axis == "examples":
+        return f"{value}-shot" if value else "zero-shot"
+    if axis == "prompts":
+        return ", ".join(f"{v}: {c}" for v, c in value.items()) or "one prompt"
+    if axis == "settings":
+        return ", ".join(f"{name}={json.dumps(v) if not isinstance(v, str) else v}" for name, v in value.items()) \
+            or "defaults"
+    return str(value)
+
+
+def run_label(run: Run) -> str:
+    """`Model · condition · visual input[ · subset][ · protocol][ · n-shot][ · prompts][ · settings] (run N)`."""
+    setting = run_setting(run)
+    parts = [run.model.name, setting["condition"], setting["visual_input"]]
+    parts += [axis_text(axis, setting[axis]) for axis in ("subset", "protocol", "examples", "prompts", "settings")
+              if setting[axis] != MAIN[axis]]
+    return f"{' · '.join(parts)} (run {run.pk})"
