@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from core.errors import Conflict, DomainError, NotFound
+from core.errors import Conflict, DomainError
 
 from .models import CrowdPlatform, PlatformSubmission, ProlificBonus, ProlificHookSecret, ProlificStudy
 from .prolific import ProlificClient, ProlificError, check_rejection
@@ -59,14 +59,14 @@ def target_of(scope: str) -> Target:
         raise DomainError(f"Must be one of {', '.join(f'{r}:<id>' for r in sorted(TARGETS))}.", field="scope")
     target = TARGETS[room](int(pk))
     if target is None:
-        raise NotFound(f"No {room} {pk}.", field="scope")
+        raise DomainError(f"There is no {room} {pk}.", field="scope")
     return target
 
 
 def study_of(scope: str) -> ProlificStudy:
     study = ProlificStudy.objects.filter(scope=scope).order_by("-created_at").first()
     if study is None:
-        raise NotFound(f"{scope} is not published on Prolific.", field="scope")
+        raise DomainError(f"{scope or 'This'} is not published on Prolific.", field="scope")
     return study
 
 

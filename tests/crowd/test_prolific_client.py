@@ -4,10 +4,13 @@ hooks set up → publish → participants enter through the placeholders → sub
 delivery → approve and reject with the documented bodies → bonus set up and paid exactly once (a 429
 on the pay call included); redelivery, out-of-order events, a wrong signature."""
 
+import io
+import json
 import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation import services as annotation_services
@@ -210,3 +213,15 @@ def test_dry_runs_send_nothing_and_the_actions_are_for_admins_only(fake, campaig
                                                             "rejection_category": "LOW_EFFORT"},
                         content_type="application/json")
     assert short.status_code == 400 and list(short.json()) == ["message"]
+
+
+def test_the_command_prints_a_dry_run_and_names_a_bad_scope(fake, campaign):
+    out = io.StringIO()
+    call_command("prolific", "publish", "--scope", f"campaign:{campaign.pk}", "--site-url", "https://example.org",
+                 "--dry-run", stdout=out)
+    plan = json.loads(out.getvalue())
+    assert plan["dry_run"] and plan["requests"][0][2]["external_study_url"].startswith(
+        f"https://example.org/crowd/campaigns/{campaign.pk}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}")
+    assert fake.calls == []
+    with pytest.raises(CommandError, match="scope: There is no campaign 999999"):
+        call_command("prolific", "publish", "--scope", "campaign:999999", "--site-url", "https://example.org")
