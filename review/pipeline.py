@@ -384,7 +384,8 @@ def _generated_files(params: dict, sets: list[dict]) -> list[tuple[str, str, str
         for question in data["questions"]:
             by_template[question["template_filename"]].append(question)
         return [(template, f"{level}-{PurePosixPath(template).stem}.json",
-                 json.dumps({"info": data["info"], "split": level, "questions": questions}))
+                 json.dumps({"info": data["info"], "split": level, "questions": questions,
+                             "provenance": data["provenance"]}))
                 for template, questions in by_template.items()]
     by_subcategory = defaultdict(list)
     for states in sets:
@@ -396,8 +397,8 @@ def _generated_files(params: dict, sets: list[dict]) -> list[tuple[str, str, str
 
 def generate_stage(stage: PipelineStage, progress) -> dict:
     """Questions from scene metadata (review/generators), imported as `import_items` would import the
-    generator's files, one file per template: items already there (same benchmark id) are updated or
-    left alone, never duplicated."""
+    generator's files, one file per template: drafts in the review queue with the generator's
+    provenance; items already there (same benchmark id) are updated or left alone, never duplicated."""
     params = generate_params(stage.params, stage.benchmark)
     family = params["family"]
     sets = scene_sets(family, params["scenes"]) if "scenes" in params else stored_scene_sets(stage.benchmark, family)

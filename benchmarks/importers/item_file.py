@@ -65,7 +65,9 @@ def _field_lengths(record: ItemRecord) -> list[str]:
 
 def import_item_file(benchmark: Benchmark, name: str, text: str | bytes, author=None,
                      scene_required: bool | None = None, create_missing_scenes: bool = False) -> ImportReport:
-    """Import one file into the benchmark as approved items; all of it, or nothing.
+    """Import one file into the benchmark, all of it or nothing: a published benchmark's items as
+    approved (provenance source "published"), a generator's (its rows say `source: generated`) as
+    drafts for review with the generator's provenance.
 
     Items already there (same benchmark id) are updated in place when the file differs, else left
     alone. Scenes: Hypo3D items need theirs (`scene_required`); other families' items may come
@@ -140,13 +142,16 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
     for record in records:
         scene = scenes.get(record.scene_id) if record.scene_id else None
         change = changes.get((record.scene_id, record.change_text)) if record.change_text else None
-        provenance = {"source": "import", "file": name, "where": record.where}
+        # a published benchmark's items arrive approved; generated ones wait in the review queue
+        provenance = ({**record.generated, "source": "generated"} if record.generated else {"source": "published"})
+        provenance.update(file=name, where=record.where)
+        status = Item.Status.DRAFT if record.generated else Item.Status.APPROVED
         item = existing.get(record.external_id) if record.external_id else None
         if item is None:
             new_items.append(Item(
                 benchmark=benchmark, scene=scene, change=change, external_id=record.external_id,
                 source_index=record.source_index, question=record.question, answer_format=record.answer_format,
-                choices=record.choices, answers=record.answers, tags=record.tags, status=Item.Status.APPROVED,
+                choices=record.choices, answers=record.answers, tags=record.tags, status=status,
                 author=author, provenance=provenance,
             ))
             continue
@@ -161,6 +166,8 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
             continue
         for key, value in wanted.items():
             setattr(item, key, value)
+        if record.generated:  # a generator's new text is reviewed again
+            item.status = Item.Status.DRAFT
         item.provenance = {**(item.provenance or {}), **provenance}
         item.version += 1
         updated.append(item)
@@ -172,7 +179,7 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
 
 
 UPDATED_FIELDS = ("question", "answer_format", "choices", "answers", "tags", "source_index", "scene", "change",
-                  "provenance", "version")
+                  "provenance", "version", "status")
 
 
 def _existing_items(benchmark: Benchmark, records: list[ItemRecord]) -> dict[str, Item]:
@@ -200,7 +207,7 @@ def _changes(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes:
         if change is None:
             change = ContextChange.objects.create(
                 scene=scenes[scene_id], change_type=change_type or "", raw_text=text,
-                status=ContextChange.Status.APPROVED, author=author, provenance={"source": "import", "file": name},
+                status=ContextChange.Status.APPROVED, author=author, provenance={"source": "published", "file": name},
             )
         elif change_type and change.change_type != change_type:
             change.change_type = change_type

@@ -6,7 +6,16 @@ from collections.abc import Iterator
 
 from benchmarks.models import AnswerFormat
 
-from .rows import LETTERS, OPTION_PREFIX, ItemRecord, Problem, each_json_record, need, text_id
+from .rows import (
+    LETTERS,
+    OPTION_PREFIX,
+    ItemRecord,
+    Problem,
+    each_json_record,
+    generated_provenance,
+    need,
+    text_id,
+)
 
 
 def _m3_letters(value) -> list[str]:
@@ -35,6 +44,7 @@ def m3verse_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]
             tags={"state_type": row.get("state_type", ""), "category": row.get("category", ""),
                   "subcategory": row.get("subcategory", ""), "capabilities": row.get("capabilities") or [],
                   "hallucination": bool(row.get("hallucination"))},
+            generated=generated_provenance(row, where),
         )
 
     return each_json_record(text, build)

@@ -42,6 +42,18 @@ class ItemRecord:
     change_text: str | None = None
     change_type: str | None = None
     image: ImageData | None = None
+    generated: dict | None = None  # a generator's provenance: the item arrives as a draft for review
+
+
+def generated_provenance(row: dict, where: str, file_level: dict | None = None) -> dict | None:
+    """The provenance a generator (review/generators) writes on a row or its file, when it says
+    `source: generated`; what a published file carries is not read as one."""
+    provenance = row.get("provenance") if isinstance(row.get("provenance"), dict) else file_level
+    if not isinstance(provenance, dict) or provenance.get("source") != "generated":
+        return None
+    if not isinstance(provenance.get("generator"), str) or not provenance["generator"]:
+        raise ValueError(f"{where}: a generated item's provenance names its generator")
+    return provenance
 
 
 @dataclass

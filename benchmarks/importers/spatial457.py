@@ -16,6 +16,7 @@ from .rows import (
     as_rows,
     cell,
     each_record,
+    generated_provenance,
     need,
     numbered,
     read_json_or_jsonl,
@@ -55,8 +56,9 @@ def spatial457_records(text: str, name: str = "") -> Iterator[ItemRecord | Probl
     data = read_json_or_jsonl(text)
     if isinstance(data, dict) and "questions" in data:
         rows, file_level = data.get("questions") or [], data.get("split")
+        generated = data.get("provenance")  # review/generators/spatial457 writes it beside `info`
     else:
-        rows, file_level = as_rows(data), None
+        rows, file_level, generated = as_rows(data), None, None
     if not isinstance(rows, list):
         raise ImportFileError("'questions' must be a list")
 
@@ -77,7 +79,7 @@ def spatial457_records(text: str, name: str = "") -> Iterator[ItemRecord | Probl
             where=where, question=str(need(row, "question", where)), answer_format=AnswerFormat.OPEN,
             answers=[spatial457_answer(answer)], external_id=external_id, id_label="question_index", tags=tags,
             scene_id=row.get("scene_id") or row.get("image_filename") or (external_id if image else None) or None,
-            image=image,
+            image=image, generated=generated_provenance(row, where, generated),
         )
 
     return each_record(numbered(rows, "question"), build)

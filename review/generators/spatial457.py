@@ -27,6 +27,7 @@ import random
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "spatial457"
+VERSION = "1.1"
 
 # CLEVR's camera (render_images.py defaults): unit vectors on the ground plane.
 DEFAULT_DIRECTIONS = {
@@ -469,8 +470,12 @@ def generate(
                         "question_index": start_index + len(questions),
                     }
                 )
+    scenes_used = sorted({q["image_filename"] for q in questions})
     return {
         "info": {"split": level, "generator": "hypolab.spatial457", "seed": seed},
         "split": level,
         "questions": questions,
+        # import_items reads it: generated questions arrive as drafts for review
+        "provenance": {"source": "generated", "generator": "spatial457", "version": VERSION, "seed": seed,
+                       "level": level, "scenes": scenes_used},
     }
