@@ -8,6 +8,7 @@ import csv
 import io
 import re
 import secrets
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
@@ -23,10 +24,23 @@ from .models import BlockedWorker, CrowdPlatform, CrowdWorker, PlatformSubmissio
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
-# Other platforms' links (MTurk, CloudResearch): the worker's id and the assignment they work on.
-WORKER_PARAMS = ("worker_id", "workerId", "participant_id")
+# Other platforms' links (MTurk, CloudResearch Connect): the worker's id and the assignment they work
+# on. Connect's link carries participantId, assignmentId and projectId (the earlier snake_case names
+# still work for links already handed out).
+WORKER_PARAMS = ("worker_id", "workerId", "participantId", "participant_id")
 ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
+
+# MTurk took no new customers from 30 July 2026 and AWS says it closes on 30 September 2026: its links
+# keep working for work made before, and it is not offered for anything newer.
+MTURK_CLOSED_TO_NEW = date(2026, 7, 30)
+MTURK_NOTE = ("Closing: MTurk took no new customers from 30 July 2026 and closes for good on 30 September 2026 "
+              "(mturk.com/help); export what you need before then.")
+
+
+def offers_mturk(created_at) -> bool:
+    """Whether a campaign or study made at `created_at` is still offered an MTurk link."""
+    return created_at is not None and created_at.date() < MTURK_CLOSED_TO_NEW
 
 
 # --- Arrival -------------------------------------------------------------------------------------
@@ -35,7 +49,8 @@ MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a H
 def parse_crowd_params(params) -> dict:
     """Read the platform ids from an entry URL's query: Prolific's PROLIFIC_PID, STUDY_ID and
     SESSION_ID, or another platform's worker id with its assignment id (MTurk `workerId` and
-    `assignmentId`; CloudResearch `participant_id` and `assignment_id`). All of them are needed: the
+    `assignmentId`; CloudResearch Connect `participantId` and `assignmentId`, or the older
+    `participant_id` and `assignment_id`). All of them are needed: the
     session (assignment) id is the credential, since a worker id is no secret. The field named in
     errors is the URL parameter."""
     if params.get("PROLIFIC_PID"):

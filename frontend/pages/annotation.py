@@ -162,5 +162,5 @@ def campaign_dashboard(request, campaign_id):
         "campaign": campaign, "progress": annotation_progress.campaign_progress(campaign),
         "page_data": {"campaign": campaign.pk},
         "rate": f"${campaign.pay_cents / 100:.2f} per {campaign.pay_unit} accepted descriptions",
-        "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/"),
+        "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/", campaign.created_at),
     })

@@ -96,7 +96,7 @@ def _render(request, benchmark, campaign, form, error=None, status=200):
         "benchmark": benchmark, "campaign": campaign, "form": form, "error": error or {},
         "quiz_rows": quiz, "type_rows": types, "kinds": Campaign.Kind.choices, "change_types": ChangeType.choices,
         "scenes": benchmark.scenes.order_by("external_id"),
-        "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/") if campaign else [],
+        "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/", campaign.created_at) if campaign else [],
     }, status=status)
 
 

@@ -15,7 +15,8 @@ BACKEND = "core.auth.CachedModelBackend"
 def carries_platform_ids(params) -> bool:
     """Whether an entry link carries a crowd platform's worker id (Prolific, MTurk, CloudResearch);
     without one, a signed-in user of the right role just goes on."""
-    return any(params.get(name) for name in ("PROLIFIC_PID", "worker_id", "workerId", "participant_id"))
+    return any(params.get(name) for name in ("PROLIFIC_PID", "worker_id", "workerId", "participant_id",
+                                             "participantId"))
 
 
 def error_page(request, exc: DomainError):

@@ -15,24 +15,30 @@ from modeleval.models import Run
 from review import services as review_services
 
 # Query strings the crowd platforms fill in. Prolific and CloudResearch Connect replace the
-# {{%...%}} placeholders; MTurk appends assignmentId, hitId and workerId to an ExternalQuestion URL
-# itself. The entry reads the worker id with its session (assignment) id from each.
+# {{%...%}} placeholders (Connect's names as public integrations use them: check them in Connect's
+# study wizard); MTurk appends assignmentId, hitId and workerId to an ExternalQuestion URL itself.
+# The entry reads the worker id with its session (assignment) id from each.
 CROWD_TEMPLATES = (
     ("prolific", "Prolific", "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
-     "Paste as the study URL; Prolific fills in the three ids."),
+     "Paste as the study URL; Prolific fills in the three ids (or publish it from here: manage.py prolific)."),
     ("cloudresearch", "CloudResearch Connect",
-     "?participant_id={{%PARTICIPANT_ID%}}&assignment_id={{%ASSIGNMENT_ID%}}&project_id={{%PROJECT_ID%}}",
-     "Paste as the survey URL; Connect fills in the participant, assignment and project ids."),
-    ("mturk", "MTurk", "",
-     "Use as the ExternalQuestion URL; MTurk appends assignmentId, hitId and workerId."),
+     "?participantId={{%PARTICIPANT_ID%}}&assignmentId={{%ASSIGNMENT_ID%}}&projectId={{%PROJECT_ID%}}",
+     "Paste as the survey URL; Connect fills in the participant, assignment and project ids. For completion, set "
+     "the completion URL to the redirect URL Connect's wizard gives (or show its code); send screen-outs to its "
+     "Partial Redirects, not to the completion URL."),
+    ("mturk", "MTurk (closing)", "",
+     crowd_services.MTURK_NOTE + " Kept for campaigns made before then; MTurk appends assignmentId, hitId and "
+     "workerId to the ExternalQuestion URL."),
 )
 
 
-def crowd_links(request, path: str) -> list[dict]:
-    """Copyable entry links of one campaign or study for each crowd platform."""
+def crowd_links(request, path: str, created_at=None) -> list[dict]:
+    """Copyable entry links of one campaign or study (made at `created_at`) for each crowd platform;
+    MTurk only for work made before it closed to new customers (crowd.services.offers_mturk)."""
     base = request.build_absolute_uri(path)
     return [{"key": key, "platform": name, "url": base + query, "note": note}
-            for key, name, query, note in CROWD_TEMPLATES]
+            for key, name, query, note in CROWD_TEMPLATES
+            if key != "mturk" or crowd_services.offers_mturk(created_at)]
 
 
 def admin_pipelines() -> list[dict]:
@@ -143,9 +149,10 @@ def home(request):
         studies = Study.objects.filter(is_open=True).select_related("benchmark").order_by("name")
         context |= {
             "pipelines": admin_pipelines(),
-            "campaigns": [{"campaign": c, "links": crowd_links(request, f"/crowd/campaigns/{c.pk}/")}
+            "campaigns": [{"campaign": c, "links": crowd_links(request, f"/crowd/campaigns/{c.pk}/", c.created_at)}
                           for c in campaigns],
-            "studies": [{"study": s, "links": crowd_links(request, f"/crowd/studies/{s.pk}/")} for s in studies],
+            "studies": [{"study": s, "links": crowd_links(request, f"/crowd/studies/{s.pk}/", s.created_at)}
+                        for s in studies],
         }
     if context["is_reviewer"]:
         context["queues"] = reviewer_queues(user)

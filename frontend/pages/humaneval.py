@@ -207,7 +207,7 @@ def study_settings(request, study_id):
             return redirect("study_settings", study_id=study.pk)
     return render(request, "frontend/study_settings.html", {
         "study": study, "form": form, "error": error, "default_consent": DEFAULT_CONSENT,
-        "links": crowd_links(request, f"/crowd/studies/{study.pk}/"),
+        "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
     }, status=status)
 
 
@@ -227,7 +227,7 @@ def study_results(request, study_id):
             "study": study,
             "human": results_services.human_result(data),
             "tables": data["tables"],
-            "links": crowd_links(request, f"/crowd/studies/{study.pk}/"),
+            "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
         },
     )
 

@@ -199,7 +199,7 @@ def test_crowd_link_templates_for_each_platform_on_campaign_and_study_pages(clie
     study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk]), None)
     client.force_login(UserFactory(role=roles.ADMIN))
     prolific = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
-    connect = "?participant_id={{%PARTICIPANT_ID%}}&amp;assignment_id={{%ASSIGNMENT_ID%}}"
+    connect = "?participantId={{%PARTICIPANT_ID%}}&amp;assignmentId={{%ASSIGNMENT_ID%}}"
     for url, entry in ((f"/campaigns/{campaign.pk}/settings/", f"/crowd/campaigns/{campaign.pk}/"),
                        (f"/campaigns/{campaign.pk}/dashboard/", f"/crowd/campaigns/{campaign.pk}/"),
                        (f"/studies/{study.pk}/settings/", f"/crowd/studies/{study.pk}/"),
@@ -207,7 +207,7 @@ def test_crowd_link_templates_for_each_platform_on_campaign_and_study_pages(clie
         page = client.get(url).content.decode()
         assert f"http://testserver{entry}{prolific}" in page, url
         assert f"http://testserver{entry}{connect}" in page, url
-        assert 'data-platform="mturk"' in page and f'value="http://testserver{entry}"' in page, url
+        assert 'data-platform="mturk"' not in page, url  # MTurk closed to new customers (crowd.services)
         assert "=…" not in page, url
     manage = client.get(f"/manage/{item.benchmark.slug}/").content.decode()
     assert f"/crowd/studies/{study.pk}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in manage and "=…" not in manage
