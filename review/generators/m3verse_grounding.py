@@ -20,6 +20,7 @@ DATA = Path(__file__).resolve().parent / "data" / "m3verse"
 # AI2-THOR reports these object states at an object's top level
 STATE_KEYS = ("isOpen", "isToggled", "isDirty", "isCooked", "isFilledWithLiquid", "isBroken", "isSliced", "isUsedUp")
 ATTRIBUTE_KEYS = ("color", "material", "shape", *STATE_KEYS)
+ABILITY_KEYS = ("sliceable", "canBeUsedUp")  # what AI2-THOR says an object can undergo
 INTRINSIC = ("color", "shape", "material")  # asset-level attributes a name may use, in this order
 # receptacles one puts things *in* (the rest hold things *on* them)
 CONTAINERS = {"Fridge", "Cabinet", "Drawer", "Microwave", "Box", "Bowl", "Sink", "SinkBasin", "GarbageCan",
@@ -94,7 +95,7 @@ def _size(obj: dict) -> tuple[float, float, float] | None:
 
 
 def normalise(obj: dict) -> dict:
-    """One object in one shape: {id, type, position, parent, room, size, attributes}."""
+    """One object in one shape: {can, id, type, position, parent, room, size, attributes}."""
     attributes = dict(obj.get("attributes") or {})
     for key in ATTRIBUTE_KEYS:
         if obj.get(key) is not None:
@@ -111,6 +112,7 @@ def normalise(obj: dict) -> dict:
         parent = obj["parentReceptacles"][0]
     object_id = str(obj.get("id", obj.get("objectId")))
     return {
+        "can": {key: obj[key] for key in ABILITY_KEYS if isinstance(obj.get(key), bool)},
         "id": object_id,
         "type": str(obj.get("type") or obj.get("objectType") or type_of_id(object_id)),
         "position": _xyz(obj.get("position") or [0, 0, 0]),

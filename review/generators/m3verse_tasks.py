@@ -30,7 +30,10 @@ STATE_COMPARISONS = {
     "liquid_state_comparison": ("isFilledWithLiquid", "filled", "empty"),
     "breaking_state_comparison": ("isBroken", "broken", "intact"),
 }
-STATE_CHANGES = {"slicing_state_change": "isSliced", "usage_state_change": "isUsedUp"}
+# sub-task -> (AI2-THOR state, the ability it needs, the paper's types that have it)
+STATE_CHANGES = {"slicing_state_change": ("isSliced", "sliceable", ("Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato")),
+                 "usage_state_change": ("isUsedUp", "canBeUsedUp", ("ToiletPaper", "SoapBottle", "PaperTowelRoll",
+                                                                     "TissueBox"))}
 COLOURS = ("white", "black", "red", "blue", "green", "yellow", "brown", "gray", "silver", "orange", "pink")
 SHAPES = ("round", "rectangular", "cylindrical", "square", "oval", "spherical", "curved", "flat")
 MATERIALS = ("wood", "metal", "plastic", "glass", "ceramic", "fabric", "stone", "paper", "rubber")
@@ -63,13 +66,19 @@ class Context:
         return first if first is not None and first == second else None
 
     def labels(self, ids, name) -> list[str] | None:
-        """Option texts for objects (None when one has no name); all of a type at once by its noun."""
-        texts = []
-        for oid in ids:
-            found = name(oid)
-            if found is None:
-                return None
-            texts.append(found.option())
+        """Option texts for objects (None when one has no name); every object of a type at once by its
+        noun ("Bread slices": the slices a knife made are told apart by nothing)."""
+        texts, ids = [], set(ids)
+        for kind in sorted({self.g.every[i]["type"] for i in ids}):
+            of_kind = [i for i in self.g.every if self.g.every[i]["type"] == kind]
+            if len(of_kind) > 1 and set(of_kind) <= ids:
+                texts.append(_cap(plural(readable(kind))))
+                continue
+            for oid in sorted(i for i in ids if self.g.every[i]["type"] == kind):
+                found = name(oid)
+                if found is None:
+                    return None
+                texts.append(found.option())
         return sorted(set(texts))
 
     def others(self, ids, name, excluded) -> list[str]:
@@ -178,12 +187,13 @@ def _state_changes(ctx: Context) -> list[Spec]:
             truth = _cap(combos[(0 if was else 2) + (0 if now else 1)])
             specs.append(Spec(subtask, {"object_name": name.the()}, {"object": name.the()}, [truth],
                               [_cap(c) for c in combos], objects=[oid]))
-    for subtask, key in STATE_CHANGES.items():
+    for subtask, (key, ability, kinds) in STATE_CHANGES.items():
         unchanged = []
         for oid in sorted(ctx.both):
             was, now = ctx.before[oid]["attributes"].get(key), ctx.after[oid]["attributes"].get(key)
-            name = ctx.steady(oid)
-            if was is False and name is not None:
+            name, obj = ctx.steady(oid), ctx.before[oid]
+            able = obj["can"].get(ability, obj["type"] in kinds)
+            if was is False and name is not None and (now or able):
                 spec = Spec(subtask, {"object_name": name.the()}, {"object": name.the()},
                             ["Yes" if now else "No"], ["No" if now else "Yes"], objects=[oid])
                 (specs if now else unchanged).append(spec)

@@ -5,7 +5,8 @@
 
 Spatial457: SCENES.json is CLEVR's scene JSON (one scene, a list, or {"scenes": [...]}); one level per
 file, as published (`--level`, default L3_2d_spatial; `--per-template N`). M3-Verse: STATES.json holds
-the two states' objects (`--scene-meta` alone may hold them too). One JSON line reports what was written."""
+the two states' objects (`--scene-meta` alone may hold them too), ours or AI2-THOR's metadata; the rows carry
+their provenance, so `import_items` brings them in as drafts for review. One JSON line reports what was written."""
 
 import json
 from pathlib import Path
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         """Both states in one file, or --scene-meta as state 0 and --states as state 1."""
 
         def both(data):
-            return isinstance(data, dict) and ("states" in data or "state_0" in data)
+            return isinstance(data, dict) and ("states" in data or "state_0" in data or "before" in data)
 
         if states is None:
             states = meta
