@@ -8,8 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from benchmarks.models import AssetRole, Benchmark, Item, Release
+from benchmarks.models import AssetRole, Item, Release
 from benchmarks.services import gold_row
+from core import roles
 from scoring.__main__ import main as scoring_main
 from tests.benchmarks.test_import_published import (
     CAUSAL,
@@ -25,7 +26,7 @@ from tests.benchmarks.test_import_published import (
     srbench_rows,
     tsv,
 )
-from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory
+from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -179,7 +180,7 @@ def test_3dsrbench_tsv_writes_each_image_once_and_flip_rows_on_the_mirrored_one(
     assert (tmp_path / "vlmevalkit.tsv").read_bytes() == (tmp_path / "3dsrbench.tsv").read_bytes()
 
 
-def test_an_item_the_shape_cannot_hold_is_named_on_the_card_and_the_rest_is_written(tmp_path):
+def test_an_item_the_shape_cannot_hold_is_named_on_the_card_and_the_rest_is_written(tmp_path, client):
     bench = BenchmarkFactory(family="3dsrbench")
     ItemFactory(change__scene__benchmark=bench, answer_format="single", choices=["left", "right"], answers=["A"],
                 tags={}, question="Is the cup left or right of the lamp?")
@@ -189,5 +190,7 @@ def test_an_item_the_shape_cannot_hold_is_named_on_the_card_and_the_rest_is_writ
     assert "subtype" in release.card["not_written"]["published"] and release.status == "ready"
     assert "published not written: Item " in err.getvalue()
     assert (out / "items.jsonl").is_file() and not (out / "3dsrbench.tsv").exists()
-    assert Benchmark.objects.filter(slug=bench.slug).exists()
+    client.force_login(UserFactory(role=roles.ADMIN))
+    page = client.get(f"/releases/{release.pk}/").content.decode()
+    assert "published not written: Item " in page and ">lmms_eval</a>" in page
 
