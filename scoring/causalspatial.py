@@ -118,7 +118,8 @@ FAMILY = Family(
         Table("levels", "Accuracy (Not-Sure rate) by level and task, mean ± std over repeats (CausalSpatial "
               "Tables 2 and 4)", ("accuracy", "not_sure_rate"),
               by="task", order=("collision", "compatibility", "occlusion", "trajectory"),
-              within="level", within_order=("L1", "L2"), group_average="last", not_ranked=("not_sure_rate",)),
+              within="level", within_order=("L1", "L2"), group_average="last", not_ranked=("not_sure_rate",),
+              interval_style="brackets"),
     ),
     radar_axis="task",
     question_types=("collision", "compatibility", "occlusion", "trajectory"),

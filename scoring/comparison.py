@@ -65,16 +65,37 @@ def paired_bootstrap(
     n_units = int(labels.max()) + 1
     sums = np.zeros((n_units, 3))
     np.add.at(sums, labels, np.column_stack([a_values, b_values, np.ones_like(a_values)]))
+    return paired_tallies(sums[:, 0], sums[:, 2], sums[:, 1], sums[:, 2], level, seed, resamples)
+
+
+def paired_tallies(
+    a_sums: Sequence[float],
+    a_counts: Sequence[float],
+    b_sums: Sequence[float],
+    b_counts: Sequence[float],
+    level: float = 0.95,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> dict:
+    """`paired_bootstrap` on units' tallies: row a's metric is sum(a_sums) / sum(a_counts) (a ratio of
+    sums, as the scorer's), row b's likewise, both on the same units in the same order."""
+    tallies = np.column_stack([a_sums, a_counts, b_sums, b_counts]).astype(float)
+    if tallies.shape[0] == 0 or not tallies[:, 1].sum() or not tallies[:, 3].sum():
+        raise ValueError("a paired comparison needs both rows scored on some shared unit")
+    n_units = tallies.shape[0]
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n_units, np.full(n_units, 1 / n_units), size=resamples)
-    drawn = weights @ sums
-    differences = 100 * (drawn[:, 0] - drawn[:, 1]) / drawn[:, 2]
-    observed = 100 * (a_values.mean() - b_values.mean())
+    drawn = weights @ tallies
+    with np.errstate(divide="ignore", invalid="ignore"):
+        differences = 100 * (drawn[:, 0] / drawn[:, 1] - drawn[:, 2] / drawn[:, 3])
+    differences = differences[np.isfinite(differences)]
+    total = tallies.sum(axis=0)
+    observed = 100 * (total[0] / total[1] - total[2] / total[3])
     far = np.count_nonzero(np.abs(differences - observed) >= abs(observed) - 1e-9)
     return {
         "difference": round(float(observed), 2),
         "ci": holding_interval(differences, round(float(observed), 2), level),
-        "p_value": float((far + 1) / (resamples + 1)) if observed != 0 else 1.0,
+        "p_value": float((far + 1) / (differences.size + 1)) if observed != 0 else 1.0,
         "n_units": n_units,
         "test": "paired bootstrap",
     }

@@ -236,15 +236,17 @@ def score_records(
     by: Iterable[str] = (),
     run: Run | None = None,
     rows: bool = False,
+    units: bool = False,
 ) -> dict:
     run = run or Run()
     profile = resolve_profile(family, profile)
     with collector_paused():
-        return _score_records(family, gold, predictions, profile, by, run, rows)
+        return _score_records(family, gold, predictions, profile, by, run, rows, units)
 
 
 def _score_records(
-    family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run, rows: bool
+    family: Family, gold: Source, predictions: Source, profile: str, by: Iterable[str], run: Run, rows: bool,
+    units: bool,
 ) -> dict:
     settings = family.profiles[profile]
     reported = len(run.errors)
@@ -282,6 +284,7 @@ def _score_records(
     groups = grouping(items, by)
     combined = combined_metrics(family, items, runs, metrics, groups)
     about = add_intervals(family, items, runs, groups, combined, run.ci) if run.ci else None
+    paired = uncertainty.unit_tallies(family, items, runs, groups, run.ci and run.ci.cluster) if units else None
     overall = combined.pop(None)
     return {
         "family": family.name,
@@ -295,6 +298,7 @@ def _score_records(
         "extraction": methods,
         "errors": run.errors,
         **({"rows": read} if rows else {}),
+        **({"units": paired} if units else {}),
     }
 
 
@@ -311,6 +315,7 @@ def score(
     ci: float | None = None,
     ci_seed: int = uncertainty.DEFAULT_SEED,
     cluster: str | None = None,
+    units: bool = False,
 ) -> dict:
     """Score predictions against gold rows (dicts in the JSONL line formats); the object the CLI prints.
 
@@ -320,6 +325,8 @@ def score(
     the answer read and how (`{"id", "repeat", "answer", "method"}`). ci: a level such as 0.95 adds
     `ci` ({metric: [low, high]}) to `overall` and each `by` group, a bootstrap seeded by ci_seed over
     items (3DSRBench: questions), or over the values of the tag `cluster` (a human row's participants).
+    units: also give each unit's tallies (`uncertainty.unit_tallies`), what `scoring.tables` pairs
+    two rows on to mark a best model only where a paired test separates it from the next.
     """
     return score_records(
         get_family(family),
@@ -330,4 +337,5 @@ def score(
         Run(judge=judge, sbert=sbert,
             ci=None if ci is None else uncertainty.Bootstrap(ci, seed=ci_seed, cluster=cluster)),
         rows=rows,
+        units=units,
     )

@@ -117,6 +117,9 @@ class Table:
     optional: bool = False
     # metrics with no better direction: never marked best (Not-Sure rate, a difference)
     not_ranked: tuple[str, ...] = ()
+    # how a cell's interval is printed: "pm" (62.30 ± 2.10, its longer side) or "brackets"
+    # ([60.20, 64.40]: where ± already gives the spread over repeats, as CausalSpatial's tables do)
+    interval_style: str = "pm"
 
     @property
     def breakdowns(self) -> tuple[str, ...]:

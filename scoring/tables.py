@@ -4,17 +4,21 @@ study, model run or chance level), and their exports (CSV rows, LaTeX).
 The layouts are facts of the family (`Family.tables`, `radar_axis`, `question_types` in each family
 module); this file only reads them. A row is `{"name", "kind", "n", "result"}` (or the tuple
 `(name, kind, result)`), where `result` is a `score()` output or anything with its `overall` and
-`by` keys. A cell is one value per metric of the table: `{"metric", "value", "std", "best"}`,
-`std` being the spread over repeats the scorer reports as `<metric>_std` (None without repeats).
+`by` keys. A cell is one value per metric of the table: `{"metric", "value", "std", "ci", "best",
+"separated"}`, `std` being the spread over repeats the scorer reports as `<metric>_std` (None without
+repeats), `ci` its interval `[low, high]` where the result has one (`score(..., ci=)`).
 
 As in the papers, the best model is marked: per column and metric, the highest value among model
 rows when there are two or more (human and chance rows are references, not contestants); a metric
 with no better direction (Not-Sure rate, a difference) is never marked. Only comparable rows compete:
 model rows with the same `comparable` key (runs with the same prompt, input, items and settings).
+Where the rows carry the data to test it, the best is marked only where it is separated from the
+next (`scoring.ranking`: `separated` True or False; None where untested); `best_rule` says how.
 """
 
 from .engine import get_family
 from .family import Family, Table
+from .ranking import best_cells, best_rule
 
 OVERALL = "Overall"
 GROUP_AVERAGE = "Avg."
@@ -88,12 +92,13 @@ def columns(table: Table, rows: list[dict]) -> list[dict]:
     return cols
 
 
-def _value(table: Table, values: dict, metric: str) -> tuple[float | None, float | None]:
+def _value(table: Table, values: dict, metric: str) -> tuple[float | None, float | None, list | None]:
+    """(value, std, ci) of one metric of a cell."""
     for name, minuend, subtrahend in table.differences:
         if name == metric:
             a, b = values.get(minuend), values.get(subtrahend)
-            return (None if a is None or b is None else round(a - b, 2)), None
-    return values.get(metric), values.get(f"{metric}_std")
+            return (None if a is None or b is None else round(a - b, 2)), None, None
+    return values.get(metric), values.get(f"{metric}_std"), (values.get("ci") or {}).get(metric)
 
 
 def build_table(table: Table, rows) -> dict:
@@ -114,13 +119,16 @@ def build_table(table: Table, rows) -> dict:
     cohorts: dict[str, list[int]] = {}
     for r in ranked:
         cohorts.setdefault(rows[r].get("comparable") or "", []).append(r)
-    best = {}
-    for cohort, members in cohorts.items():
-        for c in range(len(cols)):
-            for m, metric in enumerate(table.metrics):
-                candidates = [grid[r][c][m][0] for r in members if grid[r][c][m][0] is not None]
-                if len(members) > 1 and metric not in table.not_ranked and candidates:
-                    best[(cohort, c, m)] = max(candidates)
+    best: dict = {}
+    comparisons: list[dict] = []
+    for members in cohorts.values():
+        found, compared = best_cells(table.metrics, table.not_ranked, [col["key"] for col in cols], rows, grid,
+                                     members)
+        best.update(found)
+        comparisons += compared
+    titles = [f"{col['group']} {col['label']}" if col["group"] else col["label"] for col in cols]
+    for entry in comparisons:
+        entry["column"] = titles[entry["column"]]
     groups: list[dict] = []
     for col in cols:
         if groups and groups[-1]["label"] == col["group"]:
@@ -136,6 +144,9 @@ def build_table(table: Table, rows) -> dict:
         "groups": [col["group"] for col in cols],
         "group_spans": groups if table.within else [],
         "keys": [col["key"] for col in cols],
+        "interval_style": table.interval_style,
+        "best_rule": best_rule(comparisons),
+        "comparisons": comparisons,
         "rows": [
             {
                 "name": row["name"],
@@ -147,10 +158,11 @@ def build_table(table: Table, rows) -> dict:
                             "metric": metric,
                             "value": value,
                             "std": std,
-                            "best": r in ranked and value is not None
-                            and best.get((row.get("comparable") or "", c, m)) == value,
+                            "ci": ci,
+                            "best": (r, c, m) in best and best[(r, c, m)] is not False,
+                            "separated": best.get((r, c, m)),
                         }
-                        for m, (metric, (value, std)) in enumerate(zip(table.metrics, cell, strict=True))
+                        for m, (metric, (value, std, ci)) in enumerate(zip(table.metrics, cell, strict=True))
                     ]
                     for c, cell in enumerate(cells)
                 ],
@@ -182,7 +194,7 @@ def paper_table(family: str | Family, rows) -> dict:
     main = family_record(family).tables[0]
     spec = main.breakdowns[-1] if main.breakdowns else None
     flat = Table(main.key, main.title, main.metrics, by=spec, differences=main.differences,
-                 not_ranked=main.not_ranked)
+                 not_ranked=main.not_ranked, interval_style=main.interval_style)
     return build_table(flat, rows)
 
 
@@ -216,14 +228,18 @@ def column_titles(table: dict) -> list[str]:
 
 def csv_rows(table: dict) -> list[list]:
     """The table as CSV rows: a header `row, kind, n, <column> <metric>...` (with `<column> <metric> std`
-    after each metric when some row has a spread), then one line per row; an empty value is ''."""
+    after each metric when some row has a spread, `... ci low`, `... ci high` when some row has an
+    interval), then one line per row; an empty value is ''."""
     spreads = any(v["std"] is not None for row in table["rows"] for cell in row["cells"] for v in cell)
+    intervals = any(v.get("ci") for row in table["rows"] for cell in row["cells"] for v in cell)
     header = ["row", "kind", "n"]
     for title in column_titles(table):
         for metric in table["metrics"]:
             header.append(f"{title} {metric}")
             if spreads:
                 header.append(f"{title} {metric} std")
+            if intervals:
+                header += [f"{title} {metric} ci low", f"{title} {metric} ci high"]
     lines = [header]
     for row in table["rows"]:
         line = [row["name"], row["kind"], "" if row["n"] is None else row["n"]]
@@ -232,6 +248,8 @@ def csv_rows(table: dict) -> list[list]:
                 line.append("" if v["value"] is None else v["value"])
                 if spreads:
                     line.append("" if v["std"] is None else v["std"])
+                if intervals:
+                    line += list(v["ci"]) if v.get("ci") else ["", ""]
         lines.append(line)
     return lines
 
@@ -247,13 +265,20 @@ def latex_escape(text) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
 
 
-def latex_number(value: float | None, std: float | None = None, best: bool = False) -> str:
-    """Two decimals, `$\\pm$ std` when repeated, bold when best; `--` when there is no value."""
+def latex_number(
+    value: float | None, std: float | None = None, best: bool = False, ci: list | None = None, style: str = "pm"
+) -> str:
+    """Two decimals, `$\\pm$ std` when repeated, the interval as `$\\pm$ half-width` (style "pm", its
+    longer side) or `[low, high]` (style "brackets"), bold when best; `--` when there is no value."""
     if value is None:
         return "--"
     text = f"{value:.2f}"
     if std is not None:
         text += f" $\\pm$ {std:.2f}"
+    if ci and style == "pm":
+        text += f" $\\pm$ {max(ci[1] - value, value - ci[0]):.2f}"
+    elif ci:
+        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
     return f"\\textbf{{{text}}}" if best else text
 
 
@@ -296,7 +321,11 @@ def latex_table(table: dict) -> str:
         if previous is not None and row["kind"] != previous:
             lines.append(r"\midrule")
         previous = row["kind"]
-        values = [latex_number(v["value"], v["std"], v["best"]) for cell in row["cells"] for v in cell]
+        values = [latex_number(v["value"], v["std"], v["best"], v.get("ci"), table.get("interval_style", "pm"))
+                  for cell in row["cells"] for v in cell]
         lines.append(" & ".join([latex_escape(row["name"]), *values]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if table.get("best_rule"):
+        lines.append(f"\\par\\smallskip{{\\footnotesize {latex_escape(table['best_rule'])}}}")
+    lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"

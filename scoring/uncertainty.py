@@ -185,3 +185,27 @@ def intervals(
             else:
                 result[key][metric] = holding_interval(samples[:, column], estimate, settings.level)
     return result, info
+
+
+def unit_id(family: Family, items: list[GoldItem], unit: list[int], cluster: str | None) -> str:
+    """What names a unit across rows scored on the same items: the cluster value, else the family's key."""
+    value = items[unit[0]].tags.get(cluster) if cluster else None
+    return f"{cluster}={value}" if value is not None else family.unit_key(items[unit[0]])
+
+
+def unit_tallies(
+    family: Family, items: list[GoldItem], runs: list[list[Outcome]], groups: Groups, cluster: str | None = None
+) -> dict:
+    """Each unit's tallies summed over repeats, for paired comparisons of two rows on their shared
+    units: {"ids": [unit id], "tallies": {"KEY|METRIC": [[unit index, sum, n], ...]}} (KEY "" for every
+    row, METRIC a tallied one)."""
+    units = resampling_units(family, items, cluster)
+    columns, table = _unit_tallies(family, items, runs, groups, units) if items else ([], None)
+    tallies = {}
+    for index, (key, metric) in enumerate(columns):
+        summed = table[:, index].sum(axis=1)
+        present = np.nonzero(summed[:, 1])[0]
+        tallies[f"{'' if key is None else key}|{metric}"] = [
+            [int(u), round(float(summed[u, 0]), 6), round(float(summed[u, 1]), 6)] for u in present
+        ]
+    return {"ids": [unit_id(family, items, unit, cluster) for unit in units], "tallies": tallies}
