@@ -8,7 +8,7 @@ compared on its own input); its rows are every varied model's runs, the main one
 
 import json
 
-from modeleval.labels import AXES, axis_text, main_value, run_label, run_setting
+from .labels import AXES, axis_text, main_value, run_label, run_setting
 
 
 def _key(value) -> str:

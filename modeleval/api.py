@@ -9,7 +9,7 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
 
-from . import generation, services
+from . import generation, labels, recipes, services
 from . import secrets as model_secrets
 from .models import ModelSpec
 
@@ -121,6 +121,48 @@ class RunList(APIView):
         run.refresh_from_db()
         warnings = generation.launch_warnings(run.model, run.repeats, run.settings)
         return Response({**services.run_progress(run), "warnings": warnings}, status=201)
+
+
+class RecipeLaunchSerializer(serializers.Serializer):
+    recipe = serializers.JSONField(help_text="A shipped recipe's name, or a recipe object (modeleval.recipes).")
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    models = serializers.ListField(child=serializers.IntegerField(), help_text="ModelSpec ids: every run for each.")
+    batch_size = serializers.IntegerField(default=8)
+
+
+class LaunchedRecipeSerializer(serializers.Serializer):
+    runs = serializers.JSONField(help_text="[{run, label, status, recipe}] in launch order.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class RecipeList(APIView):
+    """`GET /api/v1/recipes/`: the shipped recipes (the papers' protocols as data);
+    `POST /api/v1/recipes/launch/` launches every run of one for each model, all or none."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses={200: serializers.JSONField()}, operation_id="recipes_list")
+    def get(self, request):
+        return Response(recipes.shipped())
+
+
+class RecipeLaunch(APIView):
+    permission_classes = [IsAdmin]
+    serializer_class = RecipeLaunchSerializer
+
+    @extend_schema(request=RecipeLaunchSerializer, responses={201: LaunchedRecipeSerializer, 503: error(503)})
+    @idempotent
+    def post(self, request):
+        v = validated(RecipeLaunchSerializer, request)
+        runs = recipes.launch_recipe(v["recipe"], v["benchmark"], v["models"], request.user, v["batch_size"])
+        for run in runs:
+            run.refresh_from_db()
+        return Response({
+            "runs": [{"run": run.pk, "label": labels.run_label(run), "status": run.status, "recipe": run.recipe}
+                     for run in runs],
+            "warnings": [f"run {run.pk}: {warning}" for run in runs
+                         for warning in generation.launch_warnings(run.model, run.repeats, run.settings)],
+        }, status=201)
 
 
 class RunDetail(APIView):

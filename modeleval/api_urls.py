@@ -8,4 +8,6 @@ urlpatterns = [
     path("runs/<int:pk>/", api.RunDetail.as_view()),
     path("runs/<int:pk>/cancel/", api.RunCancel.as_view()),
     path("runs/<int:pk>/resume/", api.RunResume.as_view()),
+    path("recipes/", api.RecipeList.as_view()),
+    path("recipes/launch/", api.RecipeLaunch.as_view()),
 ]

@@ -37,6 +37,10 @@ def run_setting(run: Run) -> dict:
 
 
 def main_value(run: Run, axis: str):
+    """The axis's main value: the recipe's main run's (its first), else the platform's default."""
+    main = (run.recipe or {}).get("main") or {}
+    if axis in main:
+        return main[axis]
     return visual_inputs.model_default(run.model) if axis == "visual_input" else MAIN[axis]
 
 

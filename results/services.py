@@ -22,11 +22,10 @@ from core.errors import NotFound
 from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
 from modeleval import services as modeleval_services
+from modeleval.ablations import ablation_tables
 from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
-
-from .ablations import ablation_tables
 
 HUMAN, MODEL, CHANCE = "human", "model", "chance"
 CHANCE_NAMES = {"random": "Random", "random++": "Random++"}

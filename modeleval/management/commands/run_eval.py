@@ -8,9 +8,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
 from core.errors import DomainError
-from modeleval import generation, services
+from modeleval import generation, recipes, services
 from modeleval.generation import REASONING_EFFORTS
 from modeleval.models import ModelSpec, Run
+from modeleval.recipes.report import as_text, recipe_report
 from scoring.predfiles import PredictionFileError
 
 from .score_predictions import read_files
@@ -29,9 +30,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="Benchmark slug.")
         source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--model", help="Registered model name or id.")
+        source.add_argument("--model", action="append",
+                            help="Registered model name or id (repeatable with --recipe: every run for each).")
         source.add_argument("--outputs", action="append",
                             help="A file of outputs produced elsewhere (repeatable: one repeat per file).")
+        parser.add_argument("--recipe", metavar="NAME_OR_FILE",
+                            help="Launch every run of a recipe (a shipped name, or a JSON file of one recipe) for "
+                            "each --model, wait, and print the paper's tables and the ablations.")
+        parser.add_argument("--json", action="store_true", help="--recipe: print the tables as JSON.")
         parser.add_argument("--name", help="Recorded-outputs model name (default: the file's name).")
         parser.add_argument("--by", action="append", default=[], metavar="TAG",
                             help="--outputs: also report per value of this tag (repeatable).")
@@ -77,14 +83,42 @@ class Command(BaseCommand):
             raise CommandError(f"No benchmark with slug {options['benchmark']!r}.")
         if options["outputs"]:
             return self.run_recorded(benchmark, options)
-        key = options["model"]
+        models = [self.registered(key) for key in options["model"]]
+        if options.get("recipe"):
+            return self.run_recipe(benchmark, models, options)
+        if len(models) > 1:
+            raise CommandError("One --model per run; several go with --recipe.")
+        model = models[0]
+        run = self.launch(model, benchmark, options, options["repeats"],
+                          {"circular": options["circular"], "flip": options["flip"]})
+        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **(run.scores or {})}))
+
+    def registered(self, key: str) -> ModelSpec:
         model = ModelSpec.objects.filter(pk=int(key)).first() if key.isdigit() else None
         model = model or ModelSpec.objects.filter(name=key).first()
         if model is None:
             raise CommandError(f"No registered model {key!r}.")
-        run = self.launch(model, benchmark, options, options["repeats"],
-                          {"circular": options["circular"], "flip": options["flip"]})
-        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **(run.scores or {})}))
+        return model
+
+    def run_recipe(self, benchmark: Benchmark, models: list[ModelSpec], options):
+        recipe = options["recipe"]
+        if recipe.endswith(".json"):
+            try:
+                with open(recipe, encoding="utf-8") as handle:
+                    recipe = json.load(handle)
+            except (OSError, ValueError) as exc:
+                raise CommandError(f"--recipe: {exc}") from None
+        try:
+            runs = recipes.launch_recipe(recipe, benchmark, [model.pk for model in models],
+                                         batch_size=options["batch_size"])
+        except DomainError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from None
+        for run in runs:
+            for warning in generation.launch_warnings(run.model, run.repeats, run.settings):
+                self.stderr.write(f"warning: run {run.pk}: {warning}")
+        finished = [self.wait(run, options) for run in runs]
+        report = recipe_report(finished)
+        self.stdout.write(json.dumps(report) if options["json"] else as_text(report))
 
     def run_recorded(self, benchmark: Benchmark, options):
         files = read_files(options["outputs"])
@@ -164,6 +198,9 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.field}: {exc.message}") from None
         for warning in generation.launch_warnings(model, run.repeats, run.settings):
             self.stderr.write(f"warning: {warning}")
+        return self.wait(run, options)
+
+    def wait(self, run: Run, options) -> Run:
         deadline = time.monotonic() + options["timeout"]
         while True:
             run.refresh_from_db()

@@ -1,0 +1,164 @@
+"""Recipes: a paper's protocol as data. A recipe is a named, versioned set of runs (prompt conditions x
+visual inputs x item subsets x generation settings x repeats x protocol) with the paper's prompt texts
+verbatim (../shared/PROTOCOLS.md) and its defaults; `launch_recipe` launches every run of it for each
+model given, all or none.
+
+The shipped recipes are the JSON files beside this module, one per family (a list of recipes each); a
+team copies one and edits it as data (`run_eval --recipe FILE.json`, or the object in the API body).
+
+A recipe object:
+- `name`, `version`, `family`, `title`, `source` (where its settings and prompts come from);
+- `prompts`: {condition: {"text", "scene_intro"}}: installed as the family's prompt templates (a new
+  version when the text differs from the latest of that condition);
+- `defaults`: what every run takes unless its entry says otherwise: `settings`, `repeats`, `subset`,
+  `protocol`, `examples`, `prompts_by` + `prompts` (a condition per tag value);
+- `model_settings`: [{"match": regex on the model's name or served model, "provider": openai / vllm /
+  anthropic / gemini / hf_local, "settings"}]: every rule that fits a model adds its settings (the
+  paper's per-model temperatures, token limits and thinking controls);
+- `runs`: [{"key", "condition", "visual_inputs": {model modality: visual input}, ...defaults' fields}];
+  an entry that comes out the same as an earlier one for a model (a caption model under a "semantic
+  map" entry) is launched once;
+- `baselines`: chance models run beside (random_baseline, random_plus_plus), under every entry.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from django.db import transaction
+
+from benchmarks.protocols import Protocol
+from core.errors import DomainError
+
+from .. import generation, services
+from ..models import ModelSpec, PromptTemplate, Run
+
+FOLDER = Path(__file__).parent
+RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
+              "visual_inputs")
+BASELINES = {"random_baseline": ("Random baseline (seed 0)", ModelSpec.Adapter.RANDOM_BASELINE),
+             "random_plus_plus": ("Random++ (seed 0)", ModelSpec.Adapter.RANDOM_PLUS_PLUS)}
+
+
+def shipped() -> list[dict]:
+    """Every recipe of the JSON files here, in file and list order."""
+    recipes = []
+    for path in sorted(FOLDER.glob("*.json")):
+        recipes += json.loads(path.read_text(encoding="utf-8"))
+    return recipes
+
+
+def find(name: str) -> dict:
+    found = next((recipe for recipe in shipped() if recipe["name"] == name), None)
+    if found is None:
+        known = ", ".join(recipe["name"] for recipe in shipped())
+        raise DomainError(f"No recipe {name!r}; known: {known}.", field="recipe")
+    return found
+
+
+def checked(recipe) -> dict:
+    """A recipe object with its parts in the shapes launch reads; a DomainError on `recipe` otherwise."""
+    if not isinstance(recipe, dict) or not all(isinstance(recipe.get(k), str) and recipe[k] for k in (
+            "name", "family")) or not isinstance(recipe.get("runs"), list) or not recipe["runs"]:
+        raise DomainError("A recipe is an object with name, family and a list of runs.", field="recipe")
+    for entry in recipe["runs"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+            raise DomainError("Each run of a recipe is an object with a key.", field="recipe")
+        unknown = set(entry) - {"key", *RUN_FIELDS}
+        if unknown:
+            raise DomainError(f"Run {entry['key']}: unknown field(s) {', '.join(sorted(unknown))}.", field="recipe")
+    for condition, prompt in (recipe.get("prompts") or {}).items():
+        if not isinstance(prompt, dict) or not isinstance(prompt.get("text"), str):
+            raise DomainError(f"Prompt {condition}: an object with its text.", field="recipe")
+    for baseline in recipe.get("baselines") or []:
+        if baseline not in BASELINES:
+            raise DomainError(f"Unknown baseline {baseline!r}; known: {', '.join(BASELINES)}.", field="recipe")
+    return recipe
+
+
+def install_prompts(recipe: dict) -> None:
+    """The recipe's prompt texts as the family's templates: a new version where the text differs."""
+    for condition, prompt in (recipe.get("prompts") or {}).items():
+        intro = prompt.get("scene_intro") or {}
+        latest = PromptTemplate.objects.filter(family=recipe["family"], condition=condition).order_by(
+            "-version").first()
+        if latest is None or latest.text != prompt["text"] or latest.scene_intro != intro:
+            PromptTemplate.objects.create(family=recipe["family"], condition=condition, text=prompt["text"],
+                                          scene_intro=intro, version=latest.version + 1 if latest else 1)
+
+
+def model_settings(recipe: dict, model: ModelSpec) -> dict:
+    """The settings of every `model_settings` rule that fits the model, in order."""
+    kind = generation.provider(model) if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE else model.adapter
+    names = f"{model.name}\n{(model.config or {}).get('model', '')}"
+    settings = {}
+    for rule in recipe.get("model_settings") or []:
+        if rule.get("provider") not in (None, kind):
+            continue
+        if rule.get("match") and not re.search(rule["match"], names, re.IGNORECASE):
+            continue
+        settings.update(rule.get("settings") or {})
+    return settings
+
+
+def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
+    """The launch options of each of the recipe's runs for this model, the same one once."""
+    defaults = recipe.get("defaults") or {}
+    baseline = model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS)
+    plans, seen = [], set()
+    for entry in recipe["runs"]:
+        merged = {**defaults, **entry}
+        settings = {} if baseline else {**(defaults.get("settings") or {}), **model_settings(recipe, model),
+                                        **(entry.get("settings") or {})}
+        prompts = {"by": merged["prompts_by"], "templates": merged["prompts"]} if merged.get("prompts") else {}
+        plan = {
+            "condition": merged.get("condition", "main"), "repeats": 1 if baseline else merged.get("repeats", 1),
+            "protocol": merged.get("protocol") or {}, "subset": merged.get("subset") or {}, "prompts": prompts,
+            "settings": settings, "examples": merged.get("examples") or [],
+            "visual_input": (merged.get("visual_inputs") or {}).get(model.modality) or "",
+        }
+        if baseline and plan["protocol"].get("flip"):
+            plan["visual_input"] = ModelSpec.Modality.IMAGE  # a mirrored image is an image, even to a guesser
+        same = json.dumps(plan, sort_keys=True)
+        if same not in seen:
+            seen.add(same)
+            plans.append({"key": entry["key"], **plan})
+    return plans
+
+
+def baseline_models(recipe: dict) -> list[ModelSpec]:
+    models = []
+    for key in recipe.get("baselines") or []:
+        name, adapter = BASELINES[key]
+        models.append(ModelSpec.objects.get_or_create(name=name, defaults={"adapter": adapter, "seed": 0})[0])
+    return models
+
+
+@transaction.atomic
+def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_size: int = 8) -> list[Run]:
+    """Every run of the recipe (a shipped name or a recipe object) for each model and its baselines,
+    each recorded with the recipe's name, version, entry and default settings; all or none."""
+    recipe = checked(find(recipe) if isinstance(recipe, str) else recipe)
+    if recipe["family"] != benchmark.family:
+        raise DomainError(f"{recipe['name']} is a {recipe['family']} recipe; {benchmark.slug} is "
+                          f"{benchmark.family}.", field="recipe")
+    if not model_ids:
+        raise DomainError("Name at least one model.", field="models")
+    models = [ModelSpec.objects.filter(pk=pk).first() if str(pk).isdigit() else None for pk in model_ids]
+    if None in models:
+        raise DomainError("Choose registered models.", field="models")
+    install_prompts(recipe)
+    defaults = (recipe.get("defaults") or {}).get("settings") or {}
+    runs = []
+    for model in models + baseline_models(recipe):
+        plans = planned_runs(recipe, model)
+        # the recipe's first run is its main setting: ablation rows are told by their difference from it
+        main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
+        for plan in plans:
+            key = plan.pop("key")
+            run = services.launch_run(model.pk, benchmark, created_by, batch_size, **plan)
+            run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
+                          "settings": {**defaults, **model_settings(recipe, model)}, "main": main}
+            run.save(update_fields=["recipe"])
+            runs.append(run)
+    return runs

@@ -1,0 +1,40 @@
+"""A recipe's runs as the paper's tables: each finished run a row named by its label, ranked among
+comparable rows, and the ablation tables of the runs that differ on one axis (modeleval.ablations)."""
+
+from scoring.tables import csv_rows, paper_tables
+
+from ..ablations import ablation_tables
+from ..labels import comparable_key, run_label, run_setting
+from ..models import Run
+
+
+def recipe_report(runs: list[Run]) -> dict:
+    finished = [run for run in runs if run.status == Run.Status.FINISHED and run.scores]
+    rows = [{"name": run_label(run), "kind": "model", "n": run.scores.get("n_items"), "result": run.scores,
+             "run": run.pk, "setting": run_setting(run), "comparable": comparable_key(run)} for run in finished]
+    family = runs[0].benchmark.family if runs else ""
+    tables = paper_tables(family, rows) if rows else []
+    metrics = tables[0]["metrics"] if tables else []
+    return {"runs": [{"run": run.pk, "label": run_label(run), "status": run.status,
+                      "recipe": run.recipe} for run in runs],
+            "tables": tables, "ablations": ablation_tables([(run, run.scores) for run in finished], metrics)}
+
+
+def _number(value) -> str:
+    return "" if value is None or value == "" else (f"{value:.2f}" if isinstance(value, float) else str(value))
+
+
+def as_text(report: dict) -> str:
+    """The tables as tab-separated text, the ablations with each run's difference from the main one."""
+    out = []
+    for table in report["tables"]:
+        out += [f"== {table['title']}", *("\t".join(_number(v) for v in line) for line in csv_rows(table)), ""]
+    for table in report["ablations"]:
+        metrics = table["metrics"]
+        out.append(f"== {table['title']}")
+        out.append("\t".join(["run", table["axis"], *metrics, *(f"Δ {m}" for m in metrics)]))
+        for row in table["rows"]:
+            out.append("\t".join([row["name"], row["value"], *(_number(row["overall"][m]) for m in metrics),
+                                  *(_number(row["difference"][m]) for m in metrics)]))
+        out.append("")
+    return "\n".join(out)
