@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, When
 
 from core import reads as core_reads
 from core import roles
@@ -109,10 +109,13 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
                 f"You are signed in as {signed_in.get_username()}, so this crowd link did not sign you in as a "
                 "participant. Sign out first, or open the link in a private window.", field="account",
             )
-    core_reads.hold(f"crowd-entry:{ids['platform']}:{ids['worker_id']}")
+    # One identity per worker id, whichever parameter carries it: a PID sent as workerId (or
+    # participant_id) finds the PROLIFIC_PID account, never a second one with a second session.
+    core_reads.hold(f"crowd-entry:{ids['worker_id']}")
     worker = (
         CrowdWorker.objects.select_related("user")
-        .filter(platform=ids["platform"], worker_id=ids["worker_id"])
+        .filter(worker_id=ids["worker_id"])
+        .order_by(Case(When(platform=ids["platform"], then=0), default=1), "pk")
         .first()
     )
     created = worker is None
@@ -164,8 +167,7 @@ def is_crowd_worker(user) -> bool:
 
 def is_blocked(user, scope: str) -> bool:
     """Whether the account's platform identity is blocked in `scope` (models.scope_key) or everywhere."""
-    identity = CrowdWorker.objects.filter(user_id=user.pk, platform=OuterRef("platform"),
-                                          worker_id=OuterRef("worker_id"))
+    identity = CrowdWorker.objects.filter(user_id=user.pk, worker_id=OuterRef("worker_id"))  # on any platform
     return BlockedWorker.objects.filter(Exists(identity), scope__in=["", scope]).exists()
 
 

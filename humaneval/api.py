@@ -116,8 +116,8 @@ class AnsweredRefSerializer(serializers.Serializer):
 
 class FeedbackSerializer(serializers.Serializer):
     item = serializers.IntegerField()
-    correct = serializers.BooleanField()
-    answer = serializers.CharField(allow_blank=True, help_text="The right answer as shown.")
+    correct = serializers.BooleanField(allow_null=True, help_text="Null: withheld (another study grades the item).")
+    answer = serializers.CharField(allow_blank=True, help_text="The right answer as shown (blank when withheld).")
 
 
 class SessionStateSerializer(serializers.Serializer):

@@ -167,9 +167,12 @@ def create_study(benchmark: Benchmark, design: StudyDesign, created_by) -> Study
         raise DomainError(f"The study has only {len(scored)} scored items.", field="items_per_session")
 
     taken = attention_pks | {pk for pk, _ in scored}
+    # Practice gives its answers as feedback: never an item this or any other study of the benchmark grades.
+    graded = StudyItem.objects.filter(study__benchmark=benchmark, role__in=[ItemRole.SCORED, ItemRole.ATTENTION])
     spare = sorted(
         Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
         .exclude(pk__in=taken)
+        .exclude(pk__in=graded.values("item_id"))
         .values_list("pk", flat=True)
     )
     if design.familiarisation_count > len(spare):

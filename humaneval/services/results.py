@@ -16,7 +16,7 @@ from benchmarks.services import gold_row
 from scoring.hypo3d import normalize_answer
 from scoring.tables import breakdowns, family_record
 
-from ..models import EvalSession, ItemRole, Response, SessionItem, Study
+from ..models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 from .design import study_design
 from .sessions import NOT_SURE, answer_letters, native_not_sure_index
 from .stimuli import shown_choices
@@ -81,9 +81,17 @@ def _gold_letter(text: str) -> str | None:
 
 
 
+def is_graded_anywhere(item_id: int) -> bool:
+    """The item is scored, or an attention check, in some study: its answer is never practice feedback."""
+    return StudyItem.objects.filter(item_id=item_id, role__in=[ItemRole.SCORED, ItemRole.ATTENTION]).exists()
+
+
 def feedback(family: str, entry: SessionItem, response: Response) -> dict:
-    """After a familiarisation answer is stored: right or wrong, and the right answer as shown."""
+    """After a familiarisation answer is stored: right or wrong, and the right answer as shown. Withheld
+    (correct None, no answer) for an item another study grades: practice is no answer oracle."""
     item = entry.item
+    if is_graded_anywhere(item.pk):
+        return {"item": item.pk, "correct": None, "answer": ""}
     if entry.choice_order:
         canonical = [_gold_letter(text) for text in item.answers]
         shown_letters = sorted(LETTERS[entry.choice_order.index(LETTERS.index(c))] for c in canonical if c)

@@ -131,6 +131,8 @@ def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant
 def start_session(study: Study, participant, new_account: bool = False) -> EvalSession:
     """Start, or resume, the participant's one session of this study. new_account: the participant's
     account was created by the link they came in on, so they have written and reviewed nothing."""
+    if crowd_services.is_blocked(participant, scope_key("study", study.pk)):
+        raise Forbidden("You are not eligible for this study.", field="participant")
     # Read before the lock (who wrote or reviewed the items does not depend on other starters), so
     # starters queue on the study row only for the places.
     contaminated = not new_account and is_contaminated(study, participant)
@@ -181,10 +183,14 @@ def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
 
 
 def start_invited_session(study_id: int, user) -> EvalSession:
-    """Invited staff or evaluators with an account start from the study page instead of a crowd link."""
+    """Invited staff or evaluators with an account start from the study page instead of a crowd link.
+    A crowd account only resumes here: it starts only the studies it entered by their own link, so
+    it cannot take another study's practice items (their answers are feedback) as an answer oracle."""
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         raise NotFound("No such study.", field="study")
+    if crowd_services.is_crowd_worker(user) and not EvalSession.objects.filter(study=study, participant=user).exists():
+        raise Forbidden("Open this study from its link on your crowd platform.", field="study")
     return start_session(study, user)
 
 

@@ -94,7 +94,7 @@ const session = runSession(page.session, {
   stage() { byId("feedback").hidden = true; byId("stage").hidden = false; },
   feedback({ correct, answer }) {
     byId("stage").hidden = true; byId("feedback").hidden = false;
-    byId("feedback-verdict").textContent = correct ? "Right!" : "Not quite.";
+    byId("feedback-verdict").textContent = correct === null ? "Answer stored." : correct ? "Right!" : "Not quite.";
     byId("feedback-answer").textContent = answer;
   },
   finished(code) {
