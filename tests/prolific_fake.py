@@ -205,6 +205,34 @@ class FakeProlific:
     def get_study(self, study_id, body, query):
         return 200, self._get(self.studies, study_id)
 
+    def update_study(self, study_id, body, query):
+        """After publishing, only a few fields may change, and places only grow."""
+        study = self._get(self.studies, study_id)
+        if study["status"] != "UNPUBLISHED":
+            allowed = {"internal_name", "total_available_places", "access_details", "submissions_config",
+                       "data_collection_metadata"}
+            if set(body) - allowed:
+                raise Refusal(400, {name: ["Cannot change after publishing."] for name in set(body) - allowed})
+            if body.get("total_available_places", study["total_available_places"]) < study["total_available_places"]:
+                raise Refusal(400, {"total_available_places": ["Places can only increase."]})
+        study.update(body)
+        return 200, study
+
+    def delete_study(self, study_id, body, query):
+        if self._get(self.studies, study_id)["status"] != "UNPUBLISHED":
+            raise Refusal(400, "Only a draft study can be deleted.")
+        del self.studies[study_id]
+        return 204, None
+
+    def submission_counts(self, study_id, body, query):
+        self._get(self.studies, study_id)
+        counts = dict.fromkeys(("ACTIVE", "APPROVED", "AWAITING REVIEW", "REJECTED", "RESERVED", "RETURNED",
+                                "TIMED-OUT", "PARTIALLY APPROVED", "SCREENED OUT"), 0)
+        for submission in self.submissions.values():
+            if submission["study_id"] == study_id:
+                counts[submission["status"]] = counts.get(submission["status"], 0) + 1
+        return 200, {**counts, "TOTAL": sum(counts.values())}
+
     def transition_study(self, study_id, body, query):
         study = self._get(self.studies, study_id)
         target = STUDY_TRANSITIONS.get((study["status"], body.get("action")))
@@ -254,6 +282,14 @@ class FakeProlific:
             raise Refusal(400, f"Cannot {action} a submission that is {submission['status']}.")
         self.set_submission_status(submission_id, target)
         return 200, self._short(submission)
+
+    def request_return(self, submission_id, body, query):
+        submission = self._get(self.submissions, submission_id)
+        if not body.get("request_return_reasons"):
+            raise Refusal(400, {"request_return_reasons": ["This field is required."]})
+        submission["return_requested"] = "2026-08-01T10:30:00Z"
+        return 200, {"id": submission_id, "status": submission["status"], "participant": submission["participant_id"],
+                     "return_requested": submission["return_requested"]}
 
     def bulk_approve(self, body, query):
         if ("submission_ids" in body) == ("participant_ids" in body or "study_id" in body):
@@ -355,6 +391,21 @@ class FakeProlific:
     def get_subscription(self, subscription_id, body, query):
         return 200, self._subscription(self._get(self.subscriptions, subscription_id))
 
+    def update_subscription(self, subscription_id, body, query):
+        subscription = self._get(self.subscriptions, subscription_id)
+        subscription.update({k: body[k] for k in ("event_type", "target_url", "is_enabled") if k in body})
+        return 200, self._subscription(subscription)
+
+    def delete_subscription(self, subscription_id, body, query):
+        del self.subscriptions[self._get(self.subscriptions, subscription_id)["id"]]
+        return 204, None
+
+    def list_subscriptions(self, body, query):
+        enabled = query.get("is_enabled", "true").lower() in ("1", "true", "yes")
+        return 200, {"results": [self._subscription(s) for s in self.subscriptions.values()
+                                 if s["is_enabled"] == enabled
+                                 and query.get("workspace_id", s["workspace_id"]) == s["workspace_id"]]}
+
     def subscription_events(self, subscription_id, body, query):
         self._get(self.subscriptions, subscription_id)
         found = [e for e in self.events if e["subscription"] == subscription_id
@@ -450,7 +501,8 @@ class FakeProlific:
 ROUTES = [
     (r"users/me/", {"GET": "me"}),
     (r"studies/", {"POST": "create_study"}),
-    (r"studies/(\w+)/", {"GET": "get_study"}),
+    (r"studies/(\w+)/", {"GET": "get_study", "PATCH": "update_study", "DELETE": "delete_study"}),
+    (r"studies/(\w+)/submissions/counts/", {"GET": "submission_counts"}),
     (r"studies/(\w+)/transition/", {"POST": "transition_study"}),
     (r"studies/(\w+)/submissions/", {"GET": "study_submissions"}),
     (r"submissions/", {"GET": "list_submissions"}),
@@ -458,12 +510,14 @@ ROUTES = [
     (r"submissions/bonus-payments/", {"POST": "create_bonus"}),
     (r"submissions/(\w+)/", {"GET": "get_submission"}),
     (r"submissions/(\w+)/transition/", {"POST": "transition_submission"}),
+    (r"submissions/(\w+)/request-return/", {"POST": "request_return"}),
     (r"bulk-bonus-payments/(\w+)/pay/", {"POST": "pay_bonus"}),
     (r"messages/", {"POST": "send_message", "GET": "list_messages"}),
     (r"messages/bulk/", {"POST": "bulk_message"}),
     (r"hooks/event-types/", {"GET": "event_types"}),
     (r"hooks/secrets/", {"POST": "create_secret", "GET": "list_secrets"}),
-    (r"hooks/subscriptions/", {"POST": "create_subscription"}),
-    (r"hooks/subscriptions/(\w+)/", {"POST": "confirm_subscription", "GET": "get_subscription"}),
+    (r"hooks/subscriptions/", {"POST": "create_subscription", "GET": "list_subscriptions"}),
+    (r"hooks/subscriptions/(\w+)/", {"POST": "confirm_subscription", "GET": "get_subscription",
+                                      "PATCH": "update_subscription", "DELETE": "delete_subscription"}),
     (r"hooks/subscriptions/(\w+)/events/", {"GET": "subscription_events"}),
 ]

@@ -225,3 +225,15 @@ def test_the_command_prints_a_dry_run_and_names_a_bad_scope(fake, campaign):
     assert fake.calls == []
     with pytest.raises(CommandError, match="scope: There is no campaign 999999"):
         call_command("prolific", "publish", "--scope", "campaign:999999", "--site-url", "https://example.org")
+
+
+def test_sync_reads_every_page_of_submissions(fake, campaign):
+    study_id, _ = published(fake, campaign)
+    for n in range(25):
+        fake.enter(study_id, f"P{n:02d}")
+    fake.flush()
+    client = prolific_services.ProlificClient()
+    assert len(client.submissions(study_id, page_size=10)) == 25
+    assert len(calls(fake, "GET", r"submissions/")) == 3
+    assert prolific_services.sync_submissions(f"campaign:{campaign.pk}") == {"submissions": 25}
+    assert PlatformSubmission.objects.filter(study_id=study_id, status="ACTIVE").count() == 25
