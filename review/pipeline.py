@@ -77,14 +77,16 @@ def generate_params(params: dict, benchmark: Benchmark) -> dict:
         raise DomainError("spatial457 or m3verse.", field="family")
     if family != benchmark.family:
         raise DomainError(f"This benchmark's family is {benchmark.family}.", field="family")
-    _only(params, {"family", "level", "per_template", "seed", "scenes"} if family == "spatial457"
-          else {"family", "seed", "scenes"})
+    _only(params, {"family", "level", "per_template", "templates_per_image", "seed", "scenes"}
+          if family == "spatial457" else {"family", "seed", "scenes"})
     cleaned = {"family": family, "seed": whole_number(params.get("seed", 0), "seed", 0, 2**31 - 1)}
     if family == "spatial457":
         cleaned["level"] = params.get("level", "L3_2d_spatial")
         if cleaned["level"] not in spatial457.LEVELS:
             raise DomainError(f"One of {', '.join(spatial457.LEVELS)}.", field="level")
         cleaned["per_template"] = whole_number(params.get("per_template", 1), "per_template", 1, 100)
+        cleaned["templates_per_image"] = whole_number(params.get("templates_per_image", spatial457.TEMPLATES_PER_IMAGE),
+                                                      "templates_per_image", 1, 1000)
     if "scenes" in params:
         try:
             scene_sets(family, params["scenes"])
@@ -379,7 +381,8 @@ def _generated_files(params: dict, sets: list[dict]) -> list[tuple[str, str, str
     """(template, file name, file text) per template, in the family's published shape."""
     if params["family"] == "spatial457":
         level = params["level"]
-        data = spatial457.generate(sets, level, per_template=params["per_template"], seed=params["seed"])
+        data = spatial457.generate(sets, level, per_template=params["per_template"], seed=params["seed"],
+                                   templates_per_image=params["templates_per_image"])
         by_template = defaultdict(list)
         for question in data["questions"]:
             by_template[question["template_filename"]].append(question)

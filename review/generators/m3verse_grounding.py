@@ -32,10 +32,6 @@ TYPE_WORDS = {"CounterTop": "countertop", "TVStand": "TV stand", "GarbageCan": "
               "RemoteControl": "remote control", "SprayBottle": "spray bottle", "SoapBottle": "soap bottle",
               "ToiletPaper": "toilet paper roll", "DishSponge": "dish sponge", "HousePlant": "house plant"}
 LANDMARK_MARGIN = 0.2  # metres
-MASS_NOUNS = {"bread": "loaves of bread", "lettuce": "heads of lettuce", "toilet paper roll": "toilet paper rolls",
-              "aluminum foil": "rolls of aluminum foil"}
-IRREGULAR_PLURALS = {"knife": "knives", "shelf": "shelves", "loaf": "loaves", "potato": "potatoes",
-                     "tomato": "tomatoes", "glass": "glasses", "mouse": "mice", "leaf": "leaves"}
 
 
 def readable(type_name: str) -> str:
@@ -47,24 +43,6 @@ def readable(type_name: str) -> str:
         return f"{readable(type_name[:-6])} slice"
     words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", type_name)
     return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words) or type_name
-
-
-def plural(noun: str) -> str:
-    """English plural of a (possibly multi-word) noun: `mug` -> `mugs`, `bread slice` -> `bread slices`."""
-    if noun in MASS_NOUNS:
-        return MASS_NOUNS[noun]
-    head, _, last = noun.rpartition(" ")
-    if last in IRREGULAR_PLURALS:
-        word = IRREGULAR_PLURALS[last]
-    elif last.isupper():
-        word = f"{last}s"
-    elif re.search(r"(s|x|z|ch|sh)$", last):
-        word = f"{last}es"
-    elif re.search(r"[^aeiou]y$", last):
-        word = f"{last[:-1]}ies"
-    else:
-        word = f"{last}s"
-    return f"{head} {word}" if head else word
 
 
 def type_of_id(object_id: str) -> str:

@@ -13,7 +13,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from .m3verse_grounding import CONTAINERS, Grounder, Name, distance, plural, readable, room_words
+from .m3verse_grounding import CONTAINERS, Grounder, Name, distance, readable, room_words
+from .words import plural
 
 MOVE_EPS = 0.05  # metres
 WHEN = ("before the change", "after the change")

@@ -24,7 +24,10 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from pathlib import Path
+
+from .words import plural
 
 DATA = Path(__file__).resolve().parent / "data" / "spatial457"
 VERSION = "1.1"
@@ -45,6 +48,9 @@ PARAM_ATTRIBUTE = {"Size": "size", "Color": "color", "Material": "material", "Sh
 OPPOSITE_POSE = {"front": "back", "back": "front", "left": "right", "right": "left"}
 RELATIONS = ("left", "right", "front", "behind")
 COLLISION_DIRECTIONS = ("forward", "backward")
+OCCLUSION = ("filter_occludee", "filter_occluder", "relate_occluding", "relate_occluded")
+TEMPLATES_PER_IMAGE = 10  # CLEVR's generator default
+BALANCE_SLACK = 1  # an answer may lead its template's rarest answer by this many questions
 
 # The 2D (CLEVR relate) and 6D (3D Relate) spatial levels ask the same template families.
 SPATIAL_TEMPLATES = ("one_hop", "two_hop", "three_hop", "single_and", "single_or", "compare_integer", "comparison")
@@ -65,6 +71,8 @@ TEMPLATE_LEVELS = {
         for n in SPATIAL_TEMPLATES
     ],
     "L5_collision": [("L3_physics/one_hop_filtered.json", "relate_collision")],
+    "L4_occ": [("L2_object_occlusion/occlusion_filtered.json", "relate"),
+               ("L2_object_occlusion/occlusion_by_filtered.json", "relate")],
 }
 LEVELS = tuple(TEMPLATE_LEVELS)
 
@@ -168,6 +176,27 @@ def relate_collision(scene: dict, ref: int, direction: str) -> list[int]:
     return out
 
 
+def occlusion(scene: dict, kind: str, arg) -> list[int]:
+    """Super-CLEVR's occlusion data: `occlusion[i]["obj"][0] > 0` when object i is occluded, and
+    `_occlusion_relation` {"occluding": {i: [the objects i hides]}, "occluded": {i: [those hiding i]}}.
+    A scene without it has no occlusion questions."""
+    relation = scene.get("_occlusion_relation")
+    if not isinstance(relation, dict):
+        raise ProgramError("the scene has no occlusion data")
+
+    def related(token, index):
+        return sorted(int(j) for j in (relation.get(token) or {}).get(str(index), []))
+
+    if kind == "relate_occluding":
+        return related("occluding", arg)
+    if kind == "relate_occluded":
+        return related("occluded", arg)
+    if kind == "filter_occluder":
+        return [i for i in arg if related("occluding", i)]
+    hidden = scene.get("occlusion") or {}
+    return [i for i in arg if ((hidden.get(str(i)) or {}).get("obj") or [0])[0] > 0 or related("occluded", i)]
+
+
 # --- executor --------------------------------------------------------------------------------------
 
 
@@ -215,6 +244,8 @@ def _apply(kind: str, args: list, values: list, scene: dict, everything: list[in
         return relate_3d(scene, args[0], values[0])
     if kind == "relate_collision":
         return relate_collision(scene, args[0], values[0])
+    if kind in OCCLUSION:
+        return occlusion(scene, kind, args[0])
     if kind == "count":
         return len(args[0])
     if kind == "exist":
@@ -313,7 +344,7 @@ def render(
         value, kind = values.get(name), param_types[name]
         if kind == "Shape":
             noun = word(value) if value else word("thing")
-            text = text.replace(f"{name}s", noun + "s").replace(name, noun)
+            text = text.replace(f"{name}s", plural(noun)).replace(name, noun)
         elif kind == "Pose":
             text = text.replace(name, value or "")
         else:
@@ -322,7 +353,7 @@ def render(
         start = text.index("[")
         end = text.index("]", start)
         text = text[:start] + (text[start + 1 : end] if rng.random() < 0.5 else "") + text[end + 1 :]
-    text = " ".join(text.split())
+    text = re.sub(r"\b([Aa]) (?=[aeio])", r"\1n ", " ".join(text.split()))  # "an object", "an articulated bus"
     for mark in "?;,":
         text = text.replace(f" {mark}", mark)
     return text[0].upper() + text[1:] if text else text
@@ -372,9 +403,11 @@ def _random_values(template: dict, scene: dict, rng: random.Random) -> dict:
 
 
 def instantiate(
-    template: dict, scene: dict, rng: random.Random, relate_kind: str = "relate", tries: int = 60
+    template: dict, scene: dict, rng: random.Random, relate_kind: str = "relate", tries: int = 60,
+    accept=None,
 ) -> tuple[dict, list[dict], object] | None:
-    """Values, program and answer of one well-posed question from the template, or None."""
+    """Values, program and answer of one well-posed question from the template, or None; `accept`
+    (answer -> bool) turns away answers the template has given too often (CLEVR's balancing)."""
     for _ in range(tries):
         values = _random_values(template, scene, rng)
         program, where = expand(template, values, relate_kind)
@@ -382,9 +415,28 @@ def instantiate(
             outputs = run_program(program, scene)
         except ProgramError:
             continue
-        if _constraints_ok(template, values, where, outputs):
+        if _constraints_ok(template, values, where, outputs) and (accept is None or accept(outputs[-1])):
             return values, program, outputs[-1]
     return None
+
+
+def balanced(counts: dict, answer) -> bool:
+    """Whether the template may give `answer` again: not more than BALANCE_SLACK ahead of its rarest
+    answer (yes/no both counted from the start)."""
+    if isinstance(answer, bool):
+        counts.setdefault(True, 0)
+        counts.setdefault(False, 0)
+    return counts.get(answer, 0) <= min(counts.values(), default=0) + BALANCE_SLACK
+
+
+def vocabulary_for(scenes: list[dict]) -> dict:
+    """Super-CLEVR's vocabulary (vehicles: `addi` is a "regular car") when the scenes hold its shapes,
+    else CLEVR's."""
+    superclevr = load_json(DATA / "metadata_superclevr.json")
+    names = superclevr["types"]["Shapename"]
+    if any(obj.get("shape") in names for scene in scenes for obj in scene["objects"]):
+        return superclevr
+    return load_json(DATA / "metadata.json")
 
 
 def load_templates(level: str, templates_dir: Path | None = None) -> list[tuple[str, int, dict, str]]:
@@ -431,24 +483,34 @@ def generate(
     metadata: dict | None = None,
     templates_dir: Path | None = None,
     start_index: int = 0,
+    templates_per_image: int | None = TEMPLATES_PER_IMAGE,
 ) -> dict:
-    """One level's question file in Spatial457's published shape over the given scenes."""
+    """One level's question file in Spatial457's published shape over the given scenes: per image,
+    `templates_per_image` templates drawn at random (all with None), `per_template` questions each,
+    every template's answers kept balanced across the file (CLEVR's generator does both)."""
     if level not in TEMPLATE_LEVELS:
         raise ValueError(f"level {level!r}: one of {', '.join(LEVELS)}")
     scenes = read_scenes(scene_meta)
     synonyms = synonyms if synonyms is not None else load_json(DATA / "synonyms.json")
-    metadata = metadata if metadata is not None else load_json(DATA / "metadata.json")
+    metadata = metadata if metadata is not None else vocabulary_for(scenes)
     shape_names = (metadata.get("types") or {}).get("Shapename") or {}
     rng = random.Random(f"{seed}-{level}")
+    templates = load_templates(level, templates_dir)
+    answers: dict[int, dict] = {number: {} for number in range(len(templates))}
     questions = []
     seen: set[tuple] = set()
     for number, scene in enumerate(scenes):
         image_index = scene.get("image_index", number)
         image_filename = scene.get("image_filename") or f"superCLEVR_new_{int(image_index):06d}.png"
-        templates = load_templates(level, templates_dir)
-        for family_index, (relative, _index, template, relate_kind) in enumerate(templates):
+        order = rng.sample(range(len(templates)), len(templates))
+        asked = 0
+        for family_index in order:
+            if templates_per_image is not None and asked >= templates_per_image:
+                break
+            relative, _index, template, relate_kind = templates[family_index]
+            counts, before = answers[family_index], len(questions)
             for _ in range(per_template):
-                made = instantiate(template, scene, rng, relate_kind)
+                made = instantiate(template, scene, rng, relate_kind, accept=lambda a, c=counts: balanced(c, a))
                 if made is None:
                     continue
                 values, program, answer = made
@@ -457,6 +519,7 @@ def generate(
                 if key in seen:
                     continue
                 seen.add(key)
+                counts[answer] = counts.get(answer, 0) + 1
                 questions.append(
                     {
                         "split": level,
@@ -470,6 +533,7 @@ def generate(
                         "question_index": start_index + len(questions),
                     }
                 )
+            asked += len(questions) > before
     scenes_used = sorted({q["image_filename"] for q in questions})
     return {
         "info": {"split": level, "generator": "hypolab.spatial457", "seed": seed},

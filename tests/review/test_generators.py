@@ -178,9 +178,9 @@ def scene():
     return _scene()
 
 
-@pytest.mark.parametrize("level", spatial457.LEVELS)
+@pytest.mark.parametrize("level", [level for level in spatial457.LEVELS if level != "L4_occ"])  # occlusion: paper
 def test_every_spatial457_answer_matches_an_independent_evaluation(scene, level):
-    data = spatial457.generate(scene, level, per_template=2, seed=5)
+    data = spatial457.generate(scene, level, per_template=2, seed=5, templates_per_image=None)
     questions = data["questions"]
     assert data["split"] == level and len(questions) >= 4
     used = set()
@@ -214,7 +214,7 @@ def test_the_checked_questions_use_every_primitive_the_templates_need(scene):
     used = {
         node["type"]
         for level in spatial457.LEVELS
-        for q in spatial457.generate(scene, level, per_template=2, seed=5)["questions"]
+        for q in spatial457.generate(scene, level, per_template=2, seed=5, templates_per_image=None)["questions"]
         for node in q["program"]
     }
     assert {

@@ -33,7 +33,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--per-template", type=int, default=1, help="Spatial457: tries per template and scene."
         )
-        parser.add_argument("--metadata", help="Spatial457: a vocabulary file (CLEVR's metadata.json shape).")
+        parser.add_argument(
+            "--templates-per-image", type=int, default=spatial457.TEMPLATES_PER_IMAGE,
+            help="Spatial457: templates drawn per image (0: every template).",
+        )
+        parser.add_argument("--metadata", help="Spatial457: a vocabulary file (CLEVR's metadata.json shape; "
+                            "Super-CLEVR's is used by itself for scenes of vehicles).")
         parser.add_argument("--scene-id", help="M3-Verse: the scene id, when the files do not carry one.")
 
     def handle(self, *args, **options):
@@ -48,6 +53,7 @@ class Command(BaseCommand):
                     per_template=options["per_template"],
                     seed=options["seed"],
                     metadata=metadata,
+                    templates_per_image=options["templates_per_image"] or None,
                 )
                 out.write_text(json.dumps(data, indent=1), encoding="utf-8")
                 count = len(data["questions"])
