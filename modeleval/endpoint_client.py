@@ -114,15 +114,26 @@ class EndpointClient:
                                  headers=self.headers)
 
     def submit(self, body: dict) -> Future:
-        return asyncio.run_coroutine_threadsafe(self._send(body), self._started_loop())
+        """A Future of (content, latency_ms: from its first send to its answer, retries included)."""
+        return asyncio.run_coroutine_threadsafe(self._timed(body), self._started_loop())
 
     def answer(self, body: dict) -> str:
-        return self.submit(body).result()
+        return self.submit(body).result()[0]
 
-    async def _send(self, body: dict) -> str:
+    async def _timed(self, body: dict) -> tuple[str, int]:
+        started = []
+        try:
+            content = await self._send(body, started)
+        except EndpointError as error:
+            error.latency_ms = int((time.monotonic() - started[0]) * 1000) if started else 0
+            raise
+        return content, int((time.monotonic() - started[0]) * 1000)
+
+    async def _send(self, body: dict, started: list) -> str:
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             async with self.window:
+                started[:] = started or [time.monotonic()]
                 try:
                     response = await self._client.post(self.url, json=body)
                 except httpx.TimeoutException:
@@ -160,27 +171,29 @@ def answers_in_flight(client: EndpointClient, jobs: Iterable[tuple[object, dict 
                       ) -> Iterator[tuple[object, str, Exception | None, int]]:
     """(key, content, error, latency_ms) for each (key, body) job, in the order the answers come.
 
-    Bodies are taken from `jobs` only while fewer than `max_in_flight` are open, so a long run does
-    not hold every prompt and picture in memory; a job whose body is an Exception (its request could
-    not be built) comes back at once as that error. Closing the iterator (a cancelled run) cancels
-    what is still open."""
+    Bodies are taken from `jobs` while fewer than two windows' worth are pending: the second waits in
+    the loop, so a slot that frees is filled at once, not when this thread next wakes (it also builds
+    the requests and writes the answers), and a long run does not hold every prompt and picture in
+    memory. A job whose body is an Exception (its request could not be built) comes back at once as
+    that error. Closing the iterator (a cancelled run) cancels what is still pending."""
     jobs = iter(jobs)
-    pending: dict[Future, tuple[object, float]] = {}
+    pending: dict[Future, object] = {}
     try:
         while True:
-            while len(pending) < client.max_in_flight and (job := next(jobs, None)) is not None:
+            while len(pending) < 2 * client.max_in_flight and (job := next(jobs, None)) is not None:
                 key, body = job
                 if isinstance(body, Exception):
                     yield key, "", body, 0
                     continue
-                pending[client.submit(body)] = (key, time.monotonic())
+                pending[client.submit(body)] = key
             if not pending:
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                key, started = pending.pop(future)
+                key = pending.pop(future)
                 error = future.exception()
-                yield key, "" if error else future.result(), error, int((time.monotonic() - started) * 1000)
+                content, latency_ms = (None, getattr(error, "latency_ms", 0)) if error else future.result()
+                yield key, content or "", error, latency_ms
     finally:
         for future in pending:
             future.cancel()
