@@ -172,6 +172,20 @@ class OpenAICompatible:
         return answers_in_flight(self.client, bodies())
 
 
+@lru_cache(maxsize=4)
+def loaded_checkpoint(checkpoint: str, dtype: str, device: str):
+    """(processor, model) of a checkpoint, loaded once per worker process for each dtype and device:
+    every run of every benchmark, the judge and drafting share one copy of the weights, whichever model
+    row (its seed, temperature, max tokens) names the checkpoint."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(checkpoint)
+    processor.tokenizer.padding_side = "left"  # batched generation continues every row at its end
+    model = AutoModelForImageTextToText.from_pretrained(checkpoint, dtype=getattr(torch, dtype))
+    return processor, model.to(device).eval()
+
+
 class HFLocal:
     """A local transformers image-text-to-text checkpoint (Qwen2-VL, Qwen2.5-VL, LLaVA-OneVision...),
     loaded through AutoProcessor / AutoModelForImageTextToText as any released checkpoint is.
@@ -182,14 +196,11 @@ class HFLocal:
     def __init__(self, checkpoint: str, max_new_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
                  device: str = "auto"):
         import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
 
         self.torch = torch
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        self.processor = AutoProcessor.from_pretrained(checkpoint)
-        self.processor.tokenizer.padding_side = "left"  # batched generation continues every row at its end
-        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-        self.model = AutoModelForImageTextToText.from_pretrained(checkpoint, dtype=dtype).to(self.device).eval()
+        dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        self.processor, self.model = loaded_checkpoint(checkpoint, dtype, self.device)
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.seed = seed
