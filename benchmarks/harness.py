@@ -58,8 +58,9 @@ def harness_file(release: Release, fmt: str) -> tuple[str, bytes]:
 def vlmevalkit_tsv(release: Release) -> bytes:
     """3DSRBench and Spatial457: their published TSV. The other families as a custom VLMEvalKit dataset:
     a multiple-choice TSV (`A`, `B`... columns) or, for Hypo3D's open questions, a VQA TSV whose question
-    carries the world frame and the change; images base64 (Hypo3D: the semantic top view). M3-Verse's
-    videos are not in it (VLMEvalKit's video datasets read their own files; use the lmms-eval task)."""
+    carries the world frame and the change; images base64 (Hypo3D: the semantic top view), no `image`
+    column when no item has one. M3-Verse's videos are not in it (VLMEvalKit's video datasets read their
+    own files; use the lmms-eval task): its TSV is a text-only multiple-choice set."""
     family = release.benchmark.family
     if family in ("3dsrbench", "spatial457"):
         return published_file(release)[1]
@@ -87,7 +88,9 @@ def vlmevalkit_tsv(release: Release) -> bytes:
             image = item_image(item, media, cache) if family == "causalspatial" else None
         row["image"] = images.cell(index, image)
         rows.append(row)
-    columns = ["index", "id", "question", *LETTERS[:width], "answer", "category", "image"]
+    # VLMEvalKit reads a TSV with an `image` column as an image dataset: none when no item has one
+    pictured = any(row["image"] for row in rows)
+    columns = ["index", "id", "question", *LETTERS[:width], "answer", "category", *(["image"] if pictured else [])]
     return tsv_bytes(columns, rows)
 
 
@@ -130,7 +133,8 @@ def lmms_eval_zip(release: Release) -> bytes:
     typed, videos as {bytes, path}); data_files is relative to the folder lmms_eval/ sits in."""
     name = task_name(release)
     folder = f"lmms_eval/{name}"
-    parquet = dataset_parquet(release, release_lines(release), release_items(release), typed_video=False)
+    parquet = dataset_parquet(release, release_lines(release), release_items(release), typed_video=False,
+                              question_ids=True)
     files = {f"{folder}/{name}.yaml": task_yaml(release, f"{folder}/{name}.parquet").encode(),
              f"{folder}/utils.py": UTILS.read_bytes(), f"{folder}/{name}.parquet": parquet}
     out = io.BytesIO()

@@ -75,9 +75,11 @@ def features_json(family: str, typed_video: bool = True) -> dict:
     return features
 
 
-def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True) -> bytes:
+def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True,
+                    question_ids: bool = False) -> bytes:
     """The release lines' Parquet (services.format_bytes) plus the media columns, typed in the schema
-    metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos)."""
+    metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos). `question_ids` adds
+    each item's scorer id as `question_id`, the key a harness's logged samples are read back by."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -86,6 +88,9 @@ def dataset_parquet(release: Release, lines: list[dict], items, typed_video: boo
     for name, values in item_media(release, items).items():
         table = table.append_column(pa.field(name, media_type), pa.array(values, type=media_type))
     features = features_json(release.benchmark.family, typed_video)
+    if question_ids:
+        table = table.append_column("question_id", pa.array([item.scoring_id for item in items], pa.string()))
+        features["question_id"] = {"dtype": "string", "_type": "Value"}
     table = table.select([name for name in table.column_names if name in features])
     table = table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
     out = pa.BufferOutputStream()

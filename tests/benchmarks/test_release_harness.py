@@ -76,6 +76,7 @@ def test_lmms_eval_task_carries_the_family_prompt_settings_and_typed_images(hypo
     assert features["image"] == {"_type": "Image"} and features["answers"]["_type"] == "Sequence"
     rows = table.to_pylist()
     assert [r["external_id"] for r in rows] == ["00042", "00043"] and rows[0]["image"]["bytes"] == TOP_VIEW
+    assert [r["question_id"] for r in rows] == ["00042", "00043"]  # what score_predictions keys logged samples by
 
     utils = runpy.run_path(str(tmp_path / folder / "utils.py"))
     text = utils["doc_to_text"](rows[1], prompt)
@@ -84,6 +85,22 @@ def test_lmms_eval_task_carries_the_family_prompt_settings_and_typed_images(hypo
     assert "Context Change: The chair has been moved to the window. Question: How many chairs are there now?" in text
     assert utils["process_results"](rows[1], ["Two."]) == {"accuracy": 1.0}
     assert utils["process_results"](rows[1], ["three"]) == {"accuracy": 0.0}
+
+
+def test_lmms_eval_sample_logs_score_back_against_the_release(hypo3d_release, tmp_path):
+    """lmms-eval logs each doc with its replies; score_predictions finds the items by the doc's question_id."""
+    with zipfile.ZipFile(io.BytesIO(read(benchmark_services.release_files(hypo3d_release)["lmms_eval"]))) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".parquet"))
+        rows = pq.read_table(io.BytesIO(archive.read(name))).drop_columns(["image"]).to_pylist()
+    samples = tmp_path / "samples_hypolab_hypo_demo_1_0_0.jsonl"
+    replies = ["window", "three"]
+    samples.write_text("".join(json.dumps({"doc_id": k, "doc": row, "target": ",".join(row["answers"]),
+                                           "resps": [[reply]], "filtered_resps": [reply]}) + "\n"
+                               for k, (row, reply) in enumerate(zip(rows, replies, strict=True))))
+    out = io.StringIO()
+    call_command("score_predictions", "--release", "hypo-demo@1.0.0", "--pred", str(samples), "--no-sbert", stdout=out)
+    result = json.loads(out.getvalue())
+    assert (result["n_predictions"], result["n_dropped"], result["overall"]["EM"]) == (2, 0, 50.0)
 
 
 def test_lmms_eval_scores_choice_answers_from_json_replies():
