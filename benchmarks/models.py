@@ -67,6 +67,7 @@ class AssetRole(models.TextChoices):
     THUMBNAIL = "thumbnail", "Thumbnail"
     VIDEO = "video", "Video"
     VIDEO_POSTER = "video_poster", "Video poster frame"
+    VIDEO_FRAMES = "video_frames", "Frames sampled from a video (zip of PNGs; meta: video, set)"
     SCENE_META = "scene_meta", "Scene metadata (JSON: object states, operation log)"
     RENDER = "render", "Rendered camera view (meta: set, index, pose, intrinsics)"
     EXPORT = "export", "Export file"
