@@ -1,14 +1,17 @@
 """One guard in front of every view: input PostgreSQL or Python cannot take is refused with 400 and the API's error shape, `{"<field>": ["<reason>"]}`, instead of failing deep in a view.
 
 Refused: a NUL character or a lone surrogate in a query parameter, a form field (names too) or any
-string of a JSON body (keys too); JSON nested deeper than MAX_JSON_DEPTH (Python's parser gives up
+string of a JSON body (keys too), or inside a form or multipart field that is itself JSON, or in a
+small uploaded .json/.jsonl file; JSON nested deeper than MAX_JSON_DEPTH (Python's parser gives up
 with RecursionError near 1,000 levels, and the walk of a deep value by DRF or the scorer too); a
 JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django's own limit, which DRF's JSON parser skips: it
 reads the stream), and a form over it (Django's RequestDataTooBig), each named as the `body` at fault.
 Binary bodies (the local upload stand-in's PUT, octet-stream), bodies with no type or a text type
-over the limit, and multipart files are not read here; multipart fields are. The plain views (core/plain_views.py) parse their body
-as JSON whatever its content type: they check a body this guard did not read as JSON
-(`request.json_checked`)."""
+over the limit, and multipart files other than small JSON ones are not read here; multipart fields
+are. The plain views (core/plain_views.py) parse their body as JSON whatever its content type: they
+check a body this guard did not read as JSON (`request.json_checked`)."""
+
+import io
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
@@ -30,15 +33,51 @@ def _too_big() -> JsonResponse:
     return _refuse("body", f"is larger than the {limit} bytes a request may carry")
 
 
+def _embedded_json_problem(key: str, text: str) -> tuple[str, str] | None:
+    """A value that is itself JSON (a form's `content`, `config`, `options`...: views json.loads them)
+    is checked as a JSON body is: an escaped NUL or lone surrogate, or deep nesting, inside it."""
+    if not text.lstrip().startswith(("{", "[", '"')):
+        return None
+    problem = json_body_problem(text.encode("utf-8", "surrogatepass"))
+    if problem is None:
+        return None
+    inner, reason = problem
+    return field_name((key,)) + ("" if inner == "body" else f".{inner}"), reason
+
+
 def _query_problem(query: QueryDict) -> tuple[str, str] | None:
     for key, values in query.lists():
         reason = text_problem(key)
         if reason:
             return field_name((key,)), reason
         for value in values:
-            reason = text_problem(value) if isinstance(value, str) else None
+            if not isinstance(value, str):
+                continue
+            reason = text_problem(value)
             if reason:
                 return field_name((key,)), reason
+            problem = _embedded_json_problem(key, value)
+            if problem:
+                return problem
+    return None
+
+
+def _json_files_problem(files) -> tuple[str, str] | None:
+    """Uploaded .json/.jsonl files the views parse (item files, scene metadata), each line of a .jsonl
+    as a document; read back to the start for the view. Larger ones are the importers' to bound."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    for key, upload in files.items():
+        name = (upload.name or "").lower()
+        if not name.endswith((".json", ".jsonl")) or (limit is not None and upload.size > limit):
+            continue
+        content = upload.read()
+        upload.seek(0)
+        documents = content.splitlines() if name.endswith(".jsonl") else [content]
+        for document in documents:
+            problem = json_body_problem(document)
+            if problem:
+                inner, reason = problem
+                return field_name((key,)) + ("" if inner == "body" else f".{inner}"), reason
     return None
 
 
@@ -54,11 +93,15 @@ def _fits(request) -> bool:
 def _body_problem(request) -> tuple[str, str] | None:
     content_type = request.content_type or ""
     if content_type == MULTIPART:
-        if request.method != "POST":
-            return None
-        if _fits(request):
-            request.body  # noqa: B018 (small: read into memory, so a view may still read request.body)
-        return _query_problem(request.POST)
+        if request.method == "POST":
+            if _fits(request):
+                request.body  # noqa: B018 (small: read into memory, so a view may still read request.body)
+            return _query_problem(request.POST) or _json_files_problem(request.FILES)
+        if not _fits(request):
+            return None  # DRF refuses a multipart body over the limit itself
+        # Django parses only a POST's multipart; DRF parses the others' (PUT, PATCH) from the body read here.
+        fields, files = request.parse_file_upload(request.META, io.BytesIO(request.body))
+        return _query_problem(fields) or _json_files_problem(files)
     if content_type == FORM:
         # Django parses only a POST's form; DRF parses the others' (PUT, PATCH) itself.
         return _query_problem(request.POST if request.method == "POST" else QueryDict(request.body))
