@@ -4,9 +4,10 @@ study, model run or chance level), and their exports (CSV rows, LaTeX).
 The layouts are facts of the family (`Family.tables`, `radar_axis`, `question_types` in each family
 module); this file only reads them. A row is `{"name", "kind", "n", "result"}` (or the tuple
 `(name, kind, result)`), where `result` is a `score()` output or anything with its `overall` and
-`by` keys. A cell is one value per metric of the table: `{"metric", "value", "std", "ci", "best",
-"separated"}`, `std` being the spread over repeats the scorer reports as `<metric>_std` (None without
-repeats), `ci` its interval `[low, high]` where the result has one (`score(..., ci=)`).
+`by` keys. A cell is one value per metric of the table: `{"metric", "value", "std", "ci", "interval",
+"best", "separated"}`, `std` being the spread over repeats the scorer reports as `<metric>_std` (None
+without repeats), `ci` its interval `[low, high]` where the result has one (`score(..., ci=)`), and
+`interval` that interval as the table prints it (`interval_text`).
 
 As in the papers, the best model is marked: per column and metric, the highest value among model
 rows when there are two or more (human and chance rows are references, not contestants); a metric
@@ -159,6 +160,7 @@ def build_table(table: Table, rows) -> dict:
                             "value": value,
                             "std": std,
                             "ci": ci,
+                            "interval": interval_text(value, ci, table.interval_style),
                             "best": (r, c, m) in best and best[(r, c, m)] is not False,
                             "separated": best.get((r, c, m)),
                         }
@@ -265,6 +267,15 @@ def latex_escape(text) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
 
 
+def interval_text(value: float | None, ci: list | None, style: str = "pm") -> str | None:
+    """A cell's interval as its table prints it: `± 2.10` (the longer side) or `[60.20, 64.40]`."""
+    if value is None or not ci:
+        return None
+    if style == "pm":
+        return f"± {max(ci[1] - value, value - ci[0]):.2f}"
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
 def latex_number(
     value: float | None, std: float | None = None, best: bool = False, ci: list | None = None, style: str = "pm"
 ) -> str:
@@ -275,10 +286,8 @@ def latex_number(
     text = f"{value:.2f}"
     if std is not None:
         text += f" $\\pm$ {std:.2f}"
-    if ci and style == "pm":
-        text += f" $\\pm$ {max(ci[1] - value, value - ci[0]):.2f}"
-    elif ci:
-        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    if ci:
+        text += " " + latex_escape(interval_text(value, ci, style))
     return f"\\textbf{{{text}}}" if best else text
 
 

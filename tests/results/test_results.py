@@ -22,6 +22,7 @@ from modeleval.labels import run_label
 from modeleval.models import Prediction, Run
 from results import services as results_services
 from scoring.tables import breakdowns, latex_escape
+from scoring.uncertainty import TABLE_LEVEL
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -150,6 +151,7 @@ def csv_numbers(text):
 
 def table_numbers(table):
     spreads = any(v["std"] is not None for row in table["rows"] for cell in row["cells"] for v in cell)
+    intervals = any(v["ci"] for row in table["rows"] for cell in row["cells"] for v in cell)
     numbers = []
     for row in table["rows"]:
         line = []
@@ -158,14 +160,21 @@ def table_numbers(table):
                 line.append(v["value"])
                 if spreads:
                     line.append(v["std"])
+                if intervals:
+                    line += v["ci"] or [None, None]
         numbers.append(line)
     return numbers
 
 
 def latex_numbers(table):
-    """Per row: its values then spreads as the LaTeX shows them, two decimals."""
+    """Per row: each value, its spread and its interval as the LaTeX shows them, two decimals."""
     return [
-        [f"{x:.2f}" for v in (v for cell in row["cells"] for v in cell) for x in (v["value"], v["std"]) if x is not None]
+        [
+            number
+            for v in (v for cell in row["cells"] for v in cell)
+            for number in [f"{x:.2f}" for x in (v["value"], v["std"]) if x is not None]
+            + re.findall(r"\d+\.\d\d", v["interval"] or "")
+        ]
         for row in table["rows"]
     ]
 
@@ -238,13 +247,14 @@ def test_with_a_study_every_row_is_on_its_scored_items(client, setup):
     same_result(chance_pp["result"], levels["random++"])
     same_result(human["result"], study_results(study))
 
-    # the vanilla run scored again on the study's items, both repeats kept
+    # the vanilla run scored again on the study's items, both repeats kept, with its intervals
     expected = scoring.score(
         FAMILY, [gold_row(item) for item in subset],
         [{"id": item.scoring_id, "output": vanilla_output(item, r), "repeat": r} for item in subset for r in (0, 1)],
-        by=by,
+        by=by, ci=TABLE_LEVEL,
     )
     same_result(vanilla_row["result"], expected)
+    assert "units" not in vanilla_row["result"]  # used to pair the rows, then left out
     assert vanilla_row["n"] == 4 and vanilla_row["result"]["overall"]["vanilla"] == 75.0
     assert vanilla_row["result"]["overall"]["vanilla_std"] == 25.0
     # the circular run keeps its variants: two rotations of each of the study's two questions
@@ -302,6 +312,8 @@ def test_the_human_row_is_what_the_scorer_gives_for_the_same_answers_keyed_by_th
     predictions = [{"id": item.external_id, "output": HUMAN_ANSWERS[item.external_id]} for item in items]
     expected = scoring.score(FAMILY, gold, predictions, by=breakdowns(FAMILY))
     human = study_results(setup["study"])
+    # the human row adds intervals over participants (one here: each interval is its estimate)
+    assert human["overall"].pop("ci") == {metric: [value, value] for metric, value in human["overall"].items()}
     assert human["overall"] == expected["overall"]
-    assert human["by"] == expected["by"]
+    assert {key: {m: v for m, v in values.items() if m != "ci"} for key, values in human["by"].items()} == expected["by"]
     assert expected["overall"]["circular"] != expected["overall"]["vanilla"]

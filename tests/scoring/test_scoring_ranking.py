@@ -70,7 +70,7 @@ def test_cells_csv_and_latex_carry_the_intervals():
     assert line[header.index("Overall EM ci low")] == cell["ci"][0]
     latex = latex_table(table)
     half = max(cell["ci"][1] - cell["value"], cell["value"] - cell["ci"][0])
-    assert f"40.00 $\\pm$ {half:.2f}" in latex
+    assert cell["interval"] == f"± {half:.2f}" and f"40.00 $\\pm$ {half:.2f}" in latex
 
 
 def test_causalspatial_prints_intervals_in_brackets_beside_the_spread_over_repeats():
@@ -82,4 +82,5 @@ def test_causalspatial_prints_intervals_in_brackets_beside_the_spread_over_repea
     (table,) = paper_tables("causalspatial", [("M", "model", result)])
     cell = table["rows"][0]["cells"][0][0]
     assert table["interval_style"] == "brackets"
+    assert cell["interval"] == f"[{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]"
     assert f"{cell['value']:.2f} $\\pm$ {cell['std']:.2f} [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]" in latex_table(table)

@@ -143,12 +143,13 @@ def test_causalspatial_levels_by_task_with_level_averages_last_and_std_over_repe
     overall, *_, l2_average = table["rows"][0]["cells"]
     # two equal rows without intervals or units: nothing to test, both marked as the papers do
     assert overall == [
-        {"metric": "accuracy", "value": 75.0, "std": 25.0, "ci": None, "best": True, "separated": None},
-        {"metric": "not_sure_rate", "value": 25.0, "std": 25.0, "ci": None, "best": False,
+        {"metric": "accuracy", "value": 75.0, "std": 25.0, "ci": None, "interval": None, "best": True,
+         "separated": None},
+        {"metric": "not_sure_rate", "value": 25.0, "std": 25.0, "ci": None, "interval": None, "best": False,
          "separated": None},  # never ranked
     ]
-    assert l2_average[0] == {"metric": "accuracy", "value": 50.0, "std": 50.0, "ci": None, "best": True,
-                             "separated": None}
+    assert l2_average[0] == {"metric": "accuracy", "value": 50.0, "std": 50.0, "ci": None, "interval": None,
+                             "best": True, "separated": None}
     assert values(table)[3] == [100.0, 0.0]  # L1 average
 
 
