@@ -26,6 +26,7 @@ from modeleval.ablations import ablation_tables
 from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
+from scoring.uncertainty import TABLE_LEVEL
 
 HUMAN, MODEL, CHANCE = "human", "model", "chance"
 CHANCE_NAMES = {"random": "Random", "random++": "Random++"}
@@ -81,7 +82,12 @@ def rescore_run(run: Run, items: list[Item], by: list[str]) -> dict:
     covered |= set(run.predictions.filter(item_id__in=wanted).values_list("item_id", flat=True).distinct())
     chosen = {item.pk: item for item in items if item.pk in covered}
     gold, lines = modeleval_services.scoring_lines(run, chosen, run.predictions.filter(item_id__in=list(chosen)))
-    return scoring.score(run.benchmark.family, gold, lines, by=by, sbert=False)
+    return scoring.score(run.benchmark.family, gold, lines, by=by, sbert=False, ci=TABLE_LEVEL, units=True)
+
+
+def without_units(result: dict | None) -> dict | None:
+    """A result less its units' tallies: the tables have used them to pair rows; they are long."""
+    return None if result is None else {key: value for key, value in result.items() if key != "units"}
 
 
 def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
@@ -118,6 +124,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
     by_run = {run.pk: run for run in runs}
     rows = chance_rows(family, items, by) + humans + models
     tables = paper_tables(family, rows)
+    rows = [{**row, "result": without_units(row["result"])} for row in rows]
     return {
         "benchmark": benchmark.slug,
         "family": family,

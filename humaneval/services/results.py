@@ -15,6 +15,7 @@ from benchmarks.protocols import Variant
 from benchmarks.services import gold_row
 from scoring.hypo3d import normalize_answer
 from scoring.tables import breakdowns, family_record
+from scoring.uncertainty import TABLE_LEVEL
 
 from ..models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 from .design import study_design
@@ -22,6 +23,15 @@ from .sessions import NOT_SURE, answer_letters, native_not_sure_index
 from .stimuli import shown_choices
 
 _GOLD_LETTER = re.compile(r"\(?([A-Za-z])(?:\)|\.|\s|$)")
+# the gold tag naming a human row's participant: its intervals resample participants
+PARTICIPANT_TAG = "participant"
+
+
+def participant_of(response: Response) -> str:
+    """Who answered: the participant's account, else the session (an anonymous sitting)."""
+    session = response.session
+    return f"user {session.participant_id}" if session.participant_id else f"session {session.pk}"
+
 
 # --- scoring rows --------------------------------------------------------------------------------
 
@@ -186,10 +196,13 @@ def study_results(study: Study) -> dict:
     gold, predictions = [], []
     for entry, response in kept:
         g, p = scorer_rows(family, entry, response, scorer_row_id(response))
+        # the participant, a cluster for the row's intervals: participants, not answers, were sampled
+        g["tags"] = {**g.get("tags", {}), PARTICIPANT_TAG: participant_of(response)}
         gold.append(g)
         predictions.append(p)
     # SBERT is left to an explicit request: it loads a sentence-embedding model (as for model runs).
-    result = scoring.score(family, gold, predictions, by=breakdowns(family), sbert=False)
+    result = scoring.score(family, gold, predictions, by=breakdowns(family), sbert=False, ci=TABLE_LEVEL,
+                           cluster=PARTICIPANT_TAG)
     latencies_by_item: dict[int, list[int]] = {}
     for _, response in kept:
         if response.latency_ms is not None:
@@ -273,4 +286,3 @@ def response_table(study: Study) -> list[list]:
             ]
         )
     return lines
-
