@@ -17,7 +17,7 @@ from core.plain_views import PageFastPathView
 
 from .models import ItemRole
 from .reads import ShownItem
-from .services import design, results, sessions, stimuli
+from .services import design, onset, results, sessions, stimuli
 
 # A scene and its files do not change while a study runs, and every participant's item on the same
 # scene shows them again: cache them briefly (well inside the life of a signed storage URL).
@@ -245,3 +245,29 @@ class SessionAnsweredItem(APIView):
         answered = sessions.answered_item(pk, request.user, item_id)
         view = item_view(answered.session, answered.entry, answered.response)
         return Response({**view, "your_answer": answered.response.answer_text})
+
+
+class OnsetSerializer(serializers.Serializer):
+    item = serializers.IntegerField(min_value=1, help_text="The item on screen.")
+    load_ms = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, allow_null=True,
+                                       help_text="The page's own measure of the load (data only).")
+
+
+class OnsetAnswerSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    onset_at = serializers.DateTimeField()
+    load_ms = serializers.IntegerField()
+    deadline = serializers.DateTimeField(help_text="The item's deadline, now counted from onset.")
+    server_now = serializers.DateTimeField()
+
+
+class SessionOnset(APIView):
+    """The page says everything the item shows is on screen: its clock runs from now (onset.report_onset)."""
+
+    @extend_schema(request=OnsetSerializer, responses={200: OnsetAnswerSerializer, 409: error(409)})
+    def post(self, request, pk):
+        data = validated(OnsetSerializer, request)
+        response = onset.report_onset(pk, request.user, data["item"], data.get("load_ms"))
+        return Response({"item": response.item_id, "onset_at": response.onset_at.isoformat(),
+                         "load_ms": response.load_ms, "deadline": response.deadline.isoformat(),
+                         "server_now": timezone.now().isoformat()})

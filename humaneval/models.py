@@ -173,6 +173,14 @@ class Response(models.Model):
     revised_at = models.DateTimeField(
         null=True, blank=True, help_text="Last change of the answer after going back."
     )
+    onset_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When everything the item shows was on screen, as the page reported it (server time, accepted "
+                  "only within a bound after serving); the item's clock runs from here.",
+    )
+    load_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Serving to onset: how long the stimuli took to load and show."
+    )
 
     class Meta:
         ordering = ["shown_at"]
@@ -180,6 +188,7 @@ class Response(models.Model):
 
     @property
     def latency_ms(self):
+        """Response time from stimulus onset (from serving when the page never reported one)."""
         if self.answered_at is None:
             return None
-        return int((self.answered_at - self.shown_at).total_seconds() * 1000)
+        return int((self.answered_at - (self.onset_at or self.shown_at)).total_seconds() * 1000)

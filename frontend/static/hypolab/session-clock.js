@@ -3,7 +3,9 @@
  * time down against the server's clock (not the browser's: the server owns time, and a reload or a
  * wrong system clock changes nothing), sends answers with the time taken and the times focus left
  * the page, and moves on when the item's time is up. What is shown is the page's `view`:
- *   item(item, previousAnswer, nItems)  an item to answer (or revisit, with its earlier answer)
+ *   item(item, previousAnswer, nItems)  an item to answer (or revisit, with its earlier answer); returns a
+ *     promise of its stimuli on screen: the page then reports the onset, and the item's clock (and the
+ *     time taken) runs from it, so a slow download costs the participant nothing
  *   revisiting(on)  whether the item shown is an earlier one being changed
  *   answered(entries, allowGoingBack)  the answered items one may go back to
  *   countdown(itemMs, sessionMs)  four times a second
@@ -21,9 +23,22 @@ export function runSession(sessionId, view) {
   const serverNow = () => Date.now() + offset;
 
   function present(item, previous) {
-    view.item(item, previous, state.n_items);
+    const stimuliShown = view.item(item, previous, state.n_items);
     shownSince = performance.now();
     focusLosses = 0;
+    if (!revisiting) reportOnset(item, stimuliShown);
+  }
+
+  /** The stimuli are on screen: the server moves the item's deadline to run from now (within its bound). */
+  async function reportOnset(item, stimuliShown) {
+    const servedAt = performance.now();
+    await stimuliShown;
+    if (shownItem !== item.id || revisiting) return;
+    shownSince = performance.now();
+    const r = await post(api + "onset/", { item: item.id, load_ms: Math.round(shownSince - servedAt) });
+    if (!r.ok || shownItem !== item.id) return;
+    offset = Date.parse(r.data.server_now) - Date.now();
+    item.deadline = r.data.deadline;
   }
 
   async function load() {

@@ -35,7 +35,20 @@ function renderAnswerInputs(item, previous) {
   }
 }
 
+// Resolves once each element's viewer says its stimulus is on screen (data-loaded "true": an image
+// drawn, the point cloud's first frame, both videos ready to play) or failed ("error", shown as such).
+function onScreen(elements) {
+  return Promise.all(elements.map((element) => new Promise((resolve) => {
+    const done = () => element.dataset.loaded === "true" || element.dataset.loaded === "error";
+    if (done()) { resolve(); return; }
+    const watch = new MutationObserver(() => { if (done()) { watch.disconnect(); resolve(); } });
+    watch.observe(element, { attributes: true, attributeFilter: ["data-loaded"] });
+  })));
+}
+
+/** Shows the item's stimuli; resolves when all of them are on screen (the item's clock starts then). */
 function renderStimulus(item) {
+  const shown = [];
   const hasScene = Boolean(item.scene && item.scene.points_url);
   byId("scene-panels").hidden = !hasScene;
   byId("pointcloud").replaceChildren(); byId("topview").replaceChildren();
@@ -45,6 +58,7 @@ function renderStimulus(item) {
     const frame = item.scene.world_frame;
     const anchor = frame ? (item.scene.objects || []).filter((o) => o.instance_id === frame.anchor_instance_id) : [];
     mountPointCloudViewer(byId("pointcloud"), item.scene.points_url, { objects: anchor, world_frame: frame });
+    shown.push(byId("pointcloud"));
     mountTopView(byId("topview"), { imageUrl: item.scene.topview_plain_url, semanticUrl: item.scene.topview_semantic_url, map: item.scene.map });
   }
   byId("image-panel").hidden = item.images.length === 0;
@@ -53,10 +67,12 @@ function renderStimulus(item) {
   item.images.forEach((image, i) => {
     const element = i === 0 ? byId("image") : byId("more-images").appendChild(document.createElement("div"));
     mountImageViewer(element, { ...image, alt: `Stimulus image ${i + 1}` });
+    shown.push(element);
   });
   byId("video-panel").hidden = !item.videos;
   byId("videos").replaceChildren();
-  if (item.videos) mountPairedVideo(byId("videos"), item.videos);
+  if (item.videos) { mountPairedVideo(byId("videos"), item.videos); shown.push(byId("videos")); }
+  return onScreen(shown);
 }
 
 const session = runSession(page.session, {
@@ -74,7 +90,7 @@ const session = runSession(page.session, {
     byId("answer-error").textContent = "";
     document.body.dataset.itemId = item.id;
     renderAnswerInputs(item, previous);
-    renderStimulus(item);
+    return renderStimulus(item);
   },
   revisiting(on) { byId("revisit-note").hidden = !on; },
   answered(entries, allowGoingBack) {
