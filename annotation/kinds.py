@@ -4,14 +4,19 @@ naming the field and the rule, and returns the ids it wrote for `Assignment.resu
 
 from collections import Counter
 
+from benchmarks.importers.causalspatial import parse_options
 from benchmarks.models import AnswerFormat, Item, Side, WorldFrame
 from core.errors import DomainError
 
 from .checks import check_max_length, check_not_repeating, words
+from .family_tags import family_tags
 from .models import Assignment, Campaign, CrowdAnswer
 
 LETTERS = "ABCDEFGH"
 NO_CORRECT_OPTION = "No correct option is listed."
+NOT_SURE = "Not sure"
+MAX_CHOICES = 7
+UNFLIPPED = ("causalspatial", "spatial457")  # families no mirrored-image evaluation reads
 MAX_ANSWER_WORDS = 10
 # Bounds on what a worker types (a pasted page must not reach the review queue): characters.
 MAX_QUESTION_CHARS = 300
@@ -96,11 +101,33 @@ def _choices(answer: dict, allowed_counts) -> list[str]:
     for choice in choices:
         check_max_length(choice, MAX_CHOICE_CHARS, "A choice", "choices")
     if len(choices) not in allowed_counts:
-        counts = " or ".join(str(n) for n in allowed_counts)
+        allowed = list(allowed_counts)
+        counts = f"{allowed[0]} to {allowed[-1]}" if len(allowed) > 2 else " or ".join(map(str, allowed))
         raise DomainError(f"An item here has {counts} choices; this one has {len(choices)}.", field="choices")
     if len({c.lower() for c in choices}) != len(choices):
         raise DomainError("Two choices say the same thing.", field="choices")
     return choices
+
+
+def _authored_choices(answer: dict) -> tuple[list[str], str | None]:
+    """2-7 choices, written one by one or inside the question as the papers do ("Answer by (A) Yes,
+    (B) No or (C) Not sure."), and the letter of the "Not sure" choice: the one written, or one added
+    last when `not_sure` asks for it."""
+    if not answer.get("choices") and isinstance(answer.get("question"), str):
+        answer = {**answer, "choices": parse_options(answer["question"])}
+    choices = _choices(answer, range(2, MAX_CHOICES + 1))
+    not_sure = [i for i, c in enumerate(choices) if c.rstrip(".").lower() == NOT_SURE.lower()]
+    if answer.get("not_sure") and not not_sure:
+        choices = _choices({"choices": [*choices, NOT_SURE]}, range(3, MAX_CHOICES + 1))
+        not_sure = [len(choices) - 1]
+    return choices, (LETTERS[not_sure[0]] if not_sure else None)
+
+
+def _correct(answer: dict, choices: list[str], not_sure: str | None) -> list[str]:
+    correct = _letters(answer.get("correct"), choices)
+    if not_sure in correct:
+        raise DomainError("'Not sure' is never the correct choice.", field="correct")
+    return correct
 
 
 def _letters(correct, choices: list[str], field: str = "correct") -> list[str]:
@@ -110,32 +137,40 @@ def _letters(correct, choices: list[str], field: str = "correct") -> list[str]:
     return sorted(set(correct))
 
 
+def _family_tags(assignment: Assignment, answer: dict, not_sure: str | None) -> dict:
+    tags = family_tags(assignment.campaign.benchmark.family, answer.get("tags"))
+    return {**tags, "not_sure": not_sure} if not_sure else tags
+
+
 def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict:
-    """3DSRBench style: 2 or 4 choices, one correct, and whether the answer swaps left/right on the
-    mirrored image (FlipEval needs to know)."""
+    """3DSRBench and CausalSpatial style: 2-7 choices, one or several correct, an optional "Not sure"
+    choice, the family's tags, and whether the answer swaps left/right on the mirrored image
+    (3DSRBench's FlipEval needs to know; families never scored on mirrored images may leave it out)."""
     question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
-    choices = _choices(answer, (2, 4))
-    correct = _letters(answer.get("correct"), choices)
-    if len(correct) != 1:
-        raise DomainError("An image item has exactly one correct choice.", field="correct")
-    if not isinstance(answer.get("flip_swaps"), bool):
+    choices, not_sure = _authored_choices(answer)
+    correct = _correct(answer, choices, not_sure)
+    family = assignment.campaign.benchmark.family
+    flip = answer.get("flip_swaps")
+    if not isinstance(flip, bool) and (family not in UNFLIPPED or flip is not None):
         raise DomainError("Say whether the answer swaps left and right on the mirrored image.", field="flip_swaps")
     fine, coarse = _question_type(assignment.campaign, answer)
+    tags = {"question_type": coarse, "fine_question_type": fine, **_family_tags(assignment, answer, not_sure)}
+    if isinstance(flip, bool):
+        tags["flip"] = "swap" if flip else "same"
     item = Item.objects.create(
         benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
-        answers=correct, answer_format=AnswerFormat.SINGLE, author=worker, provenance=_provenance(assignment),
-        tags={"question_type": coarse, "fine_question_type": fine,
-              "flip": "swap" if answer["flip_swaps"] else "same"},
+        answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
+        author=worker, provenance=_provenance(assignment), tags=tags,
     )
     return {"items": [item.pk]}
 
 
 def submit_choice_on_videos(assignment: Assignment, worker, answer: dict) -> dict:
-    """M3-Verse style: 2-6 choices, one or several correct; a hallucination item's only correct
-    choice is 'No correct option is listed.'"""
+    """M3-Verse style: 2-7 choices, one or several correct, the family's tags; a hallucination item's
+    only correct choice is 'No correct option is listed.'"""
     question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
-    choices = _choices(answer, range(2, 7))
-    correct = _letters(answer.get("correct"), choices)
+    choices, not_sure = _authored_choices(answer)
+    correct = _correct(answer, choices, not_sure)
     hallucination = bool(answer.get("hallucination"))
     if hallucination:
         listed = [LETTERS[i] for i, c in enumerate(choices) if c.rstrip(".").lower() == NO_CORRECT_OPTION[:-1].lower()]
@@ -147,7 +182,8 @@ def submit_choice_on_videos(assignment: Assignment, worker, answer: dict) -> dic
         benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
         answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
         author=worker, provenance=_provenance(assignment),
-        tags={"question_type": coarse, "fine_question_type": fine, "hallucination": hallucination},
+        tags={"question_type": coarse, "fine_question_type": fine, "hallucination": hallucination,
+              **_family_tags(assignment, answer, not_sure)},
     )
     return {"items": [item.pk]}
 

@@ -45,8 +45,28 @@ def parse_options(question: str) -> list[str]:
         text = question[end:stop]
         if k + 1 == len(chain):
             text = text.strip().split("\n", 1)[0]
-        options.append(text.strip().rstrip(";,").strip())
+        options.append(_option_text(text))
     return options
+
+
+# what joins options in a sentence or a list: "(A) Yes, (B) No or (C) Not sure.", "- (A) ...;"
+_OPTION_TAIL = re.compile(r"(?:[\s;,]+(?:or|and)|[\s;,\-*\u2022]+)$")
+
+
+def _option_tail_removed(text: str) -> str:
+    while True:
+        cut = _OPTION_TAIL.sub("", text)
+        if cut == text:
+            return text
+        text = cut
+
+
+def _option_text(text: str) -> str:
+    """One option's own words: `No or` -> `No`, `Not sure.` -> `Not sure` (the papers' wordings)."""
+    text = _option_tail_removed(text.strip())
+    if text.endswith(".") and not text.endswith("..") and not re.search(r"\d\.$", text):
+        text = _option_tail_removed(text[:-1])
+    return text
 
 
 def _norm(text) -> str:
