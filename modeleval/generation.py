@@ -146,6 +146,14 @@ def repeat_seed(run_seed: int, item_key: str, variant: str, repeat: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def run_seed(run, item, variant: str, repeat: int) -> int | None:
+    """Repeat k of this item's own seed in this run (from the run's seed, else the model's); none where
+    the model samples nothing (baselines, recorded outputs)."""
+    if honoured(run.model) is None:
+        return None
+    return repeat_seed(run.settings.get("seed", run.model.seed), item.scoring_id, variant, repeat)
+
+
 def chat_fields(params: dict, kind: str = OPENAI, reasoning_model: bool = False) -> dict:
     """The chat-completions fields of these settings (`effective`, with the repeat's seed) for this
     provider kind. Reasoning models get max_completion_tokens and no sampling fields they refuse."""

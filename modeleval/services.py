@@ -36,7 +36,6 @@ from scoring.engine import Source, get_family, score_records
 from scoring.family import Run as ScoringRun
 from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
-from scoring.uncertainty import TABLE_LEVEL
 
 from . import dispatch, generation, reads, run_options, visual_inputs
 from . import secrets as model_secrets
@@ -296,22 +295,15 @@ def _request(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> In
     """The prompt, stimulus and settings (with the repeat's seed); an adapter that reads no prompt
     (recorded outputs) gets the options only."""
     if getattr(adapter, "reads_prompts", True):
-        seed = _repeat_seed(run, item, variant, repeat)
+        seed = generation.run_seed(run, item, variant.name, repeat)
         return build_request(run.model, template_for(run, item), item, variant, run.examples,
                              {**run.settings, **({"seed": seed} if seed is not None else {})}, run.visual_input)
     return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
 
 
-def _repeat_seed(run: Run, item: Item, variant: Variant, repeat: int) -> int | None:
-    """Repeat k of this item's own seed, from the run's seed; none where the adapter samples nothing."""
-    if generation.honoured(run.model) is None:
-        return None
-    return generation.repeat_seed(run.settings.get("seed", run.model.seed), item.scoring_id, variant.name, repeat)
-
-
 def _prediction(run: Run, item: Item, variant: Variant, repeat: int, **fields) -> Prediction:
     return Prediction(run=run, item=item, variant=variant.name, repeat=repeat, visual_input=run.visual_input,
-                      seed=_repeat_seed(run, item, variant, repeat), **fields)
+                      seed=generation.run_seed(run, item, variant.name, repeat), **fields)
 
 
 def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
@@ -403,9 +395,8 @@ def score_run(run_id: int) -> dict | None:
         # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
         # model, so it is not loaded on every run.
         family = run.benchmark.family
-        # with each metric's interval, and the units' tallies the results tables pair runs on
         run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True,
-                                   judge=run_judge(run), ci=TABLE_LEVEL, units=True)
+                                   judge=run_judge(run))
         _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)

@@ -15,9 +15,12 @@ scored again from its stored predictions on those items (every variant and repea
 by `modeleval.services.scoring_lines` as `score_run` builds them), chance on those items.
 """
 
+import re
+
 import scoring
+from benchmarks import protocols
 from benchmarks.models import Benchmark, Item
-from benchmarks.services import gold_row
+from benchmarks.protocols import Protocol
 from core.errors import NotFound
 from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
@@ -25,6 +28,7 @@ from modeleval import services as modeleval_services
 from modeleval.ablations import ablation_tables
 from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
+from modeleval.prediction_files import gold_lines
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
 from scoring.uncertainty import TABLE_LEVEL
 
@@ -47,12 +51,14 @@ def model_row(run: Run, result: dict | None) -> dict:
                       comparable=comparable_key(run))
 
 
-def chance_rows(family: str, items, by: list[str]) -> list[dict]:
-    """The family's chance rows on these items' gold lines: expected values of `chance_levels`."""
+def chance_rows(family: str, items, by: list[str], protocol: Protocol | None = None) -> list[dict]:
+    """The family's chance rows on these items' gold lines under the protocol of the runs beside them
+    (an item written here run circular is scored over its rotations, so Random is 1/n^n, not 1/n):
+    expected values of `chance_levels`."""
     guessers = family_record(family).chance_rows
     if not guessers:
         return []
-    levels = scoring.chance_levels(family, [gold_row(item) for item in items], by=by)
+    levels = scoring.chance_levels(family, gold_lines(items, protocol), by=by)
     if not levels["n_items"]:
         return []
     return [
@@ -66,6 +72,16 @@ def chance_rows(family: str, items, by: list[str]) -> list[dict]:
         for guesser in guessers
         if levels.get(guesser) is not None
     ]
+
+
+def chance_protocol(runs, items: list[Item]) -> Protocol:
+    """The variants the runs beside the chance rows are scored on (circular if one is, flip if one is),
+    unless the items already are their variants (imported rotations `X-1`, mirrored rows)."""
+    wanted = [Protocol.from_data(run.protocol) for run in runs]
+    imported_rotations = any(re.search(r"-[0-9]$", item.scoring_id) for item in items)
+    imported_flips = any((item.tags or {}).get(protocols.IMAGE_VARIANT) == protocols.FLIPPED for item in items)
+    return Protocol(circular=any(p.circular for p in wanted) and not imported_rotations,
+                    flip=any(p.flip for p in wanted) and not imported_flips)
 
 
 def study_scored_items(study: Study) -> list[Item]:
@@ -122,7 +138,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         models = [model_row(run, rescore_run(run, items, by)) for run in runs]
     models = [row for row in models if row["n"]]
     by_run = {run.pk: run for run in runs}
-    rows = chance_rows(family, items, by) + humans + models
+    rows = chance_rows(family, items, by, chance_protocol(runs, items)) + humans + models
     tables = paper_tables(family, rows)
     rows = [{**row, "result": without_units(row["result"])} for row in rows]
     return {
