@@ -30,6 +30,7 @@ PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 WORKER_PARAMS = ("worker_id", "workerId", "participantId", "participant_id")
 ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
+ID_WORDS = {"worker_id": "worker id", "study_id": "study id", "session_id": "session (assignment) id"}
 
 # MTurk took no new customers from 30 July 2026 and AWS says it closes on 30 September 2026: its links
 # keep working for work made before, and it is not offered for anything newer.
@@ -68,17 +69,18 @@ def parse_crowd_params(params) -> dict:
                "session_id": params.get(session_param, "")}
         names = {"worker_id": worker_param, "session_id": session_param}
     else:
-        raise DomainError("The link must carry PROLIFIC_PID with STUDY_ID and SESSION_ID, or worker_id with "
-                          "assignmentId.", field="PROLIFIC_PID")
+        # Worded for the worker who opened it (the field names the URL parameter for whoever reads the API).
+        raise DomainError("This link lacks the ids your crowd platform adds to it: open the study again from its "
+                          "page on Prolific, MTurk or CloudResearch.", field="PROLIFIC_PID")
     for key, param in names.items():
         value = ids[key]
         if not value:
-            raise DomainError(f"The link must carry {param}: open it from the study's page on your platform.",
-                              field=param)
+            raise DomainError(f"This link lacks your platform's {ID_WORDS[key]}: open it again from the study's page "
+                              "on your platform.", field=param)
         if value == MTURK_PREVIEW:
             raise DomainError("Accept the HIT first: a preview has no assignment to work on.", field=param)
         if not PLATFORM_ID.match(value):
-            raise DomainError("Must be 1-100 letters, digits, '-' or '_'.", field=param)
+            raise DomainError(f"The link's {ID_WORDS[key]} must be 1-100 letters, digits, '-' or '_'.", field=param)
     return ids
 
 

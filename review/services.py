@@ -35,7 +35,7 @@ def review_queue(reviewer, campaign_id=None):
     queue = (
         ContextChange.objects.filter(status=ContextChange.Status.SUBMITTED)
         .exclude(author=reviewer)
-        .select_related("scene", "author")
+        .select_related("scene__benchmark", "author")
         .order_by("created_at")
     )
     if campaign_id not in (None, ""):

@@ -27,4 +27,9 @@ node_modules/.bin/esbuild frontend/static/hypolab/pages/*.js --bundle --minify -
     --target=es2020 --log-level=warning --external:../../vendor/hypolab/pointcloud-viewer.js \
     --outdir=frontend/static/vendor/hypolab
 
+# axe-core (a devDependency) for the browser crawl's accessibility check (tests/browser/test_crawl_roles.py),
+# which loads it into each page it visits; no page of the app loads it.
+mkdir -p frontend/static/vendor/axe
+cp node_modules/axe-core/axe.min.js frontend/static/vendor/axe/axe.min.js
+
 echo "three $(node -p "require('./node_modules/three/package.json').version") bundled into frontend/static/vendor/hypolab/pointcloud-viewer.js"

@@ -131,6 +131,7 @@ def reviewer_queues(user) -> dict:
         "flagged_benchmarks": list(Benchmark.objects.filter(items__consensus=Item.Consensus.FLAGGED)
                                    .annotate(n=Count("items")).order_by("name")),
         "returned": len(review_services.returned_work(user)),
+        "benchmarks": list(Benchmark.objects.order_by("name").values("slug", "name")),  # consensus, per benchmark
     }
 
 

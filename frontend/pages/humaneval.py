@@ -26,7 +26,7 @@ from ..access import role_required
 from ..templatetags.safe_urls import http_url
 from .common import BACKEND, carries_platform_ids, csv_attachment, error_page
 from .home import crowd_links
-from .manage import results_export
+from .manage import protocols_for, results_export
 
 
 @crowd_entry_limited
@@ -70,7 +70,7 @@ def _intro(session) -> dict:
     by_role = dict(SessionItem.objects.filter(session=session).values_list("role").annotate(n=Count("id")))
     practice = by_role.get(ItemRole.FAMILIARISATION, 0)
     return {
-        "instructions": study.instructions,
+        "instructions": study.instructions or DEFAULT_INSTRUCTIONS,  # a quick-form study has none of its own
         "consent_text": study.consent_text or DEFAULT_CONSENT,
         "n_practice": practice,
         "n_questions": sum(by_role.values()) - practice,
@@ -168,6 +168,7 @@ def _design_context(benchmark, form, **extra):
         "tags": sorted({tag for tags in items.values_list("tags", flat=True) for tag in (tags or {})}),
         "form": form,
         "ticked": form["items"] if form["items"] is not None else {i.pk for i in items},
+        "protocols": protocols_for(benchmark),
         **extra,
     }
 

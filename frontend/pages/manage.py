@@ -1,9 +1,11 @@
 """The admin's benchmark page: studies, model runs, releases, results."""
 
 import json
+import re
 from functools import wraps
 
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
@@ -29,6 +31,31 @@ from ..radar import radar_svg, series_colour
 from .common import attachment, csv_attachment
 
 STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
+GENERATING_FAMILIES = ("spatial457", "m3verse")  # the families review.pipeline's generate stage makes items for
+
+
+def models_for(benchmark):
+    """The models a run of this benchmark can use: those meant for its family (or any), and recorded
+    outputs only when they were recorded on this benchmark."""
+    models = ModelSpec.objects.filter(Q(family="") | Q(family=benchmark.family)).order_by("name")
+    return [m for m in models if m.adapter != ModelSpec.Adapter.RECORDED_OUTPUTS
+            or (m.config or {}).get("benchmark") in (None, "", benchmark.slug)]
+
+
+def protocols_for(benchmark) -> dict:
+    """What the benchmark's items allow: rotated options need choice items, mirrored images items tagged
+    `flip` (Hypo3D's open answers allow neither)."""
+    items = Item.objects.filter(benchmark=benchmark)
+    return {"circular": items.exclude(choices=[]).exists(), "flip": items.filter(tags__has_key="flip").exists()}
+
+
+def next_version(versions) -> str:
+    """A release version not taken yet: one minor step past the highest (1.0.0 for the first)."""
+    taken = [tuple(int(part) for part in v.split(".")) for v in versions if re.fullmatch(r"\d+\.\d+\.\d+", v)]
+    if not taken:
+        return "1.0.0"
+    major, minor, _ = max(taken)
+    return f"{major}.{minor + 1}.0"
 
 
 def _manage_context(benchmark, **extra):
@@ -40,7 +67,9 @@ def _manage_context(benchmark, **extra):
         "approved_items": (Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
                            .select_related("change")),
         "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
-        "models": ModelSpec.objects.all(),
+        "models": models_for(benchmark),
+        "protocols": protocols_for(benchmark),
+        "next_version": next_version(Release.objects.filter(benchmark=benchmark).values_list("version", flat=True)),
         "visual_inputs": visual_inputs.names(),
         "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
         "releases": Release.objects.filter(benchmark=benchmark),
@@ -48,8 +77,11 @@ def _manage_context(benchmark, **extra):
         "asset_roles": AssetRole.choices,
         "stages": [{"stage": stage, "params": json.dumps(stage.params, ensure_ascii=False)}
                    for stage in pipeline.stages_of(benchmark)],
-        "stage_kinds": PipelineStage.Kind.choices,
-        "pipeline_data": {"slug": benchmark.slug, "examples": pipeline.param_examples(benchmark)},
+        "stage_kinds": [(value, label) for value, label in PipelineStage.Kind.choices
+                        if value != PipelineStage.Kind.GENERATE or benchmark.family in GENERATING_FAMILIES],
+        "pipeline_data": {"slug": benchmark.slug, "examples": {
+            kind: example for kind, example in pipeline.param_examples(benchmark).items()
+            if kind != PipelineStage.Kind.GENERATE or benchmark.family in GENERATING_FAMILIES}},
         **extra,
     }
 
@@ -183,5 +215,5 @@ def results(request, slug):
     legend = [{**s, "colour": series_colour(i)} for i, s in enumerate(radar["series"])]
     return render(request, "frontend/results.html", {
         "benchmark": benchmark, "tables": data["tables"], "radar": radar, "radar_svg": radar_svg(radar),
-        "legend": legend,
+        "legend": legend, "no_chance_row": not any(row["kind"] == results_services.CHANCE for row in data["rows"]),
     })

@@ -18,7 +18,7 @@ from .common import error_page
 
 @role_required(roles.REVIEWER)
 def review_queue(request):
-    approved = (ContextChange.objects.filter(status=ContextChange.Status.APPROVED).select_related("scene")
+    approved = (ContextChange.objects.filter(status=ContextChange.Status.APPROVED).select_related("scene__benchmark")
                 .order_by("-updated_at")[:50])
     return render(request, "frontend/review_queue.html", {
         "queue": review_services.review_queue(request.user)[:100],

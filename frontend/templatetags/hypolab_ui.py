@@ -11,6 +11,7 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.guidelines import render_guidelines
+from review.services import CHANGE_CRITERIA, QUESTION_CRITERIA
 
 register = template.Library()
 
@@ -31,7 +32,10 @@ def tag_chips(tags) -> str:
         return format_html('<span class="chip">{}</span>', tags)
     chips = []
     for key, value in tags.items():
-        shown = ", ".join(str(v) for v in value) if isinstance(value, list | tuple) else str(value)
+        if isinstance(value, list | tuple) and any(isinstance(v, dict | list) for v in value):
+            shown = f"{len(value)} steps"  # a structure (Spatial457's program): its size, not its source
+        else:
+            shown = ", ".join(str(v) for v in value) if isinstance(value, list | tuple) else plain(value)
         chips.append((key, shown))
     return format_html('<span class="chips">{}</span>', format_html_join(
         " ", '<span class="chip"><span class="chip-key">{}</span> {}</span>', chips))
@@ -96,3 +100,17 @@ def plain(value) -> str:
 def labelled_rows(mapping) -> list[tuple[str, str]]:
     """A dict of settings or counts as (label in words, value in words) rows."""
     return [(field_label(str(key)), plain(value)) for key, value in (mapping or {}).items()]
+
+
+@register.filter
+def humane(name) -> str:
+    """A metric's, tag's or category's code name in words (`not_sure_rate` -> "Not sure rate"); other
+    names (a paper's own column titles) as they are."""
+    name = str(name)
+    return field_label(name) if "_" in name else name
+
+
+@register.filter
+def criteria_words(keys) -> str:
+    """A rejection's criteria as the reviewer read them ("Clear and complete: …"), not their keys."""
+    return "; ".join(CHANGE_CRITERIA.get(key, QUESTION_CRITERIA.get(key, key)) for key in keys or ())

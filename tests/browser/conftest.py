@@ -60,9 +60,13 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
 @contextmanager
 def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
     """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
-    default (SQLite file, no Redis, tasks in-process), to prove it works end to end too."""
+    default (SQLite file, no Redis, tasks in-process), to prove it works end to end too. `demo`: the
+    embedded default as ./scripts/demo serves it, DEBUG off (its own error pages, static files as in
+    production) on plain HTTP."""
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
+    if mode == "demo":
+        env.update({"DEBUG": "false", "HTTPS": "false", "SECRET_KEY": f"browser-demo-{os.getpid()}-{tmp.name}"})
     if mode == "services":
         # Named after this run's database and parallel worker, so parallel runs never share a stack.
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")

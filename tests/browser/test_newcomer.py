@@ -173,7 +173,7 @@ def test_a_refused_study_form_keeps_its_values(stack, new_page, setup):
     form.locator("input[name=allow_going_back]").check()
     form.locator("input[name=shuffle_choices]").uncheck()
     form.locator("button[type=submit]").click()
-    admin.wait_for_selector("#design-form .error:has-text('seconds_per_session')")
+    admin.wait_for_selector("#design-form .error:has-text(\"at least one item's time\")")
     assert form.locator("input[name=name]").input_value() == "Careful newcomer study"
     assert form.locator("input[name=seconds_per_item]").input_value() == "90"
     assert form.locator("input[name=seconds_per_session]").input_value() == "30"

@@ -56,8 +56,8 @@ def test_admin_composes_and_runs_a_pipeline_with_live_progress(stack, new_page):
     assert page.evaluate("window.stillThisPage") is True  # followed live, not by reloading
     generated = rows.nth(0).locator(".job-report").inner_text()
     released = rows.nth(1).locator(".job-report").inner_text()
-    assert "created:" in generated and "templates:" in generated
-    assert "version: 1.0.0" in released and "exported: true" in released
+    assert "Created:" in generated and "Templates:" in generated and "{" not in generated
+    assert "Version: 1.0.0" in released and "Exported: yes" in released
     assert rows.nth(1).locator(".job-status").inner_text() == "done"
     shot(page, "12-admin-pipeline", stack)
 

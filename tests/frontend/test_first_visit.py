@@ -95,3 +95,27 @@ def test_the_embedded_demo_runs_with_debug_off_on_plain_http():
                           env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-3:] == ["False", "False", "False"]
+
+
+@pytest.mark.django_db
+def test_the_manage_page_offers_only_what_works_on_the_benchmark(client):
+    from benchmarks.models import Release
+    from frontend.pages.manage import next_version
+    from modeleval.models import ModelSpec
+
+    item = ItemFactory()  # Hypo3D: open answers
+    bench = item.benchmark
+    ModelSpec.objects.create(name="Recorded elsewhere", adapter="recorded_outputs", config={"benchmark": "other"})
+    ModelSpec.objects.create(name="Recorded here", adapter="recorded_outputs", config={"benchmark": bench.slug})
+    ModelSpec.objects.create(name="For images", adapter="random_baseline", family="3dsrbench")
+    Release.objects.create(benchmark=bench, version="1.0.0")
+    client.force_login(UserFactory(role=roles.ADMIN))
+    page = client.get(f"/manage/{bench.slug}/").content.decode()
+    assert "Recorded here" in page and "Recorded elsewhere" not in page and "For images" not in page
+    assert 'name="circular"' not in page and 'name="flip"' not in page
+    assert 'value="generate"' not in page and "spatial457" not in page
+    assert 'placeholder="1.1.0"' in page and next_version(["1.0.0", "2.3.1", "latest"]) == "2.4.0"
+    design = client.get(f"/manage/{bench.slug}/studies/design/").content.decode()
+    assert 'name="circular_variants"' not in design and 'name="flip_images"' not in design
+    results = client.get(f"/results/{bench.slug}/").content.decode()
+    assert 'id="no-chance-row"' in results and "open phrases" in results

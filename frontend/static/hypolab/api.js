@@ -28,8 +28,21 @@ export const post = (url, body = {}) => request("POST", url, body);
 export const put = (url, body, options) => request("PUT", url, body, options);
 export const del = (url) => request("DELETE", url);
 
-/** A DRF error body as one sentence ("field: message …"); `current` (a conflict's fresh copy) is not an error. */
+// As frontend/templatetags/hypolab_ui.py: a message that needs its field's name gets it in words.
+const GENERIC_MESSAGE = /^(This field|This value|Ensure this|A valid|Not a valid|Enter a|At most|Must be)/;
+const ACRONYMS = { url: "URL", id: "ID", pid: "ID" };
+const fieldLabel = (field) => {
+  const text = field.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").trim().toLowerCase().split(/\s+/)
+    .map((w) => ACRONYMS[w] || w).join(" ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
+};
+
+/** A DRF error body as sentences for people: each message, after its field's name in words only where the
+ * message needs it ("Batch size: Must be …"); `current` (a conflict's fresh copy) is not an error. */
 export function errorText(data) {
-  return Object.entries(data).filter(([k]) => k !== "current").map(([k, v]) =>
-    (k === "non_field_errors" || k === "detail" ? "" : k + ": ") + (Array.isArray(v) ? v.join(" ") : v)).join(" ");
+  return Object.entries(data).filter(([k]) => k !== "current").map(([k, v]) => {
+    const message = Array.isArray(v) ? v.join(" ") : String(v);
+    const named = k !== "non_field_errors" && k !== "detail" && GENERIC_MESSAGE.test(message);
+    return (named ? fieldLabel(k) + ": " : "") + message;
+  }).join(" ");
 }

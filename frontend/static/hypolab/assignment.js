@@ -19,11 +19,14 @@ export function openAssignment({ page, draft, form, error, status, body, drafted
   const autosave = createAutosave({ url: base + "draft/", revision: draft.revision, form, status, body, refused: leaseLost });
   setInterval(() => autosave.queue(() => post(base + "heartbeat/", {}).then(leaseLost)), draft.heartbeat_seconds * 1000);
 
-  // Giving the scene back asks first when there is work in the draft (it is kept for the campaign's
-  // records, but this worker cannot continue it), then goes back to the crowd platform.
+  // Giving the scene back always asks first (a stray click ends the work), and says what becomes of a
+  // draft (kept for the campaign's records, but this worker cannot continue it); then back to the platform.
   document.getElementById("release-assignment").addEventListener("click", () => {
-    if (drafted() && !confirm("Give this scene back? Your draft stays in the campaign's records, but you cannot " +
-                              "continue it and it will not be submitted or paid.")) return;
+    const question = drafted()
+      ? "Give this scene back? Your draft stays in the campaign's records, but you cannot continue it and it " +
+        "will not be submitted or paid."
+      : "Give this scene back? You leave this task without a completion code and cannot come back to it.";
+    if (!confirm(question)) return;
     autosave.queue(async () => {
       await autosave.save();
       const r = await post(base + "release/", {});

@@ -10,9 +10,21 @@ import { subscribe } from "./dashboard.js";
 
 const ENDED = new Set(["done", "failed"]);
 
+const words = (name) => { const text = String(name).replace(/_/g, " "); return text.charAt(0).toUpperCase() + text.slice(1); };
+
+/** A value of a report in words, not JSON: a list joined, an object as "key value" pairs. */
+function plain(value) {
+  if (value === null || value === undefined || value === "") return "–";
+  if (Array.isArray(value)) return value.length ? value.map(plain).join(", ") : "none";
+  if (typeof value === "object") {
+    const pairs = Object.entries(value);
+    return pairs.length ? pairs.map(([k, v]) => `${String(k).replace(/_/g, " ")} ${plain(v)}`).join(", ") : "none";
+  }
+  return typeof value === "boolean" ? (value ? "yes" : "no") : String(value);
+}
+
 function reportLines(report) {
-  return Object.entries(report || {}).map(([what, value]) =>
-    `${what}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+  return Object.entries(report || {}).map(([what, value]) => `${words(what)}: ${plain(value)}`);
 }
 
 export function showJob(element, state) {
