@@ -15,9 +15,9 @@ from typing import NamedTuple
 import numpy as np
 
 from benchmarks import protocols
+from benchmarks.material.frames import frame_set
 from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from benchmarks.material.scans import load_scene_points
-from benchmarks.material.video import sample_frames
 from benchmarks.models import AssetRole, Family, Item, Scene
 from benchmarks.services import scene_asset
 
@@ -119,9 +119,8 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
         if not videos:
             raise LookupError(f"scene {scene.external_id} has no video")
         frames = []
-        for video in videos:
-            with video.file.open("rb") as handle:
-                frames += sample_frames(handle.read(), n, size)
+        for video in videos:  # each set decoded once and stored (benchmarks/material/frames.py)
+            frames += frame_set(video, n, size)
         return [protocols.mirror_image(frame) for frame in frames] if flip else frames
     if visual_input.is_rendered:
         assets = stored_view_set(scene, str(visual_input))

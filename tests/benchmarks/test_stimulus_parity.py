@@ -261,7 +261,7 @@ def test_m3verse_evaluator_sees_before_and_after_as_the_model_orders_them(
                        question="What changed between the two videos?", answers=answers,
                        choices=["the cup moved", "the lamp turned on", "the door opened"])
     # Each video stands for its frames: the model's images are its videos' bytes, in the order it reads them.
-    monkeypatch.setattr(visual_inputs, "sample_frames", lambda data, n, size: [data])
+    monkeypatch.setattr(visual_inputs, "frame_set", lambda video, n, size: [video.file.open("rb").read()])
     request = build_request(model("video_frames"), latest_template("m3verse"), item)
     [(human, entry)] = evaluator_items(client, item, shuffle_choices=False)
     assert_question_and_options(human, request)
