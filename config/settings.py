@@ -329,12 +329,14 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Throttling (config/throttle.py). Logins: AXES_FAILURE_LIMIT failures for an account, or from an
-# address, lock both for LOGIN_LOCKOUT_MINUTES after the last one (429, the right password
-# included); attempts are counted in the database, so a Redis outage does not lift the limit.
+# Throttling (config/throttle.py). Logins: AXES_FAILURE_LIMIT failures for an account from one
+# address lock that account from that address, and as many from one address (any accounts) lock the
+# address, for LOGIN_LOCKOUT_MINUTES after the last one (429, the right password included). An
+# account is never locked from everywhere: failures from anyone's address would lock out the admin.
+# Attempts are counted in the database, so a Redis outage does not lift the limit.
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_LOCKOUT_CALLABLE = "config.throttle.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "config.throttle.client_ip"
 AXES_HANDLER = "config.throttle.LoginAttempts"

@@ -1,8 +1,9 @@
 """Throttling: failed logins (django-axes, counted in the database) and crowd-link entries (counted
 in the cache, per address).
 
-Logins: AXES_FAILURE_LIMIT failures for one account, or from one address, lock both out for
-AXES_COOLOFF_TIME: the login page (and the admin's) answers 429 with the lockout message, the right
+Logins: AXES_FAILURE_LIMIT failures for one account from one address lock that pair, and as many
+from one address lock that address, for AXES_COOLOFF_TIME (never an account from everywhere, which
+would let anyone lock out the admin): the login page (and the admin's) answers 429 with the lockout message, the right
 password included, until the lock ends (settings.py). `lockout_response` is that answer.
 
 Crowd entry: a link may be opened CROWD_ENTRY_PER_MINUTE times a minute from one address; more

@@ -429,12 +429,17 @@ def _refuse_if_late(stored: _Stored) -> None:
 
 
 def _revise(session: EvalSession, entry: SessionItem, response: Response, answer_text, now) -> None:
-    """Going back: a scored or attention answer may change while the session lasts, if the study allows."""
+    """Going back: a scored or attention answer may change while the session lasts, if the study allows,
+    and only within the item's own time (its deadline holds for every write, or a late change would
+    keep the first answer's latency)."""
     study = session.study
     if not study.allow_going_back or entry.role == ItemRole.FAMILIARISATION:
         raise Conflict("This item was already answered.", field="item")
     if session.status != EvalSession.Status.ACTIVE or session.deadline <= now:
         raise Conflict("The session is over; answers can no longer change.", field="item")
+    if response.deadline <= now:
+        raise Conflict(f"Time for this item ran out at {response.deadline:%H:%M:%S} UTC; its answer can no "
+                       "longer change.", field="item")
     response.answer_text = clean_answer(study, entry, answer_text)
     response.revised_at = now
     response.save(update_fields=["answer_text", "revised_at"])
