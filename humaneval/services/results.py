@@ -221,6 +221,8 @@ def study_results(study: Study) -> dict:
             "median_seconds_per_item": _median_seconds(
                 [statistics.median(values) for values in latencies_by_item.values()]
             ),
+            # How long stimuli took to load and show (serving to onset): not part of the time per item.
+            "median_load_seconds": _median_seconds([r.load_ms for _, r in kept if r.load_ms is not None]),
             "design": study_design(study),
         }
     )
@@ -241,6 +243,7 @@ CSV_HEADER = [
     "shown_at",
     "answered_at",
     "latency_ms",
+    "load_ms",
     "client_latency_ms",
     "focus_losses",
     "timed_out",
@@ -275,6 +278,7 @@ def response_table(study: Study) -> list[list]:
                 response.shown_at.isoformat(),
                 response.answered_at.isoformat() if response.answered_at else "",
                 _blank_if_none(response.latency_ms),
+                _blank_if_none(response.load_ms),
                 _blank_if_none(response.client_latency_ms),
                 response.focus_losses,
                 response.timed_out,

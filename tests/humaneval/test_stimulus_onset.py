@@ -68,3 +68,18 @@ def test_an_onset_outside_the_bound_is_refused_and_the_clock_stays_from_serving(
     assert response.onset_at is None and response.deadline == served.deadline
     assert onset(client, session, 999999).status_code == 404
     assert onset(client, session, item["id"], load_ms=-1).status_code == 400
+
+
+def test_the_results_say_how_long_stimuli_took_to_load(client, study):
+    from humaneval.services.results import CSV_HEADER, response_table, study_results
+
+    session, item = start(client, study)
+    served_earlier(2)
+    onset(client, session, item["id"])
+    state = client.post(f"/api/v1/sessions/{session.pk}/answer/", {"item": item["id"], "answer": "armchair"},
+                        content_type="application/json").json()
+    client.post(f"/api/v1/sessions/{session.pk}/answer/", {"item": state["item"]["id"], "answer": "desk"},
+                content_type="application/json")
+    rows = [dict(zip(CSV_HEADER, line, strict=True)) for line in response_table(study)]
+    assert [row["load_ms"] >= 2000 for row in rows if row["item"] == item["id"]] == [True]
+    assert study_results(study)["median_load_seconds"] >= 2
