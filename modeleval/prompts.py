@@ -15,18 +15,27 @@ from . import visual_inputs
 from .models import ModelSpec, PromptTemplate
 from .visual_inputs import PointCloudInput, VisualInput
 
-# Hypo3D Fig. 11: only the sentence that introduces the scene differs between model kinds (the
-# camera-view and point-cloud sentences follow its pattern, saying what the images or points are).
-HYPO3D_SCENE_INTRO = {
-    "caption_only": "Given a 3D scene description, mentally match it with the specified orientation.",
-    "top_view_plain": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
-    "top_view_semantic": "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
-    "multi_view": "Given camera views of a 3D scene, each taken from a different place around the room and "
-                  "looking at its centre, mentally rotate the scene to align with the orientation.",
-    "egocentric": "Given camera views of a 3D scene, taken from its centre while turning a full circle in equal "
-                  "steps, mentally rotate the scene to align with the orientation.",
-    "point_cloud": "Given a 3D point cloud of a scene, mentally rotate the scene to align with the orientation.",
-}
+
+def _per_kind(caption: str, top_view: str, three_d: str) -> dict:
+    """A Hypo3D sentence per visual input: the LLM's, the 2D VLM's (top views) and the 3D VLM's (point
+    clouds and camera views of the scan, as LLaVA-3D's multi-view frames)."""
+    return {"caption_only": caption, "top_view_plain": top_view, "top_view_semantic": top_view,
+            "point_cloud": three_d, "multi_view": three_d, "egocentric": three_d}
+
+
+# Hypo3D Fig. 11: only the sentence that introduces the scene differs between model kinds.
+HYPO3D_SCENE_INTRO = _per_kind(
+    "Given a 3D scene description, mentally match it with the specified orientation.",
+    "Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.",
+    "Given a 3D scene, mentally rotate the scene to align with the specified orientation.")
+# Figs. 12 and 13 as printed name the top view; a run shown another input is told what it is shown.
+HYPO3D_NO_FRAME_INTRO = _per_kind("Given a 3D scene description and a context change,",
+                                  "Given a top-view of a 3D scene and a context change,",
+                                  "Given a 3D scene and a context change,")
+HYPO3D_NO_CHANGE_INTRO = _per_kind(
+    "Given a 3D scene description, mentally match it with the specified orientation.",
+    "Given a top-view of a 3D scene, mentally rotate the image to align with the specified orientation.",
+    "Given a 3D scene, mentally rotate the scene to align with the specified orientation.")
 # M3-Verse Fig. 19: the frames come first, before-state frames then after-state frames.
 M3VERSE_SCENE_INTRO = {
     "video_frames": "The first half of the frames is the first video (the 'before' state); the second half is "
@@ -41,13 +50,12 @@ DEFAULT_TEMPLATES = [
      "{scene_intro}{scene_text}\n\nScene Orientation: {world_frame}\n\nNow, given a context change, imagine how "
      "the scene would appear after the change has been applied. Then, answer a question based on the modified "
      "scene.\n\nContext Change: {change} Question: {question}\n\n" + ANSWER_TAIL),
-    ("hypo3d", "no-world-frame", {},
-     "Given a top-view of a 3D scene and a context change, imagine how the scene would appear after the change "
+    ("hypo3d", "no-world-frame", HYPO3D_NO_FRAME_INTRO,
+     "{scene_intro} imagine how the scene would appear after the change "
      "has been applied. Then, answer a question based on the modified scene.{scene_text}\n\n"
      "Context Change: {change} Question: {question}\n\n" + ANSWER_TAIL),
-    ("hypo3d", "no-context-change", {},
-     "Given a top-view of a 3D scene, mentally rotate the image to align with the specified orientation."
-     "{scene_text}\n\nScene Orientation: {world_frame}\n\nThen, answer a question based on the aligned scene."
+    ("hypo3d", "no-context-change", HYPO3D_NO_CHANGE_INTRO,
+     "{scene_intro}{scene_text}\n\nScene Orientation: {world_frame}\n\nThen, answer a question based on the aligned scene."
      "\n\nQuestion: {question}\n\n" + ANSWER_TAIL),
     ("hypo3d", "no-cot", {},
      "Scene orientation: {world_frame}{scene_text}\nContext Change: {change}\nQuestion: {question}\nAnswer:"),

@@ -23,9 +23,16 @@ def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
     return protocols.variants(protocol, len(choices), protocols.flip_rule(tags))
 
 
-# CausalSpatial writes its options into the question ("(A) ... (B) ..."): rotating the stored
-# options would not change what the model reads.
+# CausalSpatial writes its options into the question ("(A) ... (B) ...", "- A. x;"): rotating the
+# stored options would not change what the model reads, while the scorer maps letters through them.
 _OPTIONS_IN_QUESTION = re.compile(r"\(A\)")
+
+
+def options_in_question(question: str, choices) -> bool:
+    """The question lists the options itself: "(A)", or the first option lettered ("A. x", "A) x")."""
+    first = re.escape(str(choices[0]).strip()) if choices else None
+    return bool(_OPTIONS_IN_QUESTION.search(question) or (
+        first and re.search(rf"(?<![A-Za-z])A\s*[.):]\s*{first}", question)))
 
 
 def check_protocol(protocol: Protocol, shown: VisualInput, items: list[tuple]) -> None:
@@ -33,7 +40,7 @@ def check_protocol(protocol: Protocol, shown: VisualInput, items: list[tuple]) -
     if protocol.flip and shown.kind not in visual_inputs.IMAGE_KINDS:
         raise DomainError(f"Flipped images need a model that is shown images, not {shown}.", field="protocol")
     for pk, question, choices, answers, tags in items:
-        if protocol.circular and choices and _OPTIONS_IN_QUESTION.search(question):
+        if protocol.circular and choices and options_in_question(question, choices):
             raise DomainError(f"Item #{pk} lists its options inside the question, so they cannot be rotated.",
                               field="protocol")
         for variant in item_variants(protocol, choices, tags):
