@@ -1,5 +1,6 @@
 """The LLM filter stage (M3-Verse's text-only filters) through an OpenAI-compatible server on loopback:
-vision_free drops what the model answers right without the scene (by the family's scorer), ambiguity
+vision_free v1 drops what the model answers right without the scene (by the family's scorer; the
+paper's own wording, v2, is tested in test_paper_filters.py), ambiguity
 drops what the model calls ambiguous, with its reason; the prompt version is in the report and on
 every decision, and a re-run asks only about items not judged yet."""
 
@@ -51,7 +52,7 @@ def test_vision_free_drops_what_the_model_answers_right_blind(chat_servers):
     chat = chat_servers("B", "The answer is B")
     model = language_model(chat.url)
 
-    report = run(bench, filter="vision_free", model=model.pk)
+    report = run(bench, filter="vision_free", model=model.pk, prompt_version="v1")
 
     # the model never sees the gold answer, and every prompt is the versioned one
     assert len(chat.prompts) == 2 and "Answer: " not in chat.prompts[0]
@@ -72,7 +73,7 @@ def test_vision_free_drops_what_the_model_answers_right_blind(chat_servers):
     assert not ItemDecision.objects.filter(item=gone).exists()
 
     # A re-run asks nothing about items already judged with this prompt version and model.
-    again = run(bench, filter="vision_free", model=model.pk)
+    again = run(bench, filter="vision_free", model=model.pk, prompt_version="v1")
     assert len(chat.prompts) == 2 and again["asked"] == 0 and again["already_judged"] == 1
     assert again["dropped"] == [] and ItemDecision.objects.count() == 2
 
@@ -82,7 +83,7 @@ def test_vision_free_scores_open_answers_with_the_family_scorer(chat_servers):
     item = ItemFactory(benchmark=bench, change__scene__benchmark=bench, answers=["window"])
     chat = chat_servers("The window.")  # right after Hypo3D's normalisation
 
-    report = run(bench, filter="vision_free", model=language_model(chat.url).pk)
+    report = run(bench, filter="vision_free", model=language_model(chat.url).pk, prompt_version="v1")
 
     assert [entry["item"] for entry in report["dropped"]] == [item.pk]
     assert "Options:\n(none)" in chat.prompts[0]
@@ -127,7 +128,7 @@ def test_an_item_edited_while_the_model_answered_is_left_for_the_next_run(chat_s
         return answer(model, prompt)
 
     monkeypatch.setattr(llm_filter.modeleval_services, "complete", edited_meanwhile)
-    report = run(bench, filter="vision_free", model=language_model(chat.url).pk)
+    report = run(bench, filter="vision_free", model=language_model(chat.url).pk, prompt_version="v1")
 
     assert report["changed"] == [{"item": item.pk, "id": "q1"}] and report["dropped"] == []
     item.refresh_from_db()
