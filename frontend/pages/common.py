@@ -1,4 +1,5 @@
 import csv
+import re
 from pathlib import Path
 
 from django.http import FileResponse, HttpResponse
@@ -30,10 +31,23 @@ def attachment(filename: str, content_type: str, body="") -> HttpResponse:
     return response
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (a participant's answer, a
+# model's output): such text is written with a leading apostrophe, which shows it as typed. A plain
+# signed number (a table's "-1.5") is no formula and stays as it is.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$")
+
+
+def spreadsheet_safe(value):
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not PLAIN_NUMBER.match(value):
+        return f"'{value}"
+    return value
+
+
 def csv_attachment(filename: str, rows) -> HttpResponse:
-    """`rows` (the header first) as a CSV download."""
+    """`rows` (the header first) as a CSV download, text that a spreadsheet would run as a formula escaped."""
     response = attachment(filename, "text/csv")
-    csv.writer(response).writerows(rows)
+    csv.writer(response).writerows([spreadsheet_safe(cell) for cell in row] for row in rows)
     return response
 
 
