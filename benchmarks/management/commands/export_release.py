@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from benchmarks import services
 from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import Benchmark
+from benchmarks.published_shapes import PUBLISHED_NAMES
 from core.errors import DomainError
 
 FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
@@ -50,15 +51,18 @@ class Command(BaseCommand):
                 if fmt == "lmms_eval":
                     with zipfile.ZipFile(io.BytesIO(content)) as archive:
                         archive.extractall(folder)  # our own zip: lmms_eval/<task>/ only
-                else:  # the published shape keeps its name without the release's prefix (hypo3d.json, ...)
-                    name = FILE_NAMES.get(fmt) or Path(asset.file.name).name.removeprefix(f"{slug}-{release.version}-")
+                else:
+                    name = PUBLISHED_NAMES[benchmark.family] if fmt == "published" else FILE_NAMES[fmt]
                     (folder / name).write_bytes(content)
             for path, asset in services.release_assets(release).items():
                 target = folder / "assets" / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with asset.file.open("rb") as handle:
                     target.write_bytes(handle.read())
-            write_folder(datasets_layout(release), folder)
+            try:
+                write_folder(datasets_layout(release), folder)
+            except DomainError as exc:
+                raise CommandError(f"{exc.field}: {exc.message}") from exc
         for fmt, reason in release.card.get("not_written", {}).items():
             self.stderr.write(f"{fmt} not written: {reason}")
         left_out = release.card.get("n_left_out_without_consensus", 0)
