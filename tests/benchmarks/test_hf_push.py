@@ -20,7 +20,7 @@ from benchmarks import services as benchmark_services
 from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import AssetRole
 from tests.benchmarks.test_import_published import jpeg
-from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory
+from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory
 
 pytestmark = pytest.mark.django_db
 TOKEN = "hf_loopback_token"
@@ -221,3 +221,24 @@ def test_push_release_refuses_a_bad_token_a_bad_repo_or_no_release(release, hub,
     with pytest.raises(CommandError, match="No release 2.0.0"):
         call_command("push_release", "causal-demo", "2.0.0", "--repo", "hypolab/causal-demo")
     assert hub["repos"] == {}
+
+
+def test_m3verse_videos_are_stored_and_typed_as_datasets_videos(tmp_path):
+    bench = BenchmarkFactory(family="m3verse")
+    scene = SceneFactory(benchmark=bench, external_id="scene_800")
+    for which in ("after", "before"):  # stored out of order: the card still says before, then after
+        benchmark_services.store_asset(scene, AssetRole.VIDEO, f"{which}.mp4", f"{which} frames".encode(),
+                                       {"which": which})
+    ItemFactory(benchmark=bench, scene=scene, change=None, external_id="scene_800-17", answer_format="multi",
+                question="Which objects newly appear?", choices=["Apple", "Mug", "Laptop"], answers=["A", "C"],
+                tags={"category": "object_changes"})
+    files = datasets_layout(benchmark_services.export_release(bench, "1.0.0", None))
+    declared = {f["name"]: f for f in card_header(files["README.md"].decode())["dataset_info"]["features"]}
+    assert declared["video_before"]["dtype"] == "video" and "image" not in declared
+    assert "video-text-to-text" in card_header(files["README.md"].decode())["task_categories"]
+    table = pq.read_table(io.BytesIO(files["data/test-00000-of-00001.parquet"]))
+    [row] = table.to_pylist()
+    assert row["video_before"] == {"bytes": b"before frames", "path": "scene_800/before.mp4"}
+    assert row["video_after"]["bytes"] == b"after frames" and table.schema.field("video_after").type == MEDIA
+    features = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]
+    assert features["video_before"] == {"_type": "Video"}
