@@ -1,10 +1,14 @@
 """3DSRBench-style balancing of a benchmark's approved items: per-type quotas, then complementary
-rewrites, with the answer distribution per type before and after.
+items added beside the originals (the paper grows 2,100 questions to 2,625 this way), with the answer
+distribution per type before and after.
 
 params: `by` (the tag whose values are the types; items without it are the type "(untagged)", and
 all items one type when no tag is named), `quota` (keep at most this many items per type), `seed` (of
-the sample; 0 by default), `rewrite` (false skips the rewrites). Quotas come first, so that a second
-run finds every type within its quota and its answers already even, and does nothing."""
+the sample; 0 by default), `rewrite` (false adds no complementary items). A complementary item is a
+generated draft for review (provenance: the balance stage, the rule, the original); the distribution
+"after" counts the approved items and those drafts, as the benchmark stands once they are reviewed.
+Quotas come first, so that a second run finds every type within its quota and its answers already
+even, and does nothing."""
 
 import random
 import re
@@ -33,6 +37,8 @@ OPEN = "(open)"  # the distribution's key for any other open answer
 ALL = "(all)"  # the one type when no tag is given
 UNTAGGED = "(untagged)"
 MAX_QUOTA = 1_000_000
+GENERATOR = "balance"  # the provenance of the complementary items this stage adds
+COMPLEMENT_SUFFIX = "~complement"
 
 
 @dataclass(frozen=True)
@@ -159,46 +165,56 @@ def apply_quotas(stage, items: list[Item], params: Params) -> tuple[list[Item], 
     return sorted(kept, key=lambda i: i.pk), excluded
 
 
-def _rewrite(stage, item: Item, question: str, answers: list[str], rule: str) -> Item | None:
-    with transaction.atomic():
-        locked = (Item.objects.select_for_update()
-                  .filter(pk=item.pk, version=item.version, status=Item.Status.APPROVED).first())
-        if locked is None:
-            return None
-        note = f"balance stage {stage.pk}: complementary rewrite ({rule})"
-        return services.save_item_content(locked, None, question, answers, locked.tags, note=note)
+def complements(benchmark, rejected: bool = False) -> dict[int, Item]:
+    """The complementary items this stage added (and nobody rejected), by the original they turn."""
+    found = Item.objects.filter(benchmark=benchmark, provenance__generator=GENERATOR)
+    if not rejected:
+        found = found.exclude(status=Item.Status.REJECTED)
+    return {item.provenance.get("complement_of"): item for item in found}
+
+
+def _complement(stage, item: Item, question: str, answers: list[str], rule: str, seed: int) -> Item:
+    external_id = f"{item.external_id}{COMPLEMENT_SUFFIX}" if item.external_id else ""
+    return Item.objects.create(
+        benchmark=item.benchmark, scene=item.scene, change=item.change, external_id=external_id[:100],
+        question=question, answer_format=item.answer_format, choices=list(item.choices), answers=answers,
+        tags=dict(item.tags), status=Item.Status.DRAFT,
+        provenance={"source": "generated", "generator": GENERATOR, "version": "1", "stage": stage.pk,
+                    "seed": seed, "rule": rule, "complement_of": item.pk},
+    )
 
 
 def even_answers(stage, items: list[Item], params: Params) -> tuple[list[dict], dict[str, dict]]:
-    """(the rewrites, the types left uneven for lack of a rule): within each type, the majority side
-    of each two-way pair gives up half its surplus to complementary rewrites, chosen by the seed."""
-    rewritten, uneven = [], {}
+    """(the complementary items added, the types left uneven for lack of a rule): within each type,
+    each two-way pair's majority side gets complements on the other side until the two are even,
+    the originals to turn chosen by the seed among those not turned yet."""
+    added, uneven = [], {}
+    pending = complements(stage.benchmark)
+    turned = set(complements(stage.benchmark, rejected=True))  # a rejected complement is not made again
     by_type: dict[str, list[Item]] = {}
-    for item in items:
+    for item in [*items, *pending.values()]:
         if flipped_answers(item) is not None:
             by_type.setdefault(type_of(item, params.by), []).append(item)
     for kind, members in sorted(by_type.items()):
         counts = Counter(answer_key(item) for item in members)
         for pair in TWO_WAY_PAIRS:
             more, fewer = sorted(pair, key=lambda key: -counts[key])
-            needed = (counts[more] - counts[fewer]) // 2
+            needed = counts[more] - counts[fewer]
             if not needed:
                 continue
-            candidates = [item for item in members if answer_key(item) == more and complementary(item.question)]
+            candidates = [item for item in members if answer_key(item) == more and item.pk not in turned
+                          and item.status == Item.Status.APPROVED and complementary(item.question)]
             _rng(params.seed, kind, f"rewrite {more}").shuffle(candidates)
-            done = 0
-            for item in candidates[:needed]:
-                question, rule = complementary(item.question)
-                before = {"question": item.question, "answers": item.answers}
-                answers = flipped_answers(item)
-                if _rewrite(stage, item, question, answers, rule) is not None:
-                    rewritten.append(_entry(item, kind, rule=rule, before=before,
-                                            after={"question": question, "answers": answers}))
-                    done += 1
-            left = counts[more] - counts[fewer] - 2 * done
+            with transaction.atomic():
+                for item in candidates[:needed]:
+                    question, rule = complementary(item.question)
+                    made = _complement(stage, item, question, flipped_answers(item), rule, params.seed)
+                    added.append(_entry(item, kind, rule=rule, complement=made.pk,
+                                        after={"question": question, "answers": made.answers}))
+            left = needed - min(needed, len(candidates))
             if left > 1:  # a difference of one is as even as an odd count gets
                 uneven.setdefault(kind, {})[f"{more} over {fewer}"] = left
-    return rewritten, uneven
+    return added, uneven
 
 
 def approved_items(benchmark) -> list[Item]:
@@ -209,17 +225,17 @@ def balance_stage(stage, progress) -> dict:
     params = checked_params(stage.params)
     items = approved_items(stage.benchmark)
     total = len(items)
-    before = distribution(items, params.by)
+    before = distribution([*items, *complements(stage.benchmark).values()], params.by)
     progress(0, total, f"{total} approved items")
     excluded: list[dict] = []
     if params.quota is not None:
         items, excluded = apply_quotas(stage, items, params)
         progress(total // 2, total, f"{len(excluded)} over their quota")
-    rewritten, uneven = [], {}
+    added, uneven = [], {}
     if params.rewrite:
-        rewritten, uneven = even_answers(stage, items, params)
-    after_items = approved_items(stage.benchmark)
-    progress(total, total, f"{len(excluded)} excluded, {len(rewritten)} rewritten")
+        added, uneven = even_answers(stage, items, params)
+    after_items = approved_items(stage.benchmark) + list(complements(stage.benchmark).values())
+    progress(total, total, f"{len(excluded)} excluded, {len(added)} complementary items added")
     return {
         "stage": "balance",
         "params": {"by": params.by, "quota": params.quota, "seed": params.seed, "rewrite": params.rewrite},
@@ -227,6 +243,6 @@ def balance_stage(stage, progress) -> dict:
         "distribution": {"before": before, "after": distribution(after_items, params.by)},
         "kept": len(after_items),
         "excluded": excluded,
-        "rewritten": rewritten,
+        "added": added,
         "uneven": uneven,
     }

@@ -1,7 +1,7 @@
 """The balance stage (3DSRBench): per-type quotas keep a seeded sample that evens the answers and
-reject the rest with the reason; complementary rewrites ("higher" -> "lower", the answer flips) even
-each type's two-way answers as item revisions; the report shows the distribution before and after;
-a second run changes nothing."""
+reject the rest with the reason; complementary items ("higher" -> "lower", the answer flips) are
+added beside the originals, as drafts for review, until each type's two-way answers are even; the
+report shows the distribution before and after; a second run changes nothing."""
 
 from types import SimpleNamespace
 
@@ -68,27 +68,28 @@ def test_complementary_questions_swap_one_relation_and_keep_its_case():
     assert complementary("Is it brighter than usual?") is None  # "right" only as a whole word
 
 
-def test_rewrites_even_each_types_yes_no_answers_as_revisions(benchmark):
+def test_complementary_items_are_added_beside_the_originals_until_the_answers_are_even(benchmark):
     report = run(stage(benchmark, by="subtype"))
 
     assert report["distribution"]["before"] == {
         "height_higher": {"A": 5, "B": 1}, "location_above": {"A": 2, "B": 2},
         "location_next_to": {"A": 3}, "orientation_viewpoint": {"C": 1},
     }
-    assert report["distribution"]["after"]["height_higher"] == {"A": 3, "B": 3}
+    assert report["distribution"]["after"]["height_higher"] == {"A": 5, "B": 5}
     assert report["distribution"]["after"]["location_above"] == {"A": 2, "B": 2}
     assert report["uneven"] == {"location_next_to": {"A over B": 3}}  # no rule turns "next to"
-    assert report["excluded"] == [] and report["items"] == {"before": 14, "after": 14}
+    assert report["excluded"] == [] and report["items"] == {"before": 14, "after": 18}
 
-    assert len(report["rewritten"]) == 2
-    for entry in report["rewritten"]:
-        item = Item.objects.get(pk=entry["item"])
-        assert entry["rule"] == "higher -> lower" and entry["before"]["answers"] == ["A"]
-        assert item.question == entry["after"]["question"] and "lower than the table" in item.question
-        assert item.answers == ["B"] and item.status == Item.Status.APPROVED and item.version == 2
-        original, rewrite = item.revisions.order_by("number")
-        assert original.question == entry["before"]["question"] and original.answers == ["A"]
-        assert rewrite.author is None and "balance stage 7: complementary rewrite (higher -> lower)" == rewrite.note
+    assert len(report["added"]) == 4
+    for entry in report["added"]:
+        original, complement = Item.objects.get(pk=entry["item"]), Item.objects.get(pk=entry["complement"])
+        assert entry["rule"] == "higher -> lower" and original.answers == ["A"] and original.version == 1
+        assert "higher than the table" in original.question and original.status == Item.Status.APPROVED
+        assert complement.question == original.question.replace("higher", "lower") and complement.answers == ["B"]
+        assert complement.status == Item.Status.DRAFT and complement.external_id == f"{original.external_id}~complement"
+        assert complement.provenance == {"source": "generated", "generator": "balance", "version": "1", "stage": 7,
+                                         "seed": 0, "rule": "higher -> lower", "complement_of": original.pk}
+        assert complement.tags == original.tags and not ItemRevision.objects.filter(item=original).exists()
 
 
 def test_open_yes_no_answers_flip_too():
@@ -101,9 +102,10 @@ def test_open_yes_no_answers_flip_too():
     report = run(stage(bench))
 
     assert report["distribution"]["before"] == {"(all)": {"(open)": 1, "yes": 4}}
-    assert report["distribution"]["after"] == {"(all)": {"(open)": 1, "no": 2, "yes": 2}}
+    assert report["distribution"]["after"] == {"(all)": {"(open)": 1, "no": 4, "yes": 4}}
     flipped = Item.objects.filter(answers=["no"])
-    assert flipped.count() == 2 and all("right of the desk" in item.question for item in flipped)
+    assert flipped.count() == 4 and all("right of the desk" in item.question for item in flipped)
+    assert Item.objects.filter(answers=["Yes"]).count() == 4  # the originals stay
 
 
 def test_quotas_keep_an_evened_seeded_sample_and_reject_the_rest_from_releases(benchmark):
@@ -114,7 +116,7 @@ def test_quotas_keep_an_evened_seeded_sample_and_reject_the_rest_from_releases(b
     assert after["location_above"] == {"A": 1, "B": 1}
     assert after["location_next_to"] == {"A": 2} and after["orientation_viewpoint"] == {"C": 1}
     assert report["items"] == {"before": 14, "after": 7} and report["kept"] == 7
-    assert len(report["excluded"]) == 7 and report["rewritten"] == []
+    assert len(report["excluded"]) == 7 and report["added"] == []
 
     excluded = Item.objects.filter(pk__in=[entry["item"] for entry in report["excluded"]])
     assert set(excluded.values_list("status", flat=True)) == {Item.Status.REJECTED}
@@ -136,13 +138,13 @@ def test_the_same_seed_keeps_the_same_items_and_another_seed_may_not(benchmark):
 
 def test_a_second_run_changes_nothing(benchmark):
     first = run(stage(benchmark, by="subtype", quota=4))
-    assert first["excluded"] and first["rewritten"]
+    assert first["excluded"] and first["added"]
     versions = dict(Item.objects.values_list("pk", "version"))
     revisions, decisions = ItemRevision.objects.count(), ItemDecision.objects.count()
 
     second = run(stage(benchmark, by="subtype", quota=4))
 
-    assert second["excluded"] == [] and second["rewritten"] == []
+    assert second["excluded"] == [] and second["added"] == []
     assert second["distribution"]["before"] == second["distribution"]["after"] == first["distribution"]["after"]
     assert dict(Item.objects.values_list("pk", "version")) == versions
     assert (ItemRevision.objects.count(), ItemDecision.objects.count()) == (revisions, decisions)
