@@ -72,6 +72,11 @@ def _size(obj: dict) -> tuple[float, float, float] | None:
         return None
 
 
+def _room(room) -> str | None:
+    """A room by its name or type ("Kitchen"); a numbered id ("room|7") names nothing a viewer sees."""
+    return room if isinstance(room, str) and room.strip() and not re.search(r"\d", room) else None
+
+
 def normalise(obj: dict) -> dict:
     """One object in one shape: {can, id, type, position, parent, room, size, attributes}."""
     attributes = dict(obj.get("attributes") or {})
@@ -95,7 +100,7 @@ def normalise(obj: dict) -> dict:
         "type": str(obj.get("type") or obj.get("objectType") or type_of_id(object_id)),
         "position": _xyz(obj.get("position") or [0, 0, 0]),
         "parent": parent,
-        "room": obj.get("room"),
+        "room": _room(obj.get("room")),
         "size": _size(obj),
         "attributes": attributes,
     }

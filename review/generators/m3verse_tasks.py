@@ -315,7 +315,7 @@ def _places(ctx: Context, state: int, spec) -> None:
         holder = g.receptacle(objects[oid]["parent"], state)
         if holder:
             others = {g.receptacle(o["parent"], state) for o in objects.values()} - {holder, None}
-            pool = [_cap(r) for r in sorted(others)] + [f"The {readable(t)}" for t in RECEPTACLE_TYPES]
+            pool = [_cap(r) for r in sorted(others)] + [_cap(r) for r in _receptacles(ctx, state, {holder})]
             spec("object_receptacle_location", {"object_id": name.the()}, {"object": name.the()},
                  [_cap(holder)], [p for p in pool if p.lower() != holder.lower()], [oid])
     holders = sorted({o["parent"] for o in objects.values() if o["parent"]})

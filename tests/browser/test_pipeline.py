@@ -1,5 +1,6 @@
 """The pipeline in a real browser: an admin composes two stages on the manage page (generate Spatial457
-questions from a scene given inline, then export a release), sees a bad param named, runs the whole
+questions from a scene given inline, drafts for review, then export a release of the reviewed items),
+sees a bad param named, runs the whole
 pipeline and watches both jobs' progress widgets reach "done" live, without reloading the page."""
 
 import json
@@ -13,9 +14,13 @@ from .conftest import login, shot, stack_shell
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
 SLUG = "pipeline-e2e"
+# one reviewed item to release: generated questions wait in the review queue as drafts
 MAKE_BENCHMARK = f"""
-from benchmarks.models import Benchmark
-Benchmark.objects.get_or_create(slug="{SLUG}", defaults={{"name": "Pipeline e2e", "family": "spatial457"}})
+from benchmarks.models import Benchmark, Item
+benchmark, _ = Benchmark.objects.get_or_create(slug="{SLUG}", defaults={{"name": "Pipeline e2e", "family": "spatial457"}})
+Item.objects.get_or_create(benchmark=benchmark, external_id="L1_single/reviewed", defaults={{
+    "question": "How many cubes are there?", "answers": ["3"], "answer_format": "open", "status": "approved",
+    "tags": {{"level": "L1_single"}}}})
 print("ok")
 """
 
