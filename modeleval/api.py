@@ -135,13 +135,26 @@ class LaunchedRecipeSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
+class RecipeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    family = serializers.CharField()
+    title = serializers.CharField()
+    source = serializers.CharField(help_text="Where its settings and prompt texts come from.")
+    prompts = serializers.JSONField(help_text="{condition: {text, scene_intro}}, the papers' texts verbatim.")
+    defaults = serializers.JSONField(required=False)
+    model_settings = serializers.JSONField(required=False, help_text="[{match, provider, settings}] per model.")
+    baselines = serializers.ListField(child=serializers.CharField(), required=False)
+    runs = serializers.JSONField(help_text="[{key, condition, visual_inputs, subset, settings, ...}].")
+
+
 class RecipeList(APIView):
     """`GET /api/v1/recipes/`: the shipped recipes (the papers' protocols as data);
     `POST /api/v1/recipes/launch/` launches every run of one for each model, all or none."""
 
     permission_classes = [IsAdmin]
 
-    @extend_schema(responses={200: serializers.JSONField()}, operation_id="recipes_list")
+    @extend_schema(responses={200: RecipeSerializer(many=True)}, operation_id="recipes_list")
     def get(self, request):
         return Response(recipes.shipped())
 
