@@ -75,8 +75,11 @@ def _check_token(pk: int, token: str, salt: str, max_age: int) -> str:
 
 def start_upload(user, *, role, filename, size, sha256, scene_id=None, meta=None) -> Upload:
     """Record a pending upload of announced size and sha256 under a fresh object name."""
-    if role not in AssetRole.values:
+    if not isinstance(role, str) or role not in AssetRole.values:
         raise DomainError(f"Must be one of: {', '.join(AssetRole.values)}.", field="role")
+    for field, value in (("filename", filename), ("sha256", sha256)):
+        if value is not None and not isinstance(value, str):
+            raise DomainError("Must be text.", field=field)
     name = get_valid_filename((filename or "").replace("\\", "/").rsplit("/", 1)[-1]) if filename else ""
     if not name:
         raise DomainError("Give the file's name.", field="filename")

@@ -239,6 +239,9 @@ CONTENT_SECURITY_POLICY = {
 # How long signed URLs work: browser uploads straight to storage, and asset downloads.
 UPLOAD_URL_EXPIRY_S = env.int("UPLOAD_URL_EXPIRY_S", default=900)
 DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
+# An imported .zip may unpack to at most this many bytes in all (benchmarks/material/files.py): a zip
+# bomb is refused with 400 instead of filling a worker's memory.
+IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 1024**3)
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
 REDIS_URL = env("REDIS_URL", default="")

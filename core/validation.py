@@ -77,6 +77,23 @@ def json_problem(data, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | Non
     return None
 
 
+class UnstorableJSON(ValueError):
+    """Parsed JSON that json_problem refuses: too deep, or a NUL or lone surrogate in a string."""
+
+
+def load_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH):
+    """json.loads for an uploaded file's JSON: what the request guard refuses in a body is refused here
+    too (UnstorableJSON naming where), and nesting that breaks the parser is no RecursionError."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise UnstorableJSON(f"nests deeper than {max_depth} levels") from None
+    problem = json_problem(data, max_depth)
+    if problem:
+        raise UnstorableJSON(f"{problem[0]} {problem[1]}" if problem[0] != "body" else problem[1])
+    return data
+
+
 def json_body_problem(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
     """json_problem for a request body, when it is JSON. A body that is not JSON is left to the
     view (which answers its own parse error), except that a NUL byte is refused in any case."""

@@ -56,7 +56,7 @@ def decode_image(image: ImageData) -> tuple[bytes, dict]:
         with Image.open(io.BytesIO(content)) as picture:
             facts = {"width": picture.width, "height": picture.height, "format": (picture.format or "").lower()}
             picture.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         raise ValueError(f"the image is not a readable image ({exc})") from None
     return content, facts
 

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from core.validation import UnstorableJSON, load_json
+
 LETTERS = "ABCDEFGHIJ"
 # An option written with its letter, `A. text` or `(A) text`.
 OPTION_PREFIX = re.compile(r"^\s*\(?([A-J])[.):]\s*")
@@ -93,10 +95,13 @@ def as_text(text_or_bytes: str | bytes) -> str:
 
 
 def read_json_or_jsonl(text: str):
+    """The file's records; every one checked as a request body is (core.validation.load_json)."""
     stripped = text.lstrip()
     if stripped.startswith(("[", "{")):
         try:
-            return json.loads(text)
+            return load_json(text)
+        except UnstorableJSON as exc:
+            raise ImportFileError(f"not storable: {exc}") from None
         except json.JSONDecodeError as exc:
             if stripped.startswith("["):
                 raise ImportFileError(f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
@@ -104,7 +109,9 @@ def read_json_or_jsonl(text: str):
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append(load_json(line))
+            except UnstorableJSON as exc:
+                raise ImportFileError(f"line {number}: not storable ({exc})") from None
             except json.JSONDecodeError as exc:
                 raise ImportFileError(f"line {number}: not valid JSON ({exc.msg})") from None
     return rows

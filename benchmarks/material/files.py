@@ -7,17 +7,18 @@ deleted again, so a failed import leaves neither rows nor bytes behind. Layouts 
 examples: docs/IMPORT.md."""
 
 import io
-import json
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from django.conf import settings
 from django.db import transaction
 
 from benchmarks.models import Asset, Scene
 from benchmarks.services import store_asset
 from core.errors import DomainError
+from core.validation import load_json
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ def all_or_nothing():
 
 def read_json(file: NamedFile, errors: list[str]):
     try:
-        return json.loads(file.content)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return load_json(file.content)
+    except (ValueError, UnicodeDecodeError) as exc:  # UnstorableJSON too: too deep, NUL, lone surrogate
         errors.append(f"{file.name}: not valid JSON ({exc})")
         return None
 
@@ -87,16 +88,28 @@ def files_from_folder(folder: Path) -> list[NamedFile]:
     ]
 
 
+def _unpacked(name: str, archive: zipfile.ZipFile, limit: int) -> list[tuple[PurePosixPath, bytes]]:
+    """The archive's members, unpacked within `limit` bytes in all: each read stops one byte past
+    what is left (a member's declared size may lie), so a zip bomb costs at most the limit."""
+    entries, left = [], limit
+    for info in archive.infolist():
+        if info.is_dir() or info.filename.startswith("__MACOSX/"):
+            continue
+        with archive.open(info) as member:
+            data = member.read(left + 1) if info.file_size <= left else b"x" * (left + 1)
+        if len(data) > left:
+            raise MaterialError([f"{name}: unpacks to more than {limit} bytes (IMPORT_MAX_UNPACKED_BYTES)"])
+        left -= len(data)
+        entries.append((PurePosixPath(info.filename), data))
+    return entries
+
+
 def files_from_zip(name: str, content: bytes) -> list[NamedFile]:
     """The files of a .zip archive; a single top folder that holds everything is dropped."""
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
-            entries = [
-                (PurePosixPath(info.filename), archive.read(info))
-                for info in archive.infolist()
-                if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-            ]
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            entries = _unpacked(name, archive, settings.IMPORT_MAX_UNPACKED_BYTES)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
         raise MaterialError([f"{name}: not a readable .zip archive ({exc})"]) from None
     unsafe = [str(path) for path, _ in entries if path.is_absolute() or ".." in path.parts]
     if unsafe:

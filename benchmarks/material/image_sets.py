@@ -129,7 +129,7 @@ def _pictures(files: list[NamedFile], overlays: dict, report: ImageSetReport, er
         try:
             image = Image.open(io.BytesIO(file.content))
             image.load()
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
             errors.append(f"{file.name}: not a readable image ({exc})")
             continue
         if len(file.name) > 100:
