@@ -1,11 +1,12 @@
 """Benchmark tasks on the default queue."""
 
 from celery import shared_task
+from django.conf import settings
 
-from benchmarks.material.processing import build_viewer_assets
+from benchmarks.material.processing import build_viewer_assets, scenes_to_reprocess
 from benchmarks.material.scans import load_scene_points
 
-from . import services
+from . import dispatch, services
 from .models import Scene
 
 
@@ -30,3 +31,12 @@ def process_scene(self, scene_id: int) -> int:
     self.update_state(state="PROGRESS", meta={"done": 1, "total": 2})
     build_viewer_assets(scene, xyz, rgb, instance, objects)
     return scene.pk
+
+
+@shared_task
+def reprocess_stalled_scenes() -> list[int]:
+    """Beat: send again the scenes whose processing died (processing.scenes_to_reprocess)."""
+    due = scenes_to_reprocess(settings.SCENE_PROCESSING_STALE_S)
+    for scene_id in due:
+        dispatch.send_scene_processing(scene_id)
+    return due

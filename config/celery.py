@@ -26,6 +26,9 @@ app.conf.beat_schedule = {
     # A job whose worker died stays running; after JOB_STALE_S without progress it is failed (core/jobs.py).
     "fail-stalled-jobs": {"task": "core.tasks.fail_stalled_running_jobs", "schedule": 60.0,
                           "options": {"expires": 60.0}},
+    # A scene whose processing died (its worker killed, its message lost) is sent again (benchmarks/tasks.py).
+    "reprocess-stalled-scenes": {"task": "benchmarks.tasks.reprocess_stalled_scenes", "schedule": 300.0,
+                                 "options": {"expires": 300.0}},
     # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).
     # Expires unsent after one period, so a beat that could not reach the broker does not queue a backlog.
     "reap-stalled-batches": {"task": "modeleval.tasks.reap_stalled_batches", "schedule": settings.INFERENCE_REAPER_S,

@@ -298,6 +298,9 @@ CELERY_TASK_IGNORE_RESULT = True
 INFERENCE_HEARTBEAT_S = env.float("INFERENCE_HEARTBEAT_S", default=5.0)
 INFERENCE_STALE_S = env.float("INFERENCE_STALE_S", default=20.0)
 INFERENCE_REAPER_S = env.float("INFERENCE_REAPER_S", default=15.0)  # how often beat looks for stale batches
+# A scene's scan stored this long ago with no viewer files yet: its processing died, and the beat's
+# reaper sends it again (benchmarks.material.processing.scenes_to_reprocess).
+SCENE_PROCESSING_STALE_S = env.float("SCENE_PROCESSING_STALE_S", default=1800.0)
 # A running job (core/jobs.py) that reported no progress for this long lost its worker: it is failed.
 JOB_STALE_S = env.float("JOB_STALE_S", default=900.0)
 

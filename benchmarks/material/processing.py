@@ -5,8 +5,12 @@ Importers (the demo generator, PLY/ScanNet scans through `benchmarks.tasks.proce
 the decoded cloud here; this is the one place that turns points into what pages show.
 """
 
+from datetime import datetime, timedelta
+
 import numpy as np
 from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, Scene
 from benchmarks.services import store_asset
@@ -93,3 +97,34 @@ def _topview_sample(n: int) -> slice | np.ndarray:
 def _delete_files(assets: list[Asset]) -> None:
     for asset in assets:
         asset.file.delete(save=False)
+
+
+# --- the reaper: scenes whose processing died ---------------------------------------------------
+
+# A scene is sent again at most this many times (counted in its meta): a scan that fails every time
+# stops being retried instead of costing a worker each period.
+MAX_PROCESSING_ATTEMPTS = 3
+
+
+def scenes_to_reprocess(stale_after_s: float) -> list[int]:
+    """Scenes whose scan was stored more than `stale_after_s` ago and that still have no viewer files
+    (they are written in one transaction with the top views): their processing died with its worker,
+    or its message was lost. Each is returned once per `stale_after_s` and at most
+    MAX_PROCESSING_ATTEMPTS times (scene.meta["processing_attempts"]), so sending them is idempotent."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=stale_after_s)
+    viewer = Asset.objects.filter(scene=OuterRef("pk"), role=AssetRole.VIEWER_POINTS)
+    scan = Asset.objects.filter(scene=OuterRef("pk"), role=AssetRole.POINT_CLOUD, created_at__lt=cutoff)
+    candidates = Scene.objects.filter(Exists(scan)).exclude(Exists(viewer)).values_list("pk", flat=True)
+    due = []
+    for scene_id in candidates:
+        with transaction.atomic():
+            scene = Scene.objects.select_for_update().get(pk=scene_id)
+            attempts = int(scene.meta.get("processing_attempts", 0))
+            sent = scene.meta.get("processing_sent_at")
+            if attempts >= MAX_PROCESSING_ATTEMPTS or (sent and datetime.fromisoformat(sent) > cutoff):
+                continue
+            scene.meta = {**scene.meta, "processing_attempts": attempts + 1, "processing_sent_at": now.isoformat()}
+            scene.save(update_fields=["meta"])
+            due.append(scene_id)
+    return due
