@@ -83,7 +83,9 @@ def admin_pipelines() -> list[dict]:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else f"{n} {word}s"
 
 
 def pipeline_steps(benchmark, facts: dict) -> list[dict]:

@@ -13,7 +13,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from .conftest import CHROMIUM, login, stack_json
+from .conftest import CHROMIUM, SCREENSHOTS, login, stack_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -120,14 +120,22 @@ class Crawler:
         return [urlsplit(urljoin(self.base + path, href)) for href in links]
 
     def crawl(self, starts: list[str], follow: bool = True) -> None:
+        """Visit `starts` and, with `follow`, the pages they link to; the first page (the role's start) is
+        the README's picture of the role (docs/screenshots/crawl-<role>.png)."""
         queue = deque(starts)
+        first = True
         while queue and self.visited < PAGES_PER_ROLE:
             path = queue.popleft()
             shape = self.shape(path)
             if shape in self.seen_shapes:
                 continue
             self.seen_shapes.add(shape)
-            for link in self.visit(path):
+            links = self.visit(path)
+            if first:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                self.page.screenshot(path=str(SCREENSHOTS / f"crawl-{self.role.replace(' ', '-')}.png"))
+                first = False
+            for link in links:
                 if not follow or link.netloc != urlsplit(self.base).netloc:
                     continue
                 target = link.path + (f"?{link.query}" if link.query and "format=" not in link.query else "")
@@ -216,6 +224,7 @@ def test_every_page_as_every_role_reads_clean(demo, new_page):
     submit_empty_study(admin, f"/manage/{ids['empty']}/", "#study-form")
     submit_empty_study(admin, f"/manage/{ids['empty']}/studies/design/", "#design-form")
 
+    print("pages visited:", {c.role: c.visited for c in crawlers})
     assert admin.visited > 20 and all(c.visited for c in crawlers), [(c.role, c.visited) for c in crawlers]
     problems = [problem for crawler in crawlers for problem in crawler.problems]
     assert not problems, "\n".join(problems)

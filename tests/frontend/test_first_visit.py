@@ -119,3 +119,15 @@ def test_the_manage_page_offers_only_what_works_on_the_benchmark(client):
     assert 'name="circular_variants"' not in design and 'name="flip_images"' not in design
     results = client.get(f"/results/{bench.slug}/").content.decode()
     assert 'id="no-chance-row"' in results and "open phrases" in results
+
+
+@pytest.mark.django_db
+def test_the_reviewer_reaches_consensus_from_home_and_the_queue_names_the_benchmark(client):
+    from tests.factories import ChangeFactory
+
+    change = ChangeFactory(status="submitted")
+    client.force_login(UserFactory(role=roles.REVIEWER))
+    home = client.get("/").content.decode()
+    assert f'href="/review/agreement/{change.scene.benchmark.slug}/"' in home
+    queue = client.get("/review/").content.decode()
+    assert "<th>Benchmark</th>" in queue and f"<td>{change.scene.benchmark.name}</td>" in queue
