@@ -56,22 +56,56 @@ def find(name: str) -> dict:
     return found
 
 
+CONDITION = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")  # a PromptTemplate condition is a slug
+
+
+def _check_run_fields(where: str, fields) -> None:
+    if not isinstance(fields, dict):
+        raise DomainError(f"{where} is an object.", field="recipe")
+    unknown = set(fields) - {"key", *RUN_FIELDS}
+    if unknown:
+        raise DomainError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}.", field="recipe")
+    for name in ("settings", "visual_inputs", "prompts", "subset", "protocol"):
+        if name in fields and not isinstance(fields[name], dict):
+            raise DomainError(f"{where}: {name} is an object.", field="recipe")
+    if "condition" in fields and not (isinstance(fields["condition"], str) and CONDITION.match(fields["condition"])):
+        raise DomainError(f"{where}: condition is a slug of at most 50 characters.", field="recipe")
+    if "prompts_by" in fields and not isinstance(fields["prompts_by"], str):
+        raise DomainError(f"{where}: prompts_by is a tag name.", field="recipe")
+
+
 def checked(recipe) -> dict:
     """A recipe object with its parts in the shapes launch reads; a DomainError on `recipe` otherwise."""
     if not isinstance(recipe, dict) or not all(isinstance(recipe.get(k), str) and recipe[k] for k in (
             "name", "family")) or not isinstance(recipe.get("runs"), list) or not recipe["runs"]:
         raise DomainError("A recipe is an object with name, family and a list of runs.", field="recipe")
+    if not isinstance(recipe.get("version", 1), int):
+        raise DomainError("A recipe's version is a whole number.", field="recipe")
+    _check_run_fields("defaults", recipe.get("defaults") or {})
     for entry in recipe["runs"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
             raise DomainError("Each run of a recipe is an object with a key.", field="recipe")
-        unknown = set(entry) - {"key", *RUN_FIELDS}
-        if unknown:
-            raise DomainError(f"Run {entry['key']}: unknown field(s) {', '.join(sorted(unknown))}.", field="recipe")
-    for condition, prompt in (recipe.get("prompts") or {}).items():
-        if not isinstance(prompt, dict) or not isinstance(prompt.get("text"), str):
-            raise DomainError(f"Prompt {condition}: an object with its text.", field="recipe")
+        _check_run_fields(f"Run {entry['key']}", entry)
+    prompts = recipe.get("prompts") or {}
+    if not isinstance(prompts, dict):
+        raise DomainError("prompts is {condition: {text, scene_intro}}.", field="recipe")
+    for condition, prompt in prompts.items():
+        if not CONDITION.match(condition) or not isinstance(prompt, dict) or not isinstance(
+                prompt.get("text"), str) or not isinstance(prompt.get("scene_intro") or {}, dict):
+            raise DomainError(f"Prompt {condition}: a slug naming {{text, scene_intro}}.", field="recipe")
+    rules = recipe.get("model_settings") or []
+    if not isinstance(rules, list) or not all(isinstance(rule, dict) and isinstance(rule.get("settings", {}), dict)
+                                              and isinstance(rule.get("match", ""), str) for rule in rules):
+        raise DomainError("model_settings is a list of {match, provider, settings}.", field="recipe")
+    for rule in rules:
+        try:
+            re.compile(rule.get("match", ""))
+        except re.error as error:
+            raise DomainError(f"model_settings match {rule['match']!r}: {error}.", field="recipe") from None
+    if not isinstance(recipe.get("baselines") or [], list):
+        raise DomainError("baselines is a list.", field="recipe")
     for baseline in recipe.get("baselines") or []:
-        if baseline not in BASELINES:
+        if not isinstance(baseline, str) or baseline not in BASELINES:
             raise DomainError(f"Unknown baseline {baseline!r}; known: {', '.join(BASELINES)}.", field="recipe")
     return recipe
 

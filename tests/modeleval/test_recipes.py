@@ -231,3 +231,21 @@ def test_a_recipe_of_another_family_or_an_unhonoured_setting_launches_nothing(cl
         "spatial457-levels", "m3verse-table2"}
     with pytest.raises(DomainError, match="No recipe"):
         recipes.find("nope")
+
+
+@pytest.mark.parametrize("recipe", [
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a", "settings": "hot"}]},
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a", "condition": "no spaces allowed"}]},
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a"}], "model_settings": [{"match": "(", "settings": {}}]},
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a"}], "prompts": {"p": {"text": 3}}},
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a"}], "baselines": [{}]},
+    {"name": "x", "family": "m3verse", "runs": [{"key": "a", "temperature": 2}]},
+    7,
+])
+def test_a_malformed_recipe_is_a_400_naming_the_recipe(client, recipe):
+    benchmark = BenchmarkFactory(family="m3verse")
+    client.force_login(UserFactory(role=roles.ADMIN))
+    model = ModelSpec.objects.create(name="m", adapter="random_baseline")
+    response = client.post("/api/v1/recipes/launch/", {"recipe": recipe, "benchmark": benchmark.slug,
+                                                       "models": [model.pk]}, content_type="application/json")
+    assert response.status_code == 400 and "recipe" in response.json()
