@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         family = get_family(args.family)
         resolve_profile(family, args.profile)
+        if args.ci is None and (args.ci_cluster or args.ci_seed != DEFAULT_SEED):
+            raise ValueError("--ci-seed and --ci-cluster need --ci LEVEL")
         bootstrap = None if args.ci is None else Bootstrap(args.ci, seed=args.ci_seed, cluster=args.ci_cluster)
         gold_lines = read_lines(args.gold)
         pred_lines = read_lines(args.pred)

@@ -228,6 +228,15 @@ def test_a_bad_level_is_refused_with_one_line_and_status_2(tmp_path, capsys, lev
     assert err.count("\n") == 1 and ("level" in err or "--ci" in err)
 
 
+@pytest.mark.parametrize("extra", [["--ci-seed", "3"], ["--ci-cluster", "participant"]])
+def test_the_interval_options_need_ci(tmp_path, capsys, extra):
+    gold, preds = open_items(1, 2)
+    args = ["--family", "hypo3d", "--gold", write_jsonl(tmp_path / "g.jsonl", gold),
+            "--pred", write_jsonl(tmp_path / "p.jsonl", preds), *extra]
+    assert main(args) == 2
+    assert "need --ci" in capsys.readouterr().err
+
+
 def test_the_bootstrap_settings_refuse_too_few_resamples():
     with pytest.raises(ValueError, match="resamples"):
         Bootstrap(0.95, resamples=10)
