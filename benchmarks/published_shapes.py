@@ -32,9 +32,14 @@ PUBLISHED_NAMES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causa
                    "spatial457": "spatial457.tsv", "m3verse": "m3verse.jsonl"}
 
 
+ITEM_FIELDS = ("external_id", "origin_id", "source_index", "question", "answer_format", "choices", "answers", "tags",
+               "scene__external_id", "change__raw_text", "change__refined_text", "change__change_type")
+
+
 def release_items(release: Release) -> list[Item]:
-    """The release's items in the order of its JSONL (by primary key, as they were frozen)."""
-    return list(release.items.select_related("scene", "change").order_by("pk"))
+    """The release's items in the order of its JSONL (by primary key, as they were frozen), with only the
+    fields the files are written from (a release has tens of thousands)."""
+    return list(release.items.select_related("scene", "change").only(*ITEM_FIELDS).order_by("pk"))
 
 
 def read_bytes(asset) -> bytes:
