@@ -19,7 +19,7 @@ from django.utils import timezone
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
-from core.reads import locked
+from core.reads import hold, locked
 from core.validation import is_http_url
 from crowd import services as crowd_services
 from crowd.models import scope_key
@@ -55,7 +55,8 @@ def take_quiz(campaign: Campaign, worker, answers) -> QuizAttempt:
     """Grade one attempt; every question must be answered right, within the campaign's attempts."""
     if not campaign.quiz:
         raise DomainError("This campaign has no quiz.", field="quiz")
-    attempts = campaign.quiz_attempts.select_for_update().filter(worker=worker)
+    hold(f"quiz:{campaign.pk}:{worker.pk}")  # a worker's attempts queue: no two can take the last one
+    attempts = campaign.quiz_attempts.filter(worker=worker)
     if attempts.filter(passed=True).exists():
         return attempts.filter(passed=True).first()
     if attempts.count() >= campaign.quiz_max_attempts:
