@@ -11,7 +11,7 @@ from core.errors import DomainError, NotFound
 from core.permissions import IsAdmin, IsReviewer
 from humaneval.models import Study
 
-from . import services
+from . import planning, services
 
 
 class ResultRowSerializer(serializers.Serializer):
@@ -65,6 +65,19 @@ def _study_id(value) -> int:
     return int(value)
 
 
+def _benchmark_and_study(slug: str, params) -> tuple[Benchmark, Study | None]:
+    """The benchmark named by the URL and the study of `?study=` on it (None when not given)."""
+    benchmark = Benchmark.objects.filter(slug=slug).first()
+    if benchmark is None:
+        raise NotFound("No such benchmark.", field="benchmark")
+    if not params.get("study"):
+        return benchmark, None
+    study = Study.objects.filter(pk=_study_id(params["study"]), benchmark=benchmark).first()
+    if study is None:
+        raise NotFound("No such study on this benchmark.", field="study")
+    return benchmark, study
+
+
 class BenchmarkResults(APIView):
     """`GET /api/v1/benchmarks/<slug>/results/[?study=<id>]`: chance, human and model rows, the paper
     tables and the radar chart; with `study`, every row on that study's scored items."""
@@ -74,15 +87,7 @@ class BenchmarkResults(APIView):
     @extend_schema(parameters=[OpenApiParameter("study", int, description="Rows on its scored items.")],
                    responses=BenchmarkResultsSerializer)
     def get(self, request, slug):
-        benchmark = Benchmark.objects.filter(slug=slug).first()
-        if benchmark is None:
-            raise NotFound("No such benchmark.", field="benchmark")
-        study = None
-        if request.query_params.get("study"):
-            study = Study.objects.filter(pk=_study_id(request.query_params["study"]), benchmark=benchmark).first()
-            if study is None:
-                raise NotFound("No such study on this benchmark.", field="study")
-        return Response(services.benchmark_results(benchmark, study))
+        return Response(services.benchmark_results(*_benchmark_and_study(slug, request.query_params)))
 
 
 class StudyResults(APIView):
@@ -104,3 +109,23 @@ class StudyResults(APIView):
             "radar": results["radar"],
             "rows": results["rows"],
         })
+
+
+class StudyPlan(APIView):
+    """`GET /api/v1/benchmarks/<slug>/plan/?half_width=5&items_per_participant=50[&icc=0.05][&study=<id>]`:
+    participants needed per cell of the main paper table for the human row's 95 % interval to be
+    +- half_width points, from the pilot study's accuracies (50 % where none)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(parameters=[
+        OpenApiParameter("half_width", float, required=True, description="Points, e.g. 5 for +-5."),
+        OpenApiParameter("items_per_participant", int, required=True, description="Items of a cell each answers."),
+        OpenApiParameter("icc", float, description="Intraclass correlation of answers within a participant."),
+        OpenApiParameter("study", int, description="The pilot study (default: the benchmark's first)."),
+    ])
+    def get(self, request, slug):
+        benchmark, study = _benchmark_and_study(slug, request.query_params)
+        params = request.query_params
+        return Response(planning.study_plan(benchmark, params.get("half_width"), params.get("items_per_participant"),
+                                            params.get("icc", 0), study))

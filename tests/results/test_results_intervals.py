@@ -56,3 +56,24 @@ def test_runs_store_intervals_and_the_best_is_bold_where_the_paired_test_separat
     assert page.status_code == 200
     assert table["best_rule"].encode() in page.content and overall_em["interval"].encode() in page.content
     assert b'"units"' not in client.get(f"/api/v1/benchmarks/{bench.slug}/results/").content
+
+
+def test_the_planner_gives_participants_per_cell_from_the_pilot_or_an_assumed_half(client, bench_with_runs):
+    from scoring.comparison import participants_needed
+
+    bench, _, _ = bench_with_runs
+    client.force_login(UserFactory(role="admin"))
+    plan = client.get(f"/api/v1/benchmarks/{bench.slug}/plan/?half_width=5&items_per_participant=20&icc=0.1")
+    assert plan.status_code == 200, plan.content
+    plan = plan.json()
+    assert plan["pilot"] is None and plan["metric"] == "EM" and plan["cells"][0]["column"] == "Overall"
+    expected = participants_needed(0.5, 5.0, 20, 0.1)
+    assert all(cell["assumed"] and cell["participants"] == expected["participants"] for cell in plan["cells"])
+    assert plan["participants"] == expected["participants"]
+    for query, field in [("half_width=0&items_per_participant=20", "half_width"),
+                         ("half_width=5&items_per_participant=x", "items_per_participant"),
+                         ("half_width=5&items_per_participant=20&icc=2", "icc")]:
+        refused = client.get(f"/api/v1/benchmarks/{bench.slug}/plan/?{query}")
+        assert refused.status_code == 400 and field in refused.json(), query
+    client.force_login(UserFactory(role="reviewer"))
+    assert client.get(f"/api/v1/benchmarks/{bench.slug}/plan/?half_width=5&items_per_participant=20").status_code == 403
