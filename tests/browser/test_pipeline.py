@@ -47,7 +47,7 @@ def test_admin_composes_and_runs_a_pipeline_with_live_progress(stack, new_page):
 
     page.fill("#stage-form textarea[name=params]", json.dumps({"level": "L9"}))
     page.click("#stage-form button[type=submit]")
-    page.wait_for_selector("#stage-error:has-text('params.level')")
+    page.wait_for_selector("#stage-error:has-text('One of L1_single')")  # the level's own message
 
     add_stage(page, "generate", "questions", {"level": "L1_single", "per_template": 2, "scenes": _scene()})
     add_stage(page, "release", "release", {"version": "1.0.0"})
