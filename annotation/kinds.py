@@ -36,7 +36,6 @@ def _text(answer: dict, key: str, rule: str, what: str, limit: int) -> str:
         raise DomainError(rule, field=key)
     value = value.strip()
     check_max_length(value, limit, what, key)
-    check_not_repeating(value, key)
     return value
 
 
@@ -80,6 +79,7 @@ def submit_question(assignment: Assignment, worker, answer: dict) -> dict:
     question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
     if not question.endswith("?") or len(words(question)) < 4:
         raise DomainError("A question has at least four words and ends with '?'.", field="question")
+    check_not_repeating(question, "question")
     reply = _text(answer, "answer", "Write the answer.", "The answer", MAX_ANSWER_CHARS)
     if len(words(reply)) > MAX_ANSWER_WORDS:
         raise DomainError(f"The answer is a short phrase of at most {MAX_ANSWER_WORDS} words.", field="answer")
