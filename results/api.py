@@ -59,6 +59,26 @@ class StudyResultsSerializer(ResultTablesSerializer):
     design = serializers.JSONField(required=False)
 
 
+class PlannedCellSerializer(serializers.Serializer):
+    column = serializers.CharField()
+    accuracy = serializers.FloatField(help_text="The pilot's value in points, or 50 where assumed.")
+    assumed = serializers.BooleanField()
+    answers = serializers.IntegerField(help_text="Answers the cell needs.")
+    participants = serializers.IntegerField()
+    design_effect = serializers.FloatField()
+
+
+class StudyPlanSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    level = serializers.FloatField()
+    half_width = serializers.FloatField()
+    items_per_participant = serializers.IntegerField()
+    icc = serializers.FloatField()
+    pilot = serializers.CharField(allow_null=True, help_text="The human row the accuracies come from.")
+    cells = PlannedCellSerializer(many=True)
+    participants = serializers.IntegerField(help_text="The most any cell needs.")
+
+
 def _study_id(value) -> int:
     if not str(value).isdigit() or len(str(value)) > 18:
         raise DomainError("Give a study by its id.", field="study")
@@ -123,7 +143,7 @@ class StudyPlan(APIView):
         OpenApiParameter("items_per_participant", int, required=True, description="Items of a cell each answers."),
         OpenApiParameter("icc", float, description="Intraclass correlation of answers within a participant."),
         OpenApiParameter("study", int, description="The pilot study (default: the benchmark's first)."),
-    ])
+    ], responses=StudyPlanSerializer)
     def get(self, request, slug):
         benchmark, study = _benchmark_and_study(slug, request.query_params)
         params = request.query_params
