@@ -65,14 +65,14 @@ TEMPLATE_LEVELS = {
         (f"L1_L3_spatial_questions/{n}_filtered.json", "relate")
         for n in SPATIAL_TEMPLATES
     ],
+    "L4_occ": [("L2_object_occlusion/occlusion_filtered.json", "relate"),
+               ("L2_object_occlusion/occlusion_by_filtered.json", "relate")],
     "L4_pose": [("L2_pose/pose_filtered.json", "relate"), ("L2_pose/pose_relate.json", "relate")],
     "L5_6d_spatial": [
         (f"L1_L3_spatial_questions/{n}_filtered.json", "relate_3d")
         for n in SPATIAL_TEMPLATES
     ],
     "L5_collision": [("L3_physics/one_hop_filtered.json", "relate_collision")],
-    "L4_occ": [("L2_object_occlusion/occlusion_filtered.json", "relate"),
-               ("L2_object_occlusion/occlusion_by_filtered.json", "relate")],
 }
 LEVELS = tuple(TEMPLATE_LEVELS)
 

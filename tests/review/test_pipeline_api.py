@@ -84,8 +84,8 @@ def test_an_admin_composes_edits_and_runs_stages(admin_client, benchmark, django
 
 @pytest.mark.parametrize("body, errors", [
     ({"kind": "generate", "params": {"level": "L9"}}, {"params": {"level": ["One of L1_single, L2_objects, "
-                                                                            "L3_2d_spatial, L4_pose, L5_6d_spatial, "
-                                                                            "L5_collision."]}}),
+                                                                            "L3_2d_spatial, L4_occ, L4_pose, "
+                                                                            "L5_6d_spatial, L5_collision."]}}),
     ({"kind": "generate", "params": {"per_template": "many"}}, {"params": {"per_template": ["Must be a whole number."]}}),
     ({"kind": "release", "params": {}}, {"params": {"version": ["A version like 1.0.0 (three numbers)."]}}),
     ({"kind": "release", "params": [1]}, {"params": ["A JSON object."]}),
