@@ -148,8 +148,8 @@ def agreement_summary(labels_per_item: Sequence[Sequence[str]]) -> dict:
     }
 
 
-def consensus_agreement(labels_by_answerer: Sequence[dict[str, str]]) -> dict[str, dict]:
-    """Per answerer: on the items where others answered too, the share of their answers that equal the
+def consensus_agreement(labels_by_answerer: Sequence[dict]) -> dict:
+    """Per answerer (any key): on the items where others answered too, the share of their answers that equal the
     others' most common answer (their own left out; a tie counts as agreeing with any tied answer)."""
     agreed: dict[str, list[int]] = {}
     for answers in labels_by_answerer:

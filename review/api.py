@@ -354,9 +354,16 @@ class AgreementSummarySerializer(serializers.Serializer):
     krippendorff_alpha_ordinal_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
 
 
+class AnswererAgreementSerializer(serializers.Serializer):
+    answerer = serializers.CharField()
+    n_items = serializers.IntegerField(help_text="Items they answered beside others.")
+    agreement_with_consensus = serializers.FloatField(help_text="Share equal to the others' most common answer.")
+
+
 class AgreementReportSerializer(serializers.Serializer):
     benchmark = AgreementSummarySerializer()
     by_question_type = serializers.DictField(child=AgreementSummarySerializer())
+    by_answerer = AnswererAgreementSerializer(many=True)
     flagged = serializers.IntegerField()
     adjudicated = serializers.IntegerField()
 

@@ -4,6 +4,7 @@ answer) are flagged and stay out of releases until a reviewer adjudicates them. 
 kappa) is reported per question type and per benchmark over all of them. Deciding is idempotent: it
 reads every answer again, so deciding twice gives the same result."""
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation import services as annotation_services
@@ -20,8 +21,8 @@ ANSWERS_NEEDED = 3  # independent answers before consensus is decided
 MIN_SHARE = 2 / 3  # the majority answer's share needed for consensus
 
 
-def answers_by_item(item_ids) -> dict[int, list]:
-    """Each item's independent answers, one per person: reviewers' and answer-only campaigns' (a
+def answers_by_person(item_ids) -> dict[tuple[int, int], object]:
+    """{(item id, person id): answer}: reviewers' and answer-only campaigns' independent answers (a
     reviewer who also answered in a campaign counts once, by the reviewer's answer)."""
     by_person: dict[tuple[int, int], object] = {}
     for row in annotation_services.crowd_answers(item_ids):
@@ -30,10 +31,31 @@ def answers_by_item(item_ids) -> dict[int, list]:
         "item_id", "pk"
     ).values_list("item_id", "answerer_id", "answer"):
         by_person[(item_id, answerer_id)] = answer
+    return by_person
+
+
+def grouped_by_item(by_person: dict[tuple[int, int], object]) -> dict[int, list]:
     answers: dict[int, list] = {}
     for (item_id, _), answer in sorted(by_person.items(), key=lambda entry: entry[0]):
         answers.setdefault(item_id, []).append(answer)
     return answers
+
+
+def answers_by_item(item_ids) -> dict[int, list]:
+    """Each item's independent answers, one per person (`answers_by_person`)."""
+    return grouped_by_item(answers_by_person(item_ids))
+
+
+def agreement_by_answerer(items, by_person: dict[tuple[int, int], object]) -> list[dict]:
+    """Each answerer's agreement with the others' consensus on the items they answered with others."""
+    choice = {item.pk: bool(item.choices) for item in items}
+    labels: dict[int, dict[int, str]] = {}
+    for (item_id, person), answer in by_person.items():
+        if item_id in choice:
+            labels.setdefault(item_id, {})[person] = agreement.answer_label(answer, choice[item_id])
+    found = agreement.consensus_agreement(list(labels.values()))
+    names = dict(get_user_model().objects.filter(pk__in=list(found)).values_list("pk", "username"))
+    return [{"answerer": names.get(person, str(person)), **summary} for person, summary in found.items()]
 
 
 def labels_of(item: Item, answers: list) -> list[str]:
@@ -120,7 +142,8 @@ def agreement_report(benchmark: Benchmark) -> dict:
     """Percent agreement and Fleiss' kappa over the benchmark and per question type, reviewers and
     crowd workers of answer-only campaigns counted alike."""
     item_ids = Item.objects.filter(benchmark=benchmark).values("pk")
-    answers = answers_by_item(item_ids)
+    by_person = answers_by_person(item_ids)
+    answers = grouped_by_item(by_person)
     items = Item.objects.filter(pk__in=answers).only("pk", "tags", "choices")
     labels_by_item = {item.pk: labels_of(item, answers[item.pk]) for item in items}
     by_type: dict[str, list[list[str]]] = {}
@@ -131,6 +154,7 @@ def agreement_report(benchmark: Benchmark) -> dict:
     return {
         "benchmark": agreement.agreement_summary(list(labels_by_item.values())),
         "by_question_type": {t: agreement.agreement_summary(v) for t, v in sorted(by_type.items())},
+        "by_answerer": agreement_by_answerer(items, by_person),
         "flagged": benchmark_items.filter(consensus=Item.Consensus.FLAGGED).count(),
         "adjudicated": benchmark_items.filter(consensus=Item.Consensus.ADJUDICATED).count(),
     }

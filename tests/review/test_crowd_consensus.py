@@ -80,8 +80,11 @@ def test_agreement_counts_crowd_raters(answered):
     report = consensus.agreement_report(answered["agreed"].benchmark)
     # P_i = 1, 0, 1/3, 1 -> P-bar = 7/12; 12 answers: window 3, '2' 3, B 2, desk, chair, bookshelf, A 1
     # -> P_e = 26/144; kappa = (84 - 26) / (144 - 26) = 29/59
-    assert report["benchmark"] == {"n_items": 4, "percent_agreement": round(7 / 12, 4),
-                                   "fleiss_kappa": round(29 / 59, 4)}
+    summary = {key: report["benchmark"][key] for key in ("n_items", "percent_agreement", "fleiss_kappa")}
+    assert summary == {"n_items": 4, "percent_agreement": round(7 / 12, 4), "fleiss_kappa": round(29 / 59, 4)}
+    # Krippendorff's alpha beside it, with its interval (tests/review/test_review_krippendorff.py)
+    low, high = report["benchmark"]["krippendorff_alpha_ci"]
+    assert low <= report["benchmark"]["krippendorff_alpha"] <= high
     assert report["flagged"] == 1
 
 

@@ -97,5 +97,8 @@ def test_the_agreement_report_and_page_carry_alpha_with_its_interval(client):
     low, high = report["benchmark"]["krippendorff_alpha_ci"]
     assert low <= report["benchmark"]["krippendorff_alpha"] <= high
     assert report["benchmark"]["krippendorff_alpha_ordinal"] is not None
+    # each answerer against the other two: the third answered "3" where the others said "2"
+    assert sorted(a["agreement_with_consensus"] for a in report["by_answerer"]) == [0.5, 1.0, 1.0]
+    assert all(a["n_items"] == 2 and not a["answerer"].isdigit() for a in report["by_answerer"])
     page = client.get(f"/review/agreement/{first.benchmark.slug}/")
-    assert page.status_code == 200 and b"Krippendorff" in page.content
+    assert page.status_code == 200 and b"Krippendorff" in page.content and b"answerer-agreement" in page.content
