@@ -78,7 +78,15 @@ def load_json(path: Path):
         return json.load(handle)
 
 
-def read_states(data: dict) -> tuple[str, list[dict[str, dict]]]:
+def side_by_side(data) -> bool:
+    """Whether `data` is the two states as a two-item list (each a list of objects or {"objects"})."""
+    return isinstance(data, list) and len(data) == 2 and all(
+        isinstance(s, list) or (isinstance(s, dict) and "objects" in s) for s in data)
+
+
+def read_states(data) -> tuple[str, list[dict[str, dict]]]:
+    if side_by_side(data):
+        data = {"states": data}
     if not isinstance(data, dict):
         raise ValueError("expected two states: {'states': [objects_0, objects_1]}")
     for keys in (("state_0", "state_1"), ("before", "after")):
@@ -89,7 +97,9 @@ def read_states(data: dict) -> tuple[str, list[dict[str, dict]]]:
         raw = data.get("states")
     if not isinstance(raw, list) or len(raw) != 2 or any(r is None for r in raw):
         raise ValueError("expected two states: {'states': [objects_0, objects_1]}")
-    return str(data.get("scene_id") or "scene"), [read_objects(objects, n) for n, objects in enumerate(raw)]
+    named = [data, *(r for r in raw if isinstance(r, dict))]  # AI2-THOR's metadata names its scene
+    scene_id = next((str(d.get(k)) for d in named for k in ("scene_id", "sceneName") if d.get(k)), "scene")
+    return scene_id, [read_objects(objects, n) for n, objects in enumerate(raw)]
 
 
 def _templates(path: Path | None = None) -> dict[str, str]:

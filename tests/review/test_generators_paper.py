@@ -232,3 +232,10 @@ def test_generated_rows_say_where_they_came_from(states):
     assert provenance["source"] == "generated" and provenance["generator"] == "m3verse"
     assert provenance["seed"] == 3 and provenance["version"] == m3verse.VERSION and len(provenance["states"]) == 2
     assert json.loads(m3verse.write_jsonl(rows).splitlines()[0]) == rows[0]
+
+
+def test_the_two_states_side_by_side_or_as_ai2thor_metadata_read_the_same(states):
+    before, after = states
+    listed = m3verse.generate([{"sceneName": "FloorPlan_7", "objects": before}, after], seed=1)
+    named = m3verse.generate({"scene_id": "FloorPlan_7", "states": [before, after]}, seed=1)
+    assert listed == named and listed[0]["scene_id"] == "FloorPlan_7"

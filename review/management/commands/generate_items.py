@@ -76,7 +76,7 @@ class Command(BaseCommand):
             return isinstance(data, dict) and ("states" in data or "state_0" in data or "before" in data)
 
         if states is None:
-            states = meta
+            states = {"states": meta} if m3verse.side_by_side(meta) else meta
         elif not both(states):
             states = {"states": [meta, states]}
         if not isinstance(states, dict):
