@@ -27,6 +27,8 @@ from .records import GoldItem
 
 DEFAULT_SEED = 20240531
 DEFAULT_RESAMPLES = 2000
+# the level of the intervals in the platform's tables (model runs, human rows, study pages)
+TABLE_LEVEL = 0.95
 # resamples drawn per matrix product: bounds memory at chunk x units weights
 _CHUNK = 200
 UNIT_NAMES = {"3dsrbench": "question (its rotations and flip together)"}
@@ -111,13 +113,16 @@ def _unit_tallies(
     return list(columns), table
 
 
-def _resampled_values(family: Family, columns, table: np.ndarray, settings: Bootstrap) -> np.ndarray:
-    """[resample, column]: each column's metric (mean over repeats) on each resample of the units."""
+def _resampled_values(
+    family: Family, columns, table: np.ndarray, settings: Bootstrap
+) -> tuple[np.ndarray, np.ndarray]:
+    """[resample, column] twice: each column's metric (mean over repeats) and its population standard
+    deviation over repeats (`<metric>_std`), on each resample of the units."""
     n_units = table.shape[0]
     flat = table.reshape(n_units, -1)
     rng = np.random.default_rng(settings.seed)
     counted = np.array([metric in family.counts for _, metric in columns])[None, :, None]
-    values = []
+    values, spreads = [], []
     for start in range(0, settings.resamples, _CHUNK):
         size = min(_CHUNK, settings.resamples - start)
         drawn = rng.integers(0, n_units, size=(size, n_units)) + (np.arange(size) * n_units)[:, None]
@@ -130,7 +135,8 @@ def _resampled_values(family: Family, columns, table: np.ndarray, settings: Boot
             # a repeat no resampled unit reaches does not count, as in `combine_runs`; none: no value
             warnings.simplefilter("ignore", RuntimeWarning)
             values.append(np.nanmean(per_run, axis=2))
-    return np.concatenate(values)
+            spreads.append(np.nanstd(per_run, axis=2))
+    return np.concatenate(values), np.concatenate(spreads)
 
 
 def _round_out(low: float, high: float) -> tuple[float, float]:
@@ -158,7 +164,7 @@ def intervals(
     settings: Bootstrap,
 ) -> tuple[dict[object, dict[str, list[float] | None]], dict]:
     """({group key: {metric: [low, high]}}, what they were computed over) for every metric reported
-    in `estimates` (None where the estimate is None). `groups` and `estimates` share their keys
+    in `estimates`, `<metric>_std` (the spread over repeats) included (None where the estimate is None). `groups` and `estimates` share their keys
     (None: every row)."""
     units = resampling_units(family, items, settings.cluster)
     info = {
@@ -171,19 +177,21 @@ def intervals(
         "n_units": len(units),
     }
     columns, table = _unit_tallies(family, items, runs, groups, units) if items else ([], None)
-    samples = _resampled_values(family, columns, table, settings) if columns else None
+    samples, spreads = _resampled_values(family, columns, table, settings) if columns else (None, None)
     where = {column: index for index, column in enumerate(columns)}
     result: dict[object, dict[str, list[float] | None]] = {}
     for key, values in estimates.items():
         result[key] = {}
         for metric, estimate in values.items():
-            if metric.endswith("_std") or metric == "ci":
+            if metric == "ci":
                 continue
-            column = where.get((key, metric))
+            spread = metric.endswith("_std")
+            column = where.get((key, metric[: -len("_std")] if spread else metric))
             if estimate is None or column is None:
                 result[key][metric] = None if estimate is None else [estimate, estimate]
             else:
-                result[key][metric] = holding_interval(samples[:, column], estimate, settings.level)
+                resampled = spreads if spread else samples
+                result[key][metric] = holding_interval(resampled[:, column], estimate, settings.level)
     return result, info
 
 
@@ -193,19 +201,25 @@ def unit_id(family: Family, items: list[GoldItem], unit: list[int], cluster: str
     return f"{cluster}={value}" if value is not None else family.unit_key(items[unit[0]])
 
 
+def _compact(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(float(value), 6)
+
+
 def unit_tallies(
     family: Family, items: list[GoldItem], runs: list[list[Outcome]], groups: Groups, cluster: str | None = None
 ) -> dict:
     """Each unit's tallies summed over repeats, for paired comparisons of two rows on their shared
-    units: {"ids": [unit id], "tallies": {"KEY|METRIC": [[unit index, sum, n], ...]}} (KEY "" for every
-    row, METRIC a tallied one)."""
+    units: {"ids": [unit id], "tallies": {"KEY|METRIC": {"unit": [index], "sum": [...], "n": [...]}}}
+    (KEY "" for every row; only the units the group reaches)."""
     units = resampling_units(family, items, cluster)
     columns, table = _unit_tallies(family, items, runs, groups, units) if items else ([], None)
     tallies = {}
     for index, (key, metric) in enumerate(columns):
         summed = table[:, index].sum(axis=1)
         present = np.nonzero(summed[:, 1])[0]
-        tallies[f"{'' if key is None else key}|{metric}"] = [
-            [int(u), round(float(summed[u, 0]), 6), round(float(summed[u, 1]), 6)] for u in present
-        ]
+        tallies[f"{'' if key is None else key}|{metric}"] = {
+            "unit": present.tolist(),
+            "sum": [_compact(value) for value in summed[present, 0]],
+            "n": [_compact(value) for value in summed[present, 1]],
+        }
     return {"ids": [unit_id(family, items, unit, cluster) for unit in units], "tallies": tallies}
