@@ -45,6 +45,6 @@ def _decode_and_store(video, n: int, size: tuple[int, int]) -> tuple[bytes, ...]
             out.writestr(f"{index:05d}.png", frame)
     # Two workers that decode the same set at once store it twice; both copies hold the same frames,
     # and the first is the one read.
-    store_asset(video.scene, AssetRole.VIDEO_FRAMES, f"frames-{set_name(n, size)}.zip", archive.getvalue(),
+    store_asset(video.scene, AssetRole.VIDEO_FRAMES, f"frames-{n}-{size[0]}x{size[1]}.zip", archive.getvalue(),
                 {"video": video.pk, "set": set_name(n, size)})
     return tuple(frames)
