@@ -46,6 +46,8 @@ def _campaign(family, kind="choice_image"):
 def test_causalspatial_items_with_not_sure_are_written_reviewed_and_scored(client):
     campaign = _campaign("causalspatial")
     first = enter(client, campaign)
+    form = client.get(f"/annotate/{first.pk}/").content.decode()
+    assert 'id="not-sure"' in form and "<option>7</option>" in form and "causalspatial tags" in form
     tags = {"level": "L1", "task": "collision"}
     body = {"question": YES_NO, "correct": ["A"], "question_type": "causal", "tags": tags}
     assert "Not sure" in submit(client, first, {**body, "correct": ["C"]}).json()["correct"][0]

@@ -10,7 +10,7 @@ const kind = page.kind;
 const $ = (id) => document.getElementById(id);
 const form = $("task-form");
 const error = $("task-error");
-const LETTERS = "ABCDEFGH";
+const LETTERS = "ABCDEFGH";  // 2 to 7 choices (annotation/kinds.py)
 const NO_CORRECT_OPTION = "No correct option is listed.";
 
 const choicesBox = $("choices");
@@ -43,6 +43,11 @@ function collect() {
   answer.correct = [...form.querySelectorAll(".correct:checked")].map((i) => i.value);
   if (kind === "choice_image") answer.flip_swaps = $("flip-swaps").checked;
   else answer.hallucination = $("hallucination").checked;
+  answer.not_sure = $("not-sure").checked;
+  if ($("family-tags")) {
+    // the server names what is wrong with tags it cannot read
+    try { answer.tags = JSON.parse($("family-tags").value || "null"); } catch (e) { answer.tags = $("family-tags").value; }
+  }
   return answer;
 }
 function restore(c) {
@@ -62,8 +67,10 @@ function restore(c) {
   if (c.question_type) $("question-type").value = c.question_type;
   if (kind === "question_answer") { $("answer").value = c.answer || ""; return; }
   const values = c.choices || [];
-  if (kind === "choice_image") { $("choice-count").value = values.length === 4 ? "4" : "2"; $("flip-swaps").checked = !!c.flip_swaps; }
+  if (kind === "choice_image") { $("choice-count").value = String(Math.min(Math.max(values.length, 2), 7)); $("flip-swaps").checked = !!c.flip_swaps; }
   else $("hallucination").checked = !!c.hallucination;
+  $("not-sure").checked = !!c.not_sure;
+  if ($("family-tags") && c.tags) $("family-tags").value = typeof c.tags === "string" ? c.tags : JSON.stringify(c.tags);
   setChoices(kind === "choice_image" ? Number($("choice-count").value) : Math.max(values.length, 2), values, c.correct || []);
 }
 
@@ -83,7 +90,7 @@ if (kind === "choice_image") {
   $("choice-count").addEventListener("change", () => { const c = collect(); setChoices(Number($("choice-count").value), c.choices, c.correct); });
 }
 if (kind === "choice_video") {
-  $("add-choice").addEventListener("click", () => { const c = collect(); if (c.choices.length < 6) setChoices(c.choices.length + 1, c.choices, c.correct); });
+  $("add-choice").addEventListener("click", () => { const c = collect(); if (c.choices.length < 7) setChoices(c.choices.length + 1, c.choices, c.correct); });
   $("hallucination").addEventListener("change", (e) => {
     const c = collect();
     if (e.target.checked && !c.choices.includes(NO_CORRECT_OPTION)) setChoices(c.choices.length + 1, [...c.choices, NO_CORRECT_OPTION], c.correct);
