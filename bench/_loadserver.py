@@ -14,6 +14,7 @@ evaluators' p95 at 47-58 ms where 2 x 4 gave 53-105 ms (docs/PERFORMANCE.md)."""
 import asyncio
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -35,6 +36,8 @@ os.environ.update({
     "DEBUG": "false",
     "HTTPS": "false",  # plain HTTP on loopback (config/settings.py)
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    # DEBUG off with services needs a key (config/settings.py): one per run
+    "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
 })
 sys.path.insert(0, str(ROOT))
 

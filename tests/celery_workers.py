@@ -30,6 +30,8 @@ def process_env(**extra) -> dict:
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        # this process's key: a server with DEBUG off needs one, and links it signs open here too
+        "SECRET_KEY": settings.SECRET_KEY,
         **extra,
     }
 
