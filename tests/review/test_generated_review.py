@@ -107,3 +107,15 @@ def test_the_pipelines_generate_stage_leaves_drafts(django_capture_on_commit_cal
     items = Item.objects.filter(benchmark=benchmark)
     assert items.exists() and {i.status for i in items} == {Item.Status.DRAFT}
     assert {i.provenance["generator"] for i in items} == {"m3verse"}
+
+
+def test_whoever_ran_the_generate_stage_may_review_what_it_wrote(django_capture_on_commit_callbacks):
+    admin = UserFactory(role=roles.ADMIN)
+    benchmark = BenchmarkFactory(slug="gen-m3-own", family="m3verse")
+    before, after = house()
+    stage = pipeline.add_stage(benchmark, admin, "generate",
+                               {"seed": 1, "scenes": {"scene_id": "house_1", "states": [before, after]}})
+    with django_capture_on_commit_callbacks(execute=True):
+        pipeline.run_stage(stage, admin)
+    items = Item.objects.filter(benchmark=benchmark)
+    assert items.exists() and set(services.filtering_queue(admin)) == set(items)
