@@ -22,7 +22,6 @@ from .prompts import InferenceRequest
 
 CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
 SPATIAL457_GUESS = "{{'Reasoning': 'random guess', 'Answer': '{value}'}}"
-MAX_IN_FLIGHT = 256  # requests one run keeps open at most (config max_in_flight, default 16)
 # An imported rotated copy of a question (3DSRBench `X-1`..`X-3`, `X-flip-1`): the question is `X`.
 _ROTATION_SUFFIX = re.compile(r"-\d$")
 
@@ -328,7 +327,8 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
             api_key_env=config.get("api_key_env", ""), max_new_tokens=model.max_new_tokens,
             temperature=model.temperature, seed=model.seed, timeout_s=float(config.get("timeout_s", 60)),
             max_retries=int(config.get("max_retries", 3)), backoff_s=float(config.get("backoff_s", 1.0)),
-            max_in_flight=min(max(int(config.get("max_in_flight", 16)), 1), MAX_IN_FLIGHT),
+            # checked on save and launch (secrets.check_model_config); a row stored before still gets a window
+            max_in_flight=min(max(int(config.get("max_in_flight", 16)), 1), secrets.MAX_IN_FLIGHT),
             provider=generation.provider(model), reasoning_model=generation.is_reasoning_model(model),
         )
     if model.adapter == ModelSpec.Adapter.HF_LOCAL:

@@ -15,6 +15,7 @@ from django.conf import settings
 from core.errors import DomainError
 
 KEY_PREFIX = "HYPOLAB_MODEL_KEY_"
+MAX_IN_FLIGHT = 256  # an endpoint model's requests open at once at most (config max_in_flight, default 16)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")
 
 
@@ -77,3 +78,8 @@ def check_model_config(adapter: str, config) -> None:
     check_api_key_env(config.get("api_key_env"))
     if adapter == "openai_compatible" or config.get("endpoint") not in (None, ""):
         check_endpoint(config.get("endpoint"))
+    # checked beside them because every save and launch passes here (modeleval/endpoint_client.py)
+    window = config.get("max_in_flight")
+    if window is not None and (type(window) is not int or not 1 <= window <= MAX_IN_FLIGHT):
+        raise DomainError(f"config.max_in_flight (requests open at once) is a whole number from 1 to {MAX_IN_FLIGHT}.",
+                          field="config")

@@ -10,10 +10,11 @@ from email.utils import format_datetime, formatdate
 
 import pytest
 
+from core import roles
 from modeleval import services
 from modeleval.endpoint_client import retry_after_s
 from modeleval.models import ModelSpec, Prediction
-from tests.factories import ItemFactory
+from tests.factories import ItemFactory, UserFactory
 from tests.latency_endpoint import LatencyEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -140,3 +141,13 @@ def test_retry_after_reads_seconds_and_http_dates():
 
 def format_datetime_at(timestamp: float) -> str:
     return format_datetime(datetime.fromtimestamp(timestamp, UTC), usegmt=True)
+
+
+@pytest.mark.parametrize("window", [0, 257, "16", 2.5])
+def test_a_max_in_flight_that_is_not_a_window_is_a_400_naming_config(client, window):
+    client.force_login(UserFactory(role=roles.ADMIN))
+    body = {"name": "served", "adapter": "openai_compatible",
+            "config": {"endpoint": "http://127.0.0.1:9/v1", "max_in_flight": window}}
+    response = client.post("/api/v1/models/", body, content_type="application/json")
+    assert response.status_code == 400 and "max_in_flight" in str(response.json())
+    assert not ModelSpec.objects.exists()
