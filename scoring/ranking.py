@@ -22,8 +22,11 @@ def _paired(first: dict, second: dict, key: str | None, metric: str) -> dict | N
     first_units, second_units = first.get("units") or {}, second.get("units") or {}
     if column not in first_units.get("tallies", {}) or column not in second_units.get("tallies", {}):
         return None
-    a = {first_units["ids"][u]: (s, n) for u, s, n in first_units["tallies"][column]}
-    b = {second_units["ids"][u]: (s, n) for u, s, n in second_units["tallies"][column]}
+    a, b = (
+        {found["ids"][u]: (s, n) for u, s, n in zip(*(found["tallies"][column][part] for part in ("unit", "sum", "n")),
+                                                      strict=True)}
+        for found in (first_units, second_units)
+    )
     shared = sorted(set(a) & set(b))
     if not shared:
         return None
