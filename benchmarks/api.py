@@ -286,7 +286,7 @@ class ScanImportSerializer(serializers.Serializer):
     meta = serializers.FileField(required=False, help_text="ScanNet sceneXXXX_YY.txt: its axisAlignment is applied.")
     archive = serializers.FileField(required=False, help_text="Instead of the files: a .zip of a ScanNet or 3RScan "
                                                               "scan folder.")
-    format = serializers.ChoiceField(["scannet", "3rscan"], required=False, help_text="Of the archive.")
+    format = serializers.ChoiceField(["scannet", "3rscan", "las"], required=False, help_text="Of the archive.")
     no_align = serializers.BooleanField(required=False, help_text="Keep the scan's own frame.")
     caption = serializers.CharField(required=False, allow_blank=True)
     world_frame = serializers.CharField(required=False, allow_blank=True)
