@@ -36,6 +36,7 @@ from scoring.engine import Source, get_family, score_records
 from scoring.family import Run as ScoringRun
 from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
+from scoring.uncertainty import TABLE_LEVEL
 
 from . import dispatch, generation, reads, run_options, visual_inputs
 from . import secrets as model_secrets
@@ -395,8 +396,9 @@ def score_run(run_id: int) -> dict | None:
         # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
         # model, so it is not loaded on every run.
         family = run.benchmark.family
+        # with each metric's interval, and the units' tallies the results tables pair runs on
         run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True,
-                                   judge=run_judge(run))
+                                   judge=run_judge(run), ci=TABLE_LEVEL, units=True)
         _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)
