@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from django.conf import settings
 from django.db import connection
 

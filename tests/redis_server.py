@@ -7,8 +7,6 @@ import subprocess
 import time
 from contextlib import contextmanager
 
-import pytest
-
 from tests.needs import need
 
 
