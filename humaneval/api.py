@@ -37,6 +37,28 @@ def scene_stimulus(item, mirrored: bool = False) -> dict:
     return stimulus
 
 
+# The viewer streams a large point file by ranges; fetching one ahead whole would cost more than it saves.
+PRELOAD_POINTS_MAX_BYTES = 64 * 2**20
+
+
+def preload_urls(session) -> list[str]:
+    """The next item's stimulus files, for the page to fetch while the current one is answered (as jsPsych's
+    preload plugin does), so the next clock starts on files already here. The URLs are the ones the next
+    item's view will name (scene_stimulus, cached per scene). The participant may read them
+    (stimuli.shows_asset allows the next item's stimulus)."""
+    entry = stimuli.following_entry(session.pk)
+    if entry is None or entry.item.scene_id is None:
+        return []
+    shown = scene_stimulus(entry.item, stimuli.shows_mirrored_image(entry))
+    scene = shown["scene"] or {}
+    urls = [scene.get("topview_plain_url"), scene.get("topview_semantic_url"), *(i["url"] for i in shown["images"])]
+    if shown["videos"]:
+        urls += [shown["videos"]["before"], shown["videos"]["after"]]
+    if scene.get("points_url") and stimuli.viewer_points_bytes(entry.item.scene_id) <= PRELOAD_POINTS_MAX_BYTES:
+        urls.append(scene["points_url"])
+    return list(dict.fromkeys(url for url in urls if url))
+
+
 def item_view(session, entry, response) -> dict:
     """One item as the participant's page may see it: every piece of context the model's prompt
     carries (stimuli.item_context, scene_stimulus), options in the order shown, never the gold."""
@@ -67,9 +89,11 @@ def session_state(session, n_items: int, on_screen: ShownItem | None, feedback=N
         "answered": sessions.answered_items(session) if session.study.allow_going_back else [],
         "feedback": feedback,
         "item": None,
+        "preload": [],
     }
     if on_screen is not None:
         state["item"] = item_view(session, on_screen.entry, on_screen.response)
+        state["preload"] = preload_urls(session)
     return state
 
 
@@ -133,6 +157,8 @@ class SessionStateSerializer(serializers.Serializer):
     answered = AnsweredRefSerializer(many=True, help_text="Items one may go back to (when the study allows).")
     feedback = FeedbackSerializer(allow_null=True, help_text="After a familiarisation answer.")
     item = ItemViewSerializer(allow_null=True, help_text="The open item; null when done or after feedback.")
+    preload = serializers.ListField(child=serializers.CharField(),
+                                    help_text="The next item's stimulus files, to fetch while this one is answered.")
 
 
 class StudyCreatedSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from benchmarks import protocols
 from benchmarks.media import VIEWER_ROLES
-from benchmarks.models import AssetRole, Item
+from benchmarks.models import Asset, AssetRole, Item
 from benchmarks.protocols import Variant
 
 from .. import reads
@@ -131,3 +131,17 @@ def shows_asset(user, asset) -> bool:
         item__scene_id=asset.scene_id,
     ).select_related("session__study", "item")
     return any(asset.role in shown_roles(entry) and _on_screen_now(entry, now) for entry in entries)
+
+
+# --- the next item's files, fetched ahead --------------------------------------------------------------
+
+
+def following_entry(session_id: int) -> SessionItem | None:
+    """The plan entry after the one on screen: the first not shown yet."""
+    return reads.first_unshown_entry(session_id)
+
+
+def viewer_points_bytes(scene_id: int) -> int:
+    """The size of the scene's viewer point file (0 when it has none)."""
+    sizes = Asset.objects.filter(scene_id=scene_id, role=AssetRole.VIEWER_POINTS).values_list("size", flat=True)
+    return max(sizes, default=0) or 0

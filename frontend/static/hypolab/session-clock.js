@@ -41,6 +41,20 @@ export function runSession(sessionId, view) {
     item.deadline = r.data.deadline;
   }
 
+  /** The next item's files, fetched at low priority while this one is answered (jsPsych's preload), so the
+   * next clock starts on a stimulus already in the browser's cache. */
+  const preloaded = new Set();
+  function preload(urls) {
+    for (const url of urls || []) {
+      if (preloaded.has(url)) continue;
+      preloaded.add(url);
+      const link = document.createElement("link");
+      link.rel = "prefetch";
+      link.href = url;
+      document.head.append(link);
+    }
+  }
+
   async function load() {
     revisiting = null;
     const r = await get(api + "current/");
@@ -57,6 +71,7 @@ export function runSession(sessionId, view) {
     view.stage();
     const item = data.item;
     if (shownItem !== item.id) { shownItem = item.id; present(item, ""); }
+    preload(data.preload);
     view.answered(data.answered, data.allow_going_back);
     const countDown = () => {
       const left = Date.parse(item.deadline) - serverNow();
