@@ -472,7 +472,8 @@ def test_redis_keeps_an_append_only_file_on_a_volume():
 def test_one_proxy_routes_websockets_to_daphne_the_rest_to_gunicorn_and_serves_static_itself():
     proxy, conf = proxy_conf()
     exposed = {name for name, s in SERVICES.items() if s.get("ports")}
-    assert exposed == {next(n for n, s in SERVICES.items() if s is proxy), "minio"}  # web, daphne: via the proxy
+    # web, daphne: via the proxy; MinIO, Redis and PostgreSQL only on the stack's network (issue #34)
+    assert exposed == {next(n for n, s in SERVICES.items() if s is proxy)}
     locations, upstreams = nginx_locations(conf), nginx_upstreams(conf)
     ws, rest = locations["/ws/"], locations["/"]
     ws_upstream = re.search(r"proxy_pass\s+http://(\S+?);", ws)[1]
