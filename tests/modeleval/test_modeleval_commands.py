@@ -1,5 +1,6 @@
 """Researchers' command line (run_eval, score_predictions) and the per-item drill-down."""
 
+import csv
 import json
 
 import pytest
@@ -78,4 +79,18 @@ def test_leaderboard_exports_json_and_csv_in_the_paper_layout(client, items, dja
     assert table["family"] == "hypo3d" and table["by"] == "change_type" and table["columns"][0] == "Overall"
     assert table["rows"][0]["kind"] == "model"
     csv_lines = client.get(f"/results/{slug}/?format=csv").content.decode().splitlines()
-    assert csv_lines[0].startswith("row,kind,n,Overall EM,Overall PM") and len(csv_lines) == 2
+    # the paper's columns (Overall, then each change type; EM then PM), each value followed by its interval
+    # (#31), one line per run, named by the run's label (#26)
+    assert csv_lines[0] == ",".join(
+        ["row", "kind", "n"]
+        + [f"{column} {metric}{part}" for column in ("Overall", "movement") for metric in ("EM", "PM")
+           for part in ("", " ci low", " ci high")]
+    )
+    assert len(csv_lines) == 2
+    row = table["rows"][0]
+    name, kind, n, overall_em, em_low, em_high = next(csv.reader([csv_lines[1]]))[:6]
+    assert name == row["name"] and name.startswith("Random baseline") and "(run " in name
+    assert (kind, int(n)) == ("model", 2)
+    estimate, (low, high) = row["result"]["overall"]["EM"], row["result"]["overall"]["ci"]["EM"]
+    assert [float(overall_em), float(em_low), float(em_high)] == [estimate, low, high]
+    assert low <= estimate <= high

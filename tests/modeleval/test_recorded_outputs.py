@@ -24,6 +24,7 @@ from modeleval import prediction_files, services
 from modeleval.models import ModelSpec, Prediction, RecordedOutput, Run
 from scoring import predfiles
 from scoring.tables import breakdowns
+from scoring.uncertainty import TABLE_LEVEL
 from tests.factories import BenchmarkFactory
 from tests.samples import M3VERSE, jsonl
 
@@ -185,11 +186,15 @@ def test_3dsrbench_vlmevalkit_result_scores_circular_and_flip_as_the_cli(tmp_pat
     assert len({overall[m] for m in ("vanilla", "circular", "flip", "flip_circular")}) == 4
     assert set(result["by"]) >= {"category=height", "category=orientation", "subtype=height_higher"}
 
-    # The run's own scores (the family's breakdowns, no SBERT) are the CLI's on the same lines.
+    # The run's own scores (the family's breakdowns, no SBERT, each metric's interval at the tables'
+    # level) are the CLI's on the same lines with the same --ci; `units` (the tallies the tables pair
+    # runs on) and `inference_errors` are the platform's own additions.
     run = Run.objects.filter(benchmark=benchmark).latest("pk")
     code, expected = scoring_cli(tmp_path, "3dsrbench", gold(benchmark), cli_lines,
-                                 *by_args(breakdowns("3dsrbench")))
-    assert {k: v for k, v in run.scores.items() if k != "inference_errors"} == json.loads(expected)
+                                 *by_args(breakdowns("3dsrbench")), "--ci", str(TABLE_LEVEL))
+    assert code == 0, expected
+    assert run.scores["overall"]["ci"] and run.scores["units"]["ids"]
+    assert {k: v for k, v in run.scores.items() if k not in ("inference_errors", "units")} == json.loads(expected)
     assert run.model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS and run.scores["inference_errors"] == 0
 
 
