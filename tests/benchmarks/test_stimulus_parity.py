@@ -9,6 +9,7 @@ import io
 import json
 
 import pytest
+from django.test import Client
 from PIL import Image, ImageDraw
 
 from benchmarks import protocols
@@ -65,6 +66,14 @@ def served(client, url: str) -> bytes:
     response = client.get(url)
     assert response.status_code == 200, url
     return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def stored(url: str) -> bytes:
+    """The bytes stored under a URL, as staff read them: a participant reads only the files their
+    screen shows (benchmarks.media.may_read_asset), not, say, the image their item shows mirrored."""
+    staff = Client()
+    staff.force_login(UserFactory(role=roles.REVIEWER))
+    return served(staff, url)
 
 
 def assert_no_gold(human: dict, *gold_texts: str) -> None:
@@ -169,9 +178,11 @@ def test_3dsrbench_flipped_variant_shows_the_mirrored_twin_the_model_gets(client
         variant = Variant.parse(entry.variant)
         request = build_request(model("image"), latest_template("3dsrbench"), item, variant)
         assert_question_and_options(human, request)
+        # each participant's browser fetches the files of the item on its own screen
+        client.force_login(entry.session.participant)
         seen = [served(client, image["url"]) for image in human["images"]]
         assert seen == request.images
-        assert (seen == [served(client, original.file.url)]) is not variant.flip
+        assert (seen == [stored(original.file.url)]) is not variant.flip
 
 
 def flipped_row_item():
@@ -188,7 +199,9 @@ def test_3dsrbench_item_from_a_flip_row_shows_the_scenes_mirrored_twin(client):
     assert entry.variant == ""
     twin = protocols.flipped_twin(original)
     assert [served(client, image["url"]) for image in human["images"]] == [served(client, twin.file.url)]
-    assert served(client, twin.file.url) != served(client, original.file.url)
+    assert served(client, twin.file.url) != stored(original.file.url)
+    # the image the screen shows mirrored is not on it: the participant cannot read it
+    assert client.get(original.file.url).status_code == 404
 
 
 def test_3dsrbench_item_from_a_flip_row_gives_model_and_evaluator_the_same_twin(client):
