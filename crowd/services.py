@@ -30,7 +30,14 @@ PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 WORKER_PARAMS = ("worker_id", "workerId", "participantId", "participant_id")
 ASSIGNMENT_PARAMS = ("assignment_id", "assignmentId")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignment id while a HIT is only previewed
-ID_WORDS = {"worker_id": "worker id", "study_id": "study id", "session_id": "session (assignment) id"}
+# Each id in words, for the worker who opened the link; the message names the link's parameter too, so
+# the requester knows which one to fix (the page shows it as code: frontend's link_params filter).
+ID_WORDS = {
+    CrowdPlatform.PROLIFIC: {"worker_id": "Prolific participant id", "study_id": "Prolific study id",
+                             "session_id": "Prolific session id"},
+    CrowdPlatform.GENERIC: {"worker_id": "worker id", "session_id": "assignment id"},
+}
+LINK_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", *WORKER_PARAMS, *ASSIGNMENT_PARAMS)
 
 # MTurk took no new customers from 30 July 2026 and AWS says it closes on 30 September 2026: its links
 # keep working for work made before, and it is not offered for anything newer.
@@ -70,17 +77,20 @@ def parse_crowd_params(params) -> dict:
         names = {"worker_id": worker_param, "session_id": session_param}
     else:
         # Worded for the worker who opened it (the field names the URL parameter for whoever reads the API).
-        raise DomainError("This link lacks the ids your crowd platform adds to it: open the study again from its "
-                          "page on Prolific, MTurk or CloudResearch.", field="PROLIFIC_PID")
+        raise DomainError("This link lacks the ids your crowd platform adds to it (Prolific's PROLIFIC_PID, "
+                          "STUDY_ID and SESSION_ID; MTurk's workerId and assignmentId; CloudResearch's "
+                          "participantId and assignmentId): open the study again from its page on Prolific, MTurk "
+                          "or CloudResearch.", field="PROLIFIC_PID")
     for key, param in names.items():
-        value = ids[key]
+        value, words = ids[key], ID_WORDS[ids["platform"]][key]
         if not value:
-            raise DomainError(f"This link lacks your platform's {ID_WORDS[key]}: open it again from the study's page "
-                              "on your platform.", field=param)
+            raise DomainError(f"The link has no {words} ({param}): open it again from the study's page on your "
+                              "platform.", field=param)
         if value == MTURK_PREVIEW:
-            raise DomainError("Accept the HIT first: a preview has no assignment to work on.", field=param)
+            raise DomainError(f"Accept the HIT first: a preview has no {words} ({param}) to work on.", field=param)
         if not PLATFORM_ID.match(value):
-            raise DomainError(f"The link's {ID_WORDS[key]} must be 1-100 letters, digits, '-' or '_'.", field=param)
+            raise DomainError(f"The link's {words} ({param}) must be 1-100 letters, digits, '-' or '_'.",
+                              field=param)
     return ids
 
 
@@ -133,10 +143,12 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
     elif ids["session_id"] != worker.session_id:
         same_browser = current is not None and current.pk == worker.pk
         if worker.session_id and not same_browser:
+            param = _session_param(ids, params)
             raise Forbidden(
-                "This link belongs to another session of this participant id, so it cannot sign you in here. "
-                "Open the study again from your platform, in the browser you started it in; if that does not "
-                "work, contact the researchers.", field=_session_param(ids, params),
+                f"This link belongs to another session of this participant id (its "
+                f"{ID_WORDS[ids['platform']]['session_id']}, {param}, is not the one they started with), so it "
+                "cannot sign you in here. Open the study again from your platform, in the browser you started it "
+                "in; if that does not work, contact the researchers.", field=param,
             )
         # The same browser on a new session, or an account made before sessions were bound.
         worker.session_id = ids["session_id"]

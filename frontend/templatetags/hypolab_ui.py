@@ -2,7 +2,8 @@
 `{{ entry.diff|word_diff }}` (review's word diff with deletions struck in red and insertions in green;
 the [-…-] / {+…+} markers stay in the text for screen readers and copy-paste, hidden on screen) and
 `{{ text|markdown }}` (the escaped Markdown subset of campaign guidelines) and
-`{% for label, message in error|error_lines %}` (a refused form's {field: message} as lines for people)."""
+`{% for label, message in error|error_lines %}` (a refused form's {field: message} as lines for people) and
+`{{ message|link_params }}` (a crowd link's parameter names in a message shown as code)."""
 
 import re
 
@@ -11,6 +12,7 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.guidelines import render_guidelines
+from crowd.services import LINK_PARAMS
 from review.services import CHANGE_CRITERIA, QUESTION_CRITERIA
 
 register = template.Library()
@@ -20,6 +22,10 @@ register = template.Library()
 GENERIC_MESSAGE = re.compile(r"^(This field|This value|Ensure this|A valid|Not a valid|Enter a|At most|Must be)")
 ACRONYMS = {"url": "URL", "id": "ID", "pid": "ID"}
 NO_LABEL = {"non_field_errors", "detail"}
+
+# A crowd link's parameters (PROLIFIC_PID, assignmentId, ...) as a refused link's message names them, for the
+# requester who fixes the link: they are the platform's own names, shown as code.
+LINK_PARAM = re.compile(r"\b(" + "|".join(LINK_PARAMS) + r")\b")
 
 DIFF_PART = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
 
@@ -81,6 +87,12 @@ def error_lines(error) -> list[tuple[str, str]]:
         return []
     return [("" if field in NO_LABEL or not GENERIC_MESSAGE.match(str(message)) else field_label(field), message)
             for field, message in error.items()]
+
+
+@register.filter
+def link_params(message) -> str:
+    """A message, escaped, with the crowd link parameters it names as code."""
+    return mark_safe(LINK_PARAM.sub(r"<code>\1</code>", escape(str(message))))
 
 
 def plain(value) -> str:

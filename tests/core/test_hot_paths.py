@@ -192,11 +192,14 @@ def session(client):
 
 
 # The signed-in user and their roles come from the cache. A reload: the transaction, the session
-# locked with its plan's length read in the same query, the open response, and its plan entry.
+# locked with its plan's length read in the same query, the open response with its plan entry, and the
+# plan entry after it (its stimulus files are named for the page to preload, #28; the scene's stimulus
+# itself comes from the cache).
 QUERIES_OF_A_RELOAD = 5
 # An answer: the transaction, the locked session, the response, the answered and the next plan entry
-# in one read, the update and the next response's insert.
-QUERIES_OF_AN_ANSWER = 7
+# in one read, the update and the next response's insert; then the entry after the next one, whose
+# files are named for preloading (#28).
+QUERIES_OF_AN_ANSWER = 8
 
 
 def test_an_answer_stores_and_serves_the_next_item_in_few_queries(client, session, django_assert_max_num_queries):
@@ -267,13 +270,14 @@ def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(dja
         with CaptureQueriesContext(connection) as captured:
             start_session(study, participant)
         queries.append(len(captured))
-    # the transaction, contamination (one EXISTS query), the study locked, an existing session, the
-    # study's entries, the places taken (counted by the database), the plan's items, the session and
-    # its plan: none grows with the participants
-    assert queries == [10] * 6
-    # an account the crowd link just made has no earlier session and wrote nothing: two fewer
+    # the transaction, the blocklist (one EXISTS query: it holds for studies too, #34), contamination (one
+    # EXISTS query), the study locked, an existing session, the study's entries, the places taken (counted
+    # by the database), the plan's items, the session and its plan: none grows with the participants
+    assert queries == [11] * 6
+    # an account the crowd link just made has no earlier session and wrote nothing: two fewer (its
+    # platform id may still be blocked: the blocklist query stays)
     newcomer = UserFactory()
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         start_session(study, newcomer, new_account=True)
     outsider = UserFactory()
     with django_assert_num_queries(1):
