@@ -13,7 +13,8 @@ recomputes that ratio exactly, so each family's own tally defines the metric in 
 Each unit's tallies are taken once (`family.tally` on the unit alone); a resample is then a
 weighted sum of them, one matrix product for all groups and metrics. Intervals are percentile
 intervals, widened where needed to hold the reported estimate (a resample distribution that
-does not straddle a rounded estimate, or is a single value), and rounded outwards to 2 decimals.
+does not straddle a rounded estimate, or is a single value), and rounded outwards to 2 decimals
+(a bound within the estimate's own rounding is the estimate).
 """
 
 import math
@@ -139,6 +140,9 @@ def _resampled_values(
     return np.concatenate(values), np.concatenate(spreads)
 
 
+_HALF_CENT = 0.005 + 1e-9
+
+
 def _round_out(low: float, high: float) -> tuple[float, float]:
     # round(x, 6) first: 33.330000000001 * 100 must not floor to 3332.99...
     return math.floor(round(low * 100, 6)) / 100, math.ceil(round(high * 100, 6)) / 100
@@ -151,7 +155,11 @@ def holding_interval(samples: np.ndarray, estimate: float, level: float) -> list
     if finite.size == 0:
         return [estimate, estimate]
     low, high = np.percentile(finite, [100 * alpha, 100 * (1 - alpha)])
-    low, high = _round_out(min(float(low), estimate), max(float(high), estimate))
+    low, high = min(float(low), estimate), max(float(high), estimate)
+    # the estimate is reported to 2 decimals: a bound within its rounding (a resample distribution of one
+    # value, as one participant gives, at 66.666...) is the estimate, not rounded out past it (66.67 ± 0.01)
+    low, high = (estimate if abs(bound - estimate) <= _HALF_CENT else bound for bound in (low, high))
+    low, high = _round_out(low, high)
     return [low, high]
 
 

@@ -191,8 +191,9 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
     admin.goto(f"{base}/studies/{setup['study']}/results/")
     human = admin.locator("#study-results-table .human-row")
     assert human.count() == 1
-    # 3D and image right (100 each), the timed-out video item 0: overall score 66.67.
-    assert human.locator("td").nth(2).text_content() == "66.67"
+    # 3D and image right (100 each), the timed-out video item 0: overall score 66.67, its interval over
+    # participants beside it (one participant: no spread, the estimate itself, not rounded out to ± 0.01).
+    assert human.locator("td").nth(2).text_content() == "66.67 ± 0.00"
     assert admin.locator("#n-timed-out").text_content() == "1"
     shot(admin, "humaneval-3-study-results", stack)
     csv_text = admin.request.get(f"{base}/studies/{setup['study']}/results.csv").text()
