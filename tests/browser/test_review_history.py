@@ -70,4 +70,7 @@ def test_reviewer_edits_approves_rejects_and_a_stale_save_gets_409(stack, new_pa
     reviewer.click("#reject")
     reviewer.wait_for_selector("#change-status:has-text('Rejected')")
     decision = reviewer.locator("#history .history-decision").last.text_content()
-    assert "unambiguous" in decision and "plausible" in decision
+    # The criteria it fails in the words the reviewer ticked (review.services.CHANGE_CRITERIA), not their keys.
+    assert "Names each object so that only one can be meant" in decision
+    assert "Physically possible in this room" in decision
+    assert "unambiguous" not in decision and "Refers only to objects" not in decision
