@@ -24,7 +24,7 @@ from modeleval.models import ModelSpec, Run
 from results import services as results_services
 from review import pipeline
 from review.models import PipelineStage
-from scoring.tables import csv_rows, latex_table
+from scoring.tables import csv_rows, interval_text, latex_table
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
@@ -157,10 +157,20 @@ def export_release(request, benchmark):
     return redirect(f"/manage/{benchmark.slug}/#releases")
 
 
+def score_lines(scores) -> list[tuple]:
+    """A run's overall metrics as its page shows them: (metric, value, its interval as `± 2.10` or None);
+    `ci` holds the intervals, it is no metric."""
+    scores = dict(scores or {})
+    intervals = scores.pop("ci", None) or {}
+    return [(metric, value, interval_text(value, intervals.get(metric))) for metric, value in scores.items()]
+
+
 @role_required(roles.ADMIN)
 def run_detail(request, run_id):
     run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
-    return render(request, "frontend/run.html", {"run": run, "progress": modeleval_services.run_progress(run),
+    progress = modeleval_services.run_progress(run)
+    return render(request, "frontend/run.html", {"run": run, "progress": progress,
+                                                 "score_lines": score_lines(progress["scores"]),
                                                  "page_data": {"run": run.pk, "finished": Run.Status.FINISHED}})
 
 

@@ -115,6 +115,8 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     admin.wait_for_url(re.compile(r".*/runs/\d+/(#run-form)?$"))
     admin.wait_for_selector("#run-status:has-text('finished')", timeout=60_000)
     assert int(admin.locator("#run-done").text_content()) >= 1
+    # Each metric with its interval, as the tables show it; the intervals (`ci`) are no metric of their own.
+    assert re.fullmatch(r"EM [\d.]+ ± [\d.]+ · PM [\d.]+ ± [\d.]+", admin.locator("#run-scores").text_content())
     shot(admin, "4-admin-model-run", stack)
     if stack["mode"] == "services":
         assert "Task modeleval.tasks.infer_batch[" in (stack["logs"] / "worker.log").read_text()

@@ -11,7 +11,11 @@ function render(p) {
   byId("run-status").textContent = p.status;
   byId("run-errors").textContent = p.errors;
   if (p.scores) {
-    byId("run-scores").textContent = Object.entries(p.scores).map(([metric, value]) => `${metric} ${value ?? "–"}`).join(" · ");
+    // `ci` holds each metric's interval (shown as the tables show it: ± its longer side), it is no metric.
+    const { ci, ...metrics } = p.scores;
+    const interval = (value, range) => (value == null || !range ? "" : ` ± ${Math.max(range[1] - value, value - range[0]).toFixed(2)}`);
+    byId("run-scores").textContent = Object.entries(metrics)
+      .map(([metric, value]) => `${metric} ${value ?? "–"}${interval(value, ci?.[metric])}`).join(" · ");
   }
   if (p.summary) {
     byId("run-inference-errors").textContent = p.summary.inference_errors;
