@@ -1,6 +1,9 @@
-"""A throwaway PostgreSQL database for a bench (PostgreSQL runs on 127.0.0.1 on this machine)."""
+"""A throwaway database for a bench: PostgreSQL (it runs on 127.0.0.1 on this machine), or the embedded
+default that `scripts/demo` serves (SQLite, a local media folder, tasks in the caller's process)."""
 
 import os
+import tempfile
+from pathlib import Path
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -30,3 +33,24 @@ def drop_database(name: str) -> None:
 
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def use_embedded_default(name: str) -> Path:
+    """A new temporary folder holding a SQLite database and the media folder, no Redis and no S3; Django set
+    up in this process and migrated there. Returns the folder (for the bench's own files)."""
+    work = Path(tempfile.mkdtemp(prefix=f"hypolab-{name}-bench-"))
+    for variable in ("REDIS_URL", "S3_BUCKET"):
+        os.environ.pop(variable, None)
+    os.environ.update({
+        "DATABASE_URL": f"sqlite:///{work / 'bench.sqlite3'}",
+        "MEDIA_ROOT": str(work / "media"),
+        "SECRET_KEY": f"{name}-bench",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    })
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return work

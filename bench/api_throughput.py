@@ -12,11 +12,9 @@ endpoint's own (ceil(600 / max_in_flight) x 200 ms). Goal: 16 in flight, efficie
 
 import json
 import math
-import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -24,17 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 N_ITEMS = 600
 LATENCY_S = 0.2
-WORK = Path(tempfile.mkdtemp(prefix="hypolab-api-bench-"))
 
-for name in ("REDIS_URL", "S3_BUCKET"):
-    os.environ.pop(name, None)
-os.environ.update({
-    "DATABASE_URL": f"sqlite:///{WORK / 'bench.sqlite3'}",
-    "MEDIA_ROOT": str(WORK / "media"),
-    "SECRET_KEY": "api-throughput-bench",
-    "DJANGO_SETTINGS_MODULE": "config.settings",
-})
 sys.path.insert(0, str(ROOT))
+from _database import use_embedded_default  # noqa: E402 -- a sibling module of the benches
 
 
 def free_port() -> int:
@@ -56,12 +46,7 @@ def peak_in_flight(url: str) -> int:
 
 
 def main():
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    use_embedded_default("api-throughput")
     from benchmarks.models import Benchmark, Item, Scene
     from modeleval import services, tasks  # noqa: F401 -- imported before the clock starts, as a server has
     from modeleval.models import ModelSpec

@@ -8,32 +8,22 @@ process that has just read them (the next item, variant or repeat of the scene).
 `first_s=N cached_ms=N warm_ms=N frames=400`. Goal: first at least 5x faster than one ffmpeg process
 per frame, cached <= 50 ms per item."""
 
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORK = Path(tempfile.mkdtemp(prefix="hypolab-frames-bench-"))
 N_FRAMES = 200
 SIZE = [448, 448]
 
-for name in ("REDIS_URL", "S3_BUCKET"):
-    os.environ.pop(name, None)
-os.environ.update({
-    "DATABASE_URL": f"sqlite:///{WORK / 'bench.sqlite3'}",
-    "MEDIA_ROOT": str(WORK / "media"),
-    "SECRET_KEY": "frames-bench",
-    "DJANGO_SETTINGS_MODULE": "config.settings",
-})
 sys.path.insert(0, str(ROOT))
+from _database import use_embedded_default  # noqa: E402 -- a sibling module of the benches
 
 
-def video(pattern: str) -> bytes:
+def video(pattern: str, folder: Path) -> bytes:
     """60 s of a moving test pattern, 640x480 at 25 fps, H.264 with a keyframe every 2 s."""
-    path = WORK / f"{pattern}.mp4"
+    path = folder / f"{pattern}.mp4"
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
                     f"{pattern}=size=640x480:rate=25:duration=60", "-pix_fmt", "yuv420p", "-c:v", "libx264",
                     "-preset", "veryfast", "-g", "50", str(path)], check=True, timeout=300)
@@ -50,12 +40,7 @@ def forget_frame_sets() -> None:
 
 
 def main():
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    work = use_embedded_default("frames")
     from benchmarks.models import AssetRole, Benchmark, Scene
     from benchmarks.services import store_asset
     from modeleval.models import ModelSpec
@@ -64,7 +49,7 @@ def main():
     benchmark = Benchmark.objects.create(name="frames bench", slug="frames-bench", family="m3verse")
     scene = Scene.objects.create(benchmark=benchmark, external_id="scene_800")
     for which, pattern in (("before", "testsrc2"), ("after", "testsrc")):
-        store_asset(scene, AssetRole.VIDEO, f"{which}.mp4", video(pattern), {"which": which})
+        store_asset(scene, AssetRole.VIDEO, f"{which}.mp4", video(pattern, work), {"which": which})
     model = ModelSpec.objects.create(name="video model", adapter="openai_compatible", modality="video_frames",
                                      config={"endpoint": "http://127.0.0.1:9/v1", "n_frames": N_FRAMES,
                                              "frame_size": SIZE})
