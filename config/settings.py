@@ -298,6 +298,10 @@ CELERY_TASK_IGNORE_RESULT = True
 INFERENCE_HEARTBEAT_S = env.float("INFERENCE_HEARTBEAT_S", default=5.0)
 INFERENCE_STALE_S = env.float("INFERENCE_STALE_S", default=20.0)
 INFERENCE_REAPER_S = env.float("INFERENCE_REAPER_S", default=15.0)  # how often beat looks for stale batches
+# Local checkpoints load only where this is on (GPU workers; the embedded default runs tasks in-process):
+# elsewhere a prompt for one goes to a GPU worker that holds it, and waits this long for the answer.
+LOCAL_CHECKPOINTS = env.bool("LOCAL_CHECKPOINTS", default=EMBEDDED)
+LOCAL_COMPLETION_TIMEOUT_S = env.float("LOCAL_COMPLETION_TIMEOUT_S", default=600.0)
 # A scene's scan stored this long ago with no viewer files yet: its processing died, and the beat's
 # reaper sends it again (benchmarks.material.processing.scenes_to_reprocess).
 SCENE_PROCESSING_STALE_S = env.float("SCENE_PROCESSING_STALE_S", default=1800.0)
