@@ -232,6 +232,12 @@ class Item(StatusTransitions, models.Model):
         default=list, help_text="Gold: acceptable open answers, or the correct letter(s) for choice items."
     )
     tags = models.JSONField(default=dict, blank=True, help_text="e.g. {'change_type': 'movement', ...}.")
+    overlays = models.JSONField(
+        default=list, blank=True,
+        help_text="Marks drawn on the item's images (benchmarks/overlays.py): arrows, start boxes and "
+                  "bounding boxes in coordinates normalised to the image (0-1), with the image's index "
+                  "and a colour; humans and models are shown them alike.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     provenance = models.JSONField(default=dict, blank=True, help_text="Who wrote it, from which change or file.")
     author = models.ForeignKey(
