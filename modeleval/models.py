@@ -156,6 +156,12 @@ class Run(StatusTransitions, models.Model):
         default=dict, blank=True, help_text='The recipe run this is (modeleval.recipes): {"name", "version", "entry", '
         '"settings"}, its settings being the recipe\'s defaults; empty for a run launched on its own.',
     )
+    inputs = models.JSONField(
+        default=dict, blank=True,
+        help_text='What the run adds to or makes of its visual input (modeleval.run_inputs): {"frames_per_video": N} '
+        'or {"fps": F} (video frames sampled per video), {"extra_frames": source} (per-item frames imported from '
+        'elsewhere, sent after the scene\'s), {"chain": {...}} (captions -> summary -> answer, stored and reused).',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -196,3 +202,42 @@ class Prediction(models.Model):
                 fields=["run", "item", "variant", "repeat"], name="one_prediction_per_run_item_variant_repeat"
             )
         ]
+
+
+def item_frame_path(frame, filename):
+    return f"item_frames/{frame.source}/{frame.item_id}/{filename}"
+
+
+class ItemFrame(models.Model):
+    """A frame produced elsewhere for one item (CausalSpatial's world-model frames: the first frames of
+    a video generated from the item's image and motion), imported under a source name; a run with
+    `inputs.extra_frames = source` sends them, in `index` order, after the scene's pictures."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="extra_frames")
+    source = models.SlugField(max_length=50, help_text="What produced the frames, e.g. 'cow'.")
+    index = models.PositiveIntegerField()
+    file = models.FileField(upload_to=item_frame_path, max_length=300)
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "source", "index"]
+        constraints = [models.UniqueConstraint(fields=["item", "source", "index"], name="one_item_frame_per_index")]
+
+
+class ChainOutput(models.Model):
+    """A stored step of a chained run (modeleval.chains): one clip's caption (`index` = the clip) or a
+    video's summary (`index` = -1) by the captioning model, keyed by that model, the hash of the step
+    prompts and sampling, the scene and its state (the video), so every reasoning model reuses it."""
+
+    model = models.ForeignKey(ModelSpec, on_delete=models.CASCADE, related_name="chain_outputs")
+    prompt_sha256 = models.CharField(max_length=64, help_text="Hash of the step prompts and clip sampling.")
+    scene = models.ForeignKey("benchmarks.Scene", on_delete=models.CASCADE, related_name="chain_outputs")
+    state = models.CharField(max_length=30, help_text="The video's state, e.g. before or after.")
+    index = models.IntegerField(help_text="The clip (from 0); -1 for the video's summary.")
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "prompt_sha256", "scene", "state", "index"],
+                                               name="one_chain_output_per_step")]
