@@ -238,6 +238,12 @@ class Item(StatusTransitions, models.Model):
                   "bounding boxes in coordinates normalised to the image (0-1), with the image's index "
                   "and a colour; humans and models are shown them alike.",
     )
+    unchanged_answers = models.JSONField(
+        default=list, blank=True,
+        help_text="Hypo3D Tables 3-4: the acceptable answers on the scene without the context change (the "
+                  "'w/o change' condition is scored against them); the tag change_effect says whether the "
+                  "change affects the answer ('affects') or is irrelevant to it ('irrelevant').",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     provenance = models.JSONField(default=dict, blank=True, help_text="Who wrote it, from which change or file.")
     author = models.ForeignKey(

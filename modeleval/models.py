@@ -193,6 +193,9 @@ class Prediction(models.Model):
         max_length=10, choices=Extraction.choices, blank=True,
         help_text="How the answer was read; blank until the run is scored or when inference failed.",
     )
+    judge_rating = models.FloatField(
+        null=True, blank=True, help_text="Hypo3D: the judge model's rating of the output, 1-5 (modeleval.secondary_"
+        "metrics), asked before scoring; its run scores (s - 1) / 4 x 100 as `judge`.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
