@@ -8,6 +8,8 @@ change), so a retried task never drafts twice."""
 
 import json
 import re
+from collections import Counter
+from pathlib import Path
 
 from django.db import transaction
 
@@ -23,16 +25,55 @@ NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", re.MULTILINE)
 HYPO3D = get_family("hypo3d")  # drafted questions are tagged with its fine and coarse question types
 # What each paper's drafting model was shown; other families draft from text alone.
 DRAFTING_INPUTS = {Family.HYPO3D: "top_view_semantic", Family.M3VERSE: "video_frames"}
+PAPER_PROMPTS = Path(__file__).with_name("prompts")
+# The paper's own drafting templates (Hypo3D Figs. 7-9), shipped verbatim as the default templates:
+# (name, file, target, change type, fine question type, count asked for).
+DEFAULT_PROMPTS = (
+    ("Hypo3D Fig. 7: addition changes", "hypo3d/fig7_addition_changes.txt", DraftingPrompt.Target.CHANGES,
+     "addition", "", 4),
+    ("Hypo3D Fig. 8: proximity questions", "hypo3d/fig8_proximity_questions.txt", DraftingPrompt.Target.QUESTIONS,
+     "addition", "Proximity", 3),
+    ("Hypo3D Fig. 9: relative position questions", "hypo3d/fig9_relative_position_questions.txt",
+     DraftingPrompt.Target.QUESTIONS, "movement", "Relative Position", 3),
+)
+# Figs. 8 and 9 leave two unnamed slots, "Object List for Question Generation {} Context Changes for
+# Question Generation {}": filled in that order.
+POSITIONAL = ("object_list", "change")
+
+
+def paper_prompt(path: str) -> str:
+    return (PAPER_PROMPTS / path).read_text(encoding="utf-8").rstrip("\n")
+
+
+def ensure_default_prompts() -> None:
+    """The paper's templates as DraftingPrompt rows (an edited or switched-off row is left as it is)."""
+    for name, path, target, change_type, question_type, count in DEFAULT_PROMPTS:
+        DraftingPrompt.objects.get_or_create(name=name, defaults={
+            "target": target, "change_type": change_type, "question_type": question_type,
+            "text": paper_prompt(path), "count": count})
+
+
+def object_counts(scene: Scene) -> str:
+    """The scene's objects with their counts as the paper lists them: "1 desk, 4 trash can"."""
+    counts = Counter(scene.scene_objects.values_list("label", flat=True))
+    return ", ".join(f"{n} {label}" for label, n in sorted(counts.items()))
 
 
 def build_prompt(template: DraftingPrompt, scene: Scene, change: ContextChange | None) -> str:
-    objects = sorted(set(scene.scene_objects.values_list("label", flat=True)))
+    objects = object_counts(scene)
     values = {
-        "objects": ", ".join(objects), "caption": scene.caption, "change": change.text if change else "",
+        "objects": objects, "object_list": f"This scene contains {objects}.", "caption": scene.caption,
+        "change": change.text if change else "",
         "change_type": change.change_type if change else template.change_type,
         "question_type": template.question_type, "count": template.count, "examples": template.examples,
     }
-    return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template.text)
+    slots = iter(POSITIONAL)
+
+    def fill(match):
+        name = match.group(1) or next(slots, None)
+        return str(values[name]) if name in values else match.group(0)
+
+    return re.sub(r"\{(\w*)\}", fill, template.text)
 
 
 def drafting_images(model, scene: Scene) -> list[bytes]:

@@ -53,7 +53,7 @@ def test_model_drafts_raw_changes_from_the_template_once(chat_servers, committed
     [request] = committed(drafting.request_drafts, template, model, scenes=[scene])
     request.refresh_from_db()
     assert request.status == "done", request.error
-    assert "Objects in the scene: chair, desk." in server.prompts[0] and "Generate 2 unique movement" in server.prompts[0]
+    assert "Objects in the scene: 1 chair, 1 desk." in server.prompts[0] and "Generate 2 unique movement" in server.prompts[0]
     changes = ContextChange.objects.order_by("id")
     assert [c.raw_text for c in changes] == ["The chair has been moved from the desk to the door.",
                                              "The desk has been moved to the window."]
