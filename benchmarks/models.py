@@ -135,12 +135,21 @@ class Side(models.TextChoices):
 
 
 class WorldFrame(models.Model):
-    """Anchor-based orientation: 'The desk is to the left of the scene.'"""
+    """Anchor-based orientation: 'The desk is to the left of the scene.' A crowd frame arrives
+    submitted and reaches prompts only once a reviewer approves it (review/frames.py), which
+    supersedes the scene's other approved frames; imported and staff frames arrive approved."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted (crowd, unreviewed)"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        SUPERSEDED = "superseded", "Superseded by another approved frame"
 
     scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="world_frames")
     anchor = models.ForeignKey(SceneObject, on_delete=models.CASCADE, related_name="anchored_frames")
     side = models.CharField(max_length=10, choices=Side.choices)
     text = models.TextField(help_text="The orientation sentence shown to annotators, evaluators and models.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.APPROVED)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
