@@ -35,3 +35,57 @@ def read_las(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[floa
     else:
         rgb = np.full((n, 3), 128, dtype=np.uint8)
     return xyz, rgb, np.zeros(n, dtype=np.uint16), [round(float(v), 6) for v in origin]
+
+
+def _rgb(points, names: set, sixteen_bit: bool, n: int) -> np.ndarray:
+    if not {"red", "green", "blue"} <= names:
+        return np.full((n, 3), 128, dtype=np.uint8)
+    rgb16 = np.column_stack([np.asarray(points.red), np.asarray(points.green), np.asarray(points.blue)])
+    return (rgb16 >> 8 if sixteen_bit else rgb16).astype(np.uint8)
+
+
+def las_chunks(path, chunk_points: int = 1_000_000):
+    """(chunks, origin): a function yielding the file's points chunk by chunk as read_las gives them
+    (float32 xyz from the local origin, uint8 rgb, zero ids), through laspy's chunk iterator, so a
+    LAS or LAZ file of any size costs one chunk of memory; and the origin (the header's minimum
+    corner, which writers keep: laspy updates it on write). Whether colours are 16-bit is told from
+    the first chunk (a 16-bit file has values over 255 there unless the scene is black)."""
+    try:
+        with laspy.open(path) as reader:
+            origin = np.asarray(reader.header.mins, dtype=np.float64)
+            names = set(reader.header.point_format.dimension_names)
+            count = reader.header.point_count
+            first = next(reader.chunk_iterator(chunk_points), None)
+    except (laspy.errors.LaspyException, ValueError, OSError) as exc:
+        raise ScanError(f"not a readable LAS/LAZ file ({exc})") from None
+    if not count or first is None or not len(first):
+        raise ScanError("the file has no points")
+    sixteen_bit = bool({"red", "green", "blue"} <= names and max(
+        int(np.max(first.red)), int(np.max(first.green)), int(np.max(first.blue))) > 255)
+
+    def chunks():
+        with laspy.open(path) as reader:
+            for points in reader.chunk_iterator(chunk_points):
+                n = len(points)
+                xyz = np.empty((n, 3), dtype=np.float32)
+                for axis, values in enumerate((points.x, points.y, points.z)):
+                    xyz[:, axis] = np.asarray(values, dtype=np.float64) - origin[axis]
+                yield xyz, _rgb(points, names, sixteen_bit, n), np.zeros(n, dtype=np.uint16)
+
+    return chunks, [round(float(v), 6) for v in origin]
+
+
+def read_las_file(path, chunk_points: int = 1_000_000) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
+    """read_las over a file on disk, chunk by chunk into arrays of the final size (15 bytes a point),
+    never the whole file's bytes and laspy's parsed copy of them at once."""
+    chunks, origin = las_chunks(path, chunk_points)
+    with laspy.open(path) as reader:
+        n = reader.header.point_count
+    xyz, rgb, instance = np.empty((n, 3), np.float32), np.empty((n, 3), np.uint8), np.zeros(n, np.uint16)
+    start = 0
+    for part_xyz, part_rgb, _ in chunks():
+        xyz[start:start + len(part_xyz)], rgb[start:start + len(part_xyz)] = part_xyz, part_rgb
+        start += len(part_xyz)
+    if start != n:
+        raise ScanError(f"truncated: the header promises {n} points, the file holds {start}")
+    return xyz, rgb, instance, origin

@@ -117,7 +117,7 @@ def _planes(values: np.ndarray) -> bytes:
     return np.ascontiguousarray(values.T).tobytes()
 
 
-def _encode_section(quantised: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> bytes:
+def encode_section(quantised: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> bytes:
     delta = np.diff(quantised.astype(np.int32), axis=0, prepend=0)
     zigzag = ((delta << 1) ^ (delta >> 31)).astype("<u2")
     position_bytes = zigzag.view(np.uint8).reshape(len(zigzag), 3, 2)
@@ -154,7 +154,7 @@ def encode_viewer_points(
     levels, sections = [], []
     for indices in level_split(n, first_level):
         indices = indices[morton_order(quantised[indices])]
-        sections.append(_encode_section(quantised[indices], rgb[indices], instance[indices]))
+        sections.append(encode_section(quantised[indices], rgb[indices], instance[indices]))
         levels.append(LEVEL.pack(len(indices), len(sections[-1])))
     header = HEADER.pack(MAGIC, VERSION, n, len(levels), *origin.tolist(), *step.tolist())
     return b"".join([header, *levels, *sections])
@@ -224,13 +224,27 @@ def octree_nodes(quantised: np.ndarray, node_points: int = NODE_POINTS) -> tuple
     (depth, (cx, cy, cz), indices), each node's indices in Morton order; every point is in exactly
     one node. Whole columns at once per node: a 10M-point cloud splits in seconds."""
     n = len(quantised)
-    top = max(int(quantised.max()).bit_length(), 1) if n else 1
-    codes = morton_codes(quantised)
+    top = octree_top(int(quantised.max()) if n else 0)
+    # A seeded priority per point: an inner node keeps the node_points smallest, a uniform sample.
+    priority = np.random.default_rng(LEVEL_SEED).random(n, dtype=np.float32)
+    return top, subtree_nodes(morton_codes(quantised), priority, top, node_points)
+
+
+def octree_top(largest_quantised: int) -> int:
+    """The root cube's side as a power of two (2**top quantised units)."""
+    return max(largest_quantised.bit_length(), 1)
+
+
+def subtree_nodes(codes: np.ndarray, priority: np.ndarray, top: int, node_points: int = NODE_POINTS,
+                  depth: int = 0, cell: tuple = (0, 0, 0)) -> list[tuple]:
+    """The nodes (as octree_nodes gives them, breadth first) of the subtree rooted at the node of
+    `depth` and `cell`, over the points in its cube that no ancestor holds: their Morton codes and
+    priorities; indices are positions in these arrays. octree_nodes is this from the root; the
+    out-of-core builder (octree_disk.py) calls it on each node that fits in memory."""
     order = np.argsort(codes)
     codes = codes[order]  # sorted: a node's points are the ones whose code starts with its prefix
-    # A seeded priority per point: an inner node keeps the node_points smallest, a uniform sample.
-    priority = np.random.default_rng(LEVEL_SEED).random(n, dtype=np.float32)[order]
-    nodes, queue = [], deque([(0, (0, 0, 0), np.arange(n))])  # positions in the sorted order, ascending
+    priority = priority[order]
+    nodes, queue = [], deque([(depth, tuple(cell), np.arange(len(codes)))])  # positions in the sorted order
     while queue:
         depth, cell, positions = queue.popleft()
         if len(positions) <= node_points or depth == top:
@@ -246,7 +260,7 @@ def octree_nodes(quantised: np.ndarray, node_points: int = NODE_POINTS) -> tuple
             if bounds[child] < bounds[child + 1]:
                 corner = tuple(2 * c + (child >> axis & 1) for axis, c in enumerate(cell))
                 queue.append((depth + 1, corner, rest[bounds[child] : bounds[child + 1]]))
-    return top, nodes
+    return nodes
 
 
 def encode_octree(xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray, node_points: int = NODE_POINTS) -> bytes:
@@ -255,7 +269,7 @@ def encode_octree(xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray, node_p
     top, nodes = octree_nodes(quantised, node_points)
     table, sections = [], []
     for depth, cell, indices in nodes:
-        sections.append(_encode_section(quantised[indices], rgb[indices], instance[indices]))
+        sections.append(encode_section(quantised[indices], rgb[indices], instance[indices]))
         table.append(NODE.pack(len(indices), len(sections[-1]), *cell, depth))
     header = HEADER.pack(MAGIC, OCTREE_VERSION, len(quantised), len(nodes), *origin.tolist(), *step.tolist())
     return b"".join([header, OCTREE_TOP.pack(top), *table, *sections])

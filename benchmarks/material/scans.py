@@ -11,6 +11,7 @@ import io
 import math
 import mmap
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -459,6 +460,47 @@ def _read_ply_file(handle) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return read_ply(handle.read())
     return read_ply(mapped)  # closed when collected: a refused file's traceback may still hold views of it
+
+
+def ply_chunks(path, chunk_points: int = 1_000_000):
+    """A function that yields a PLY file's vertices chunk by chunk as (xyz, rgb, instance), the
+    arrays read_ply gives, for the out-of-core octree (octree_disk.py): a binary PLY is mapped
+    (numpy memmap), so a chunk costs its own arrays and the file any size; an ASCII one is read
+    whole (scanners write binary)."""
+    with open(path, "rb") as handle:
+        fmt, elements, body = _parse_header(handle.read(HEADER_LIMIT))
+    endian = FORMATS[fmt]
+
+    def whole():
+        with open(path, "rb") as handle:
+            yield read_ply(handle.read())
+
+    if endian is None:
+        return whole
+    offset = body
+    for element in elements:
+        if element.lists:
+            raise ScanError(f"element '{element.name}' has a list property; only scalar vertex properties are read")
+        dtype = np.dtype([(name, endian + code) for name, code in element.scalars])
+        if element.name == "vertex":
+            break
+        offset += dtype.itemsize * element.count
+    else:
+        raise ScanError("the file has no 'vertex' element")
+    size = Path(path).stat().st_size
+    if offset + dtype.itemsize * element.count > size:
+        raise ScanError(f"truncated: the header promises {element.count} vertices, the file holds "
+                        f"{(size - offset) // max(dtype.itemsize, 1)}")
+    if element.count == 0:
+        raise ScanError("the file has no vertices")
+
+    def chunks():
+        table = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(element.count,))
+        for start in range(0, element.count, chunk_points):
+            part = table[start:start + chunk_points]
+            yield _vertex_columns({name: np.asarray(part[name]) for name in dtype.names}, len(part))
+
+    return chunks
 
 
 def load_scene_points(scene: Scene) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
