@@ -206,7 +206,7 @@ def mirror_overlays(overlays: list[dict], width: int) -> list[dict]:
         if overlay.get("type") == "arrow":
             overlay["from"] = [width - overlay["from"][0], overlay["from"][1]]
             overlay["to"] = [width - overlay["to"][0], overlay["to"][1]]
-        elif overlay.get("type") == "box":
+        elif overlay.get("type") in ("box", "start_box"):
             overlay["x"] = width - overlay["x"] - overlay["width"]
         mirrored.append(overlay)
     return mirrored

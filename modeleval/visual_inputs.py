@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from benchmarks import protocols
+from benchmarks import overlays, protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from benchmarks.material.scans import load_scene_points
@@ -102,14 +102,17 @@ def _points_of(scene: Scene, asset_id: int) -> PointCloudInput:
 def images(visual_input: VisualInput, model: ModelSpec, item: Item, flip: bool = False) -> list[bytes]:
     """The pictures shown for this item (none for a text or point-cloud input, or a vision-blind
     model); mirrored for a flipped variant or an imported `-flip` row (the stored twin when the
-    import made one)."""
+    import made one); the arrows and boxes drawn on an image, the item's own marks included, are
+    printed into its pixels as the human's page draws them (benchmarks/overlays.py)."""
     if item.scene is None:
         return []
-    return scene_images(visual_input, model, item.scene, flip)
+    return scene_images(visual_input, model, item.scene, flip, item)
 
 
-def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip: bool = False) -> list[bytes]:
-    """A scene's pictures for this input (what a run shows for its items, what drafting sends)."""
+def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip: bool = False,
+                 item: Item | None = None) -> list[bytes]:
+    """A scene's pictures for this input (what a run shows for its items, what drafting sends), with
+    the images' overlays (and `item`'s marks) drawn in."""
     if model.withhold_stimulus or visual_input.kind not in IMAGE_KINDS:
         return []
     if visual_input.kind == Kind.VIDEO_FRAMES:
@@ -133,10 +136,12 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
     if not assets:
         raise LookupError(f"scene {scene.external_id} has no {visual_input} asset")
     pictures = []
-    for asset in assets:
+    for index, asset in enumerate(assets):
         if flip:
-            pictures.append(protocols.flipped_image_bytes(asset))
-            continue
-        with asset.file.open("rb") as handle:
-            pictures.append(handle.read())
+            data = protocols.flipped_image_bytes(asset)
+        else:
+            with asset.file.open("rb") as handle:
+                data = handle.read()
+        marks = item if visual_input.kind == Kind.IMAGE else None  # an item's marks sit on the scene's images
+        pictures.append(overlays.draw(data, overlays.shown_overlays(asset, index, marks, mirrored=flip)))
     return pictures

@@ -9,10 +9,11 @@ from string import ascii_uppercase as LETTERS
 
 from django.utils import timezone
 
-from benchmarks import protocols
+from benchmarks import overlays, protocols
 from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import Asset, AssetRole, Item
 from benchmarks.protocols import Variant
+from benchmarks.world_frames import frame_texts
 
 from .. import reads
 from ..models import EvalSession, ItemRole, Response, SessionItem
@@ -83,10 +84,11 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
     assets = list(item.scene.assets.filter(role__in=[AssetRole.IMAGE, AssetRole.VIDEO]).order_by("id"))
     if mirrored:
         assets = [protocols.ensure_flipped_twin(a) if a.role == AssetRole.IMAGE else a for a in assets]
+    # the image's own overlays and the item's marks, in the shown image's pixels: what the model's
+    # pixels have printed in (benchmarks.overlays; modeleval.visual_inputs)
     images = [
-        {"url": a.file.url, "overlays": a.meta.get("overlays", [])}
-        for a in assets
-        if a.role in (AssetRole.IMAGE, protocols.FLIPPED_IMAGE_ROLE)
+        {"url": a.file.url, "overlays": overlays.shown_overlays(a, index, item, mirrored)}
+        for index, a in enumerate(a for a in assets if a.role in (AssetRole.IMAGE, protocols.FLIPPED_IMAGE_ROLE))
     ]
     videos = {a.meta.get("which"): a for a in assets if a.role == AssetRole.VIDEO}
     # fps (probed on import) lets the player step and sync by whole frames from the start
@@ -96,7 +98,7 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
         if {"before", "after"} <= videos.keys()
         else None
     )
-    world_frame = list(item.scene.world_frames.order_by("id").values_list("text", flat=True))
+    world_frame = frame_texts(item.scene)  # the approved frame only (benchmarks/world_frames.py)
     return {"images": images, "videos": pair, "world_frame": world_frame}
 
 

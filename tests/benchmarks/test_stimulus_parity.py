@@ -1,9 +1,16 @@
 """Humans see what models see: for each family, every piece of context the model's prompt carries
 (modeleval.prompts.build_request with the family's main template) is on the evaluator's item as the
 session API gives it to the page: world-frame sentences, the context change as refined, the question,
-the option texts in the order shown, the same image bytes (the mirrored twin where the model's image
+the option texts in the order shown, the same images (the mirrored twin where the model's image
 is mirrored), the before and after videos named as such, and what the prompt says about the answer.
-Never the gold."""
+Never the gold.
+
+Parity both ways: the arrows, start boxes and bounding boxes laid over an image for the evaluator
+(the image's own overlays and the item's marks, in the session API's `overlays`) are printed into the
+model's pixels. Each image test renders what the evaluator's page shows (the served image with the
+API's overlays, drawn by benchmarks.overlays.draw, the shapes image-viewer.js lays over it) and
+compares it with the model's image byte for byte; where there are marks, the model's pixels under
+them differ from the raw image's."""
 
 import io
 import json
@@ -12,7 +19,7 @@ import pytest
 from django.test import Client
 from PIL import Image, ImageDraw
 
-from benchmarks import protocols
+from benchmarks import overlays, protocols
 from benchmarks.models import WorldFrame
 from benchmarks.protocols import Variant
 from benchmarks.services import store_asset
@@ -66,6 +73,16 @@ def served(client, url: str) -> bytes:
     response = client.get(url)
     assert response.status_code == 200, url
     return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def as_shown(client, image: dict) -> bytes:
+    """What the evaluator's page shows of one image: the served file with the API's overlays on it."""
+    return overlays.draw(served(client, image["url"]), image["overlays"])
+
+
+def pixel(data: bytes, xy) -> tuple:
+    with Image.open(io.BytesIO(data)) as image:
+        return image.convert("RGB").getpixel(tuple(int(v) for v in xy))
 
 
 def stored(url: str) -> bytes:
@@ -166,7 +183,7 @@ def test_3dsrbench_evaluator_sees_the_question_options_in_the_rotation_and_the_s
         request = build_request(model("image"), latest_template("3dsrbench"), item, Variant.parse(entry.variant))
         assert_question_and_options(human, request)
         assert f"Options:\n{prompts.lettered(human['choices'])}\n" in request.prompt
-        assert [served(client, image["url"]) for image in human["images"]] == request.images
+        assert [as_shown(client, image) for image in human["images"]] == request.images
         assert_no_gold(human)
 
 
@@ -180,7 +197,7 @@ def test_3dsrbench_flipped_variant_shows_the_mirrored_twin_the_model_gets(client
         assert_question_and_options(human, request)
         # each participant's browser fetches the files of the item on its own screen
         client.force_login(entry.session.participant)
-        seen = [served(client, image["url"]) for image in human["images"]]
+        seen = [as_shown(client, image) for image in human["images"]]
         assert seen == request.images
         assert (seen == [stored(original.file.url)]) is not variant.flip
 
@@ -208,7 +225,7 @@ def test_3dsrbench_item_from_a_flip_row_gives_model_and_evaluator_the_same_twin(
     item, _ = flipped_row_item()
     [(human, _)] = evaluator_items(client, item)
     request = build_request(model("image"), latest_template("3dsrbench"), item)
-    assert [served(client, image["url"]) for image in human["images"]] == request.images
+    assert [as_shown(client, image) for image in human["images"]] == request.images
 
 
 # --- CausalSpatial and Spatial457 ---------------------------------------------------------------
@@ -231,9 +248,62 @@ def test_causalspatial_evaluator_sees_the_models_question_with_its_options_and_i
     [(human, _)] = evaluator_items(client, item, shuffle_choices=False)
     assert human["question"] == item.question and item.question in request.prompt
     assert_question_and_options(human, request)
-    assert [served(client, image["url"]) for image in human["images"]] == request.images
+    assert [as_shown(client, image) for image in human["images"]] == request.images
     assert len(request.images) == 2 and all(image["overlays"] for image in human["images"])
+    # the images' own arrows are in the model's pixels: on the arrow they are not the raw image's
+    for image, sent in zip(human["images"], request.images, strict=True):
+        assert pixel(sent, (17, 12)) == RED != pixel(served(client, image["url"]), (17, 12))
     assert_no_gold(human)
+
+
+RED, GREEN, GREY = (255, 59, 48), (52, 199, 89), (230, 230, 230)
+ARROW = {"image": 1, "type": "arrow", "from": [0.1, 0.8], "to": [0.9, 0.8]}  # (6.4, 32) -> (57.6, 32)
+START_BOX = {"image": 0, "type": "start_box", "x": 0.5, "y": 0.1, "width": 0.3, "height": 0.5}  # left edge x=32
+
+
+def test_causalspatial_items_arrow_and_start_box_are_in_the_models_pixels_as_the_evaluator_sees_them(client):
+    item = image_item("causalspatial", question="If the ball moves along the arrow, will it hit the vase?",
+                      choices=["Yes", "No", "Not sure"], answers=["A"], answer_format="single",
+                      tags={"task": "collision", "level": "L1", "not_sure": "C"},
+                      overlays=overlays.validate([ARROW, START_BOX], 2))
+    request = build_request(model("image"), latest_template("causalspatial"), item)
+    [(human, _)] = evaluator_items(client, item, shuffle_choices=False)
+    first, second = human["images"]
+    # the evaluator's API gives the item's marks in the shown image's pixels, beside the image's own arrow
+    assert first["overlays"][1] == {"type": "start_box", "x": 32.0, "y": 4.0, "width": 19.2, "height": 20.0,
+                                    "colour": "#34c759"}
+    assert second["overlays"][1] == {"type": "arrow", "from": [6.4, 32.0], "to": [57.6, 32.0], "colour": "#ff3b30"}
+    assert [as_shown(client, image) for image in human["images"]] == request.images
+    raw = [served(client, image["url"]) for image in human["images"]]
+    assert pixel(request.images[0], (32, 14)) == GREEN and pixel(raw[0], (32, 14)) == GREY
+    assert pixel(request.images[1], (32, 32)) == RED and pixel(raw[1], (32, 32)) == GREY
+    assert pixel(request.images[0], (32, 32)) == GREY  # the arrow is on the second image only
+    assert pixel(request.images[1], (63, 0)) == pixel(raw[1], (63, 0))  # the rest is the raw image
+
+
+def test_3dsrbench_red_box_is_mirrored_with_the_image_for_model_and_evaluator(client):
+    box = {"type": "box", "x": 0.05, "y": 0.5, "width": 0.3, "height": 0.4}  # left edge x=3.2; mirrored, right edge x=60.8
+    item, _ = srbench_item(tags={"category": "location", "flip": "swap"}, overlays=overlays.validate([box], 1))
+    shown_items = evaluator_items(client, item, participants=2, flip_images=True, shuffle_choices=False)
+    for human, entry in shown_items:
+        variant = Variant.parse(entry.variant)
+        request = build_request(model("image"), latest_template("3dsrbench"), item, variant)
+        client.force_login(entry.session.participant)
+        assert [as_shown(client, image) for image in human["images"]] == request.images
+        [sent] = request.images
+        assert (pixel(sent, (60, 28)) == RED) is variant.flip
+        assert (pixel(sent, (3, 28)) == RED) is not variant.flip
+
+
+def test_spatial457_bounding_box_is_in_the_models_pixels(client):
+    box = {"type": "box", "x": 0.5, "y": 0.1, "width": 0.3, "height": 0.5, "colour": "#FF0000"}
+    item = image_item("spatial457", n_images=1, question="Which direction is the bus in the red box facing?",
+                      choices=[], answers=["left"], answer_format="open", tags={"level": "L4_pose"},
+                      overlays=overlays.validate([box], 1))
+    request = build_request(model("image"), latest_template("spatial457"), item)
+    [(human, _)] = evaluator_items(client, item)
+    assert [as_shown(client, image) for image in human["images"]] == request.images
+    assert pixel(request.images[0], (32, 14)) == (255, 0, 0) != pixel(served(client, human["images"][0]["url"]), (32, 14))
 
 
 def test_options_written_into_the_question_follow_the_order_the_buttons_show():
@@ -252,7 +322,7 @@ def test_spatial457_evaluator_sees_the_question_the_answer_form_and_the_image(cl
     [(human, _)] = evaluator_items(client, item)
     assert request.prompt.endswith(f"\n\n{human['question']}") and human["choices"] == request.choices == []
     assert human["answer_hint"] and human["answer_hint"] in request.prompt
-    assert [served(client, image["url"]) for image in human["images"]] == request.images
+    assert [as_shown(client, image) for image in human["images"]] == request.images
     assert_no_gold(human)
 
 
