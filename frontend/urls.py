@@ -31,6 +31,7 @@ urlpatterns = [
     path("manage/<slug:slug>/", manage.manage, name="manage"),
     path("manage/<slug:slug>/studies/", manage.create_study, name="create_study"),
     path("manage/<slug:slug>/runs/", manage.launch_run, name="launch_run"),
+    path("manage/<slug:slug>/recipes/", manage.launch_recipe, name="launch_recipe"),
     path("manage/<slug:slug>/releases/", manage.export_release, name="export_release"),
     path("runs/<int:run_id>/", manage.run_detail, name="run_detail"),
     path("runs/<int:run_id>/predictions/", manage.run_predictions, name="run_predictions"),

@@ -1,5 +1,6 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -11,6 +12,7 @@ from core.permissions import IsAdmin
 
 from . import generation, labels, recipes, services
 from . import secrets as model_secrets
+from .item_frames import import_item_frames
 from .models import ModelSpec
 
 
@@ -43,6 +45,11 @@ class LaunchRunSerializer(serializers.Serializer):
         required=False, allow_blank=True, default="",
         help_text="What the model is shown: caption_only, top_view_plain, top_view_semantic, multi_view:N, "
         "egocentric:N, point_cloud, image or video_frames; blank: the model's modality.",
+    )
+    inputs = serializers.JSONField(
+        default=dict, help_text='{"frames_per_video": N} or {"fps": F} (video frames per video), {"extra_frames": '
+        'source} (imported item frames), {"chain": {caption_model, clips | clip_length, clip_frames, ...}} '
+        "(captions -> summary -> answer, stored and reused): modeleval.run_inputs.",
     )
 
 
@@ -117,7 +124,7 @@ class RunList(APIView):
         run = services.launch_run(v["model"], v["benchmark"], request.user, v["batch_size"], v["repeats"],
                                   v["condition"], v["protocol"], subset=v["subset"], prompts=v["prompts"],
                                   settings=v["settings"], examples=v["examples"], judge_model=v["judge_model"],
-                                  visual_input=v["visual_input"])
+                                  visual_input=v["visual_input"], inputs=v["inputs"])
         run.refresh_from_db()
         warnings = generation.launch_warnings(run.model, run.repeats, run.settings)
         return Response({**services.run_progress(run), "warnings": warnings}, status=201)
@@ -176,6 +183,29 @@ class RecipeLaunch(APIView):
             "warnings": [f"run {run.pk}: {warning}" for run in runs
                          for warning in generation.launch_warnings(run.model, run.repeats, run.settings)],
         }, status=201)
+
+
+class ItemFramesSerializer(serializers.Serializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    source = serializers.CharField(help_text="What produced the frames, e.g. cow.")
+    item = serializers.CharField(help_text="The item's benchmark id (or #row id).")
+    files = serializers.ListField(child=serializers.FileField(), help_text="The item's frames, in the order sent.")
+
+
+class ItemFrames(APIView):
+    """`POST /api/v1/item-frames/` (multipart): one item's frames produced elsewhere (CausalSpatial's
+    world-model frames), sent by runs with {"extra_frames": source}; replaces its frames of that source."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = ItemFramesSerializer
+
+    @extend_schema(request={"multipart/form-data": ItemFramesSerializer}, responses={201: dict})
+    def post(self, request):
+        v = validated(ItemFramesSerializer, request)
+        files = [(upload.name, upload.read()) for upload in v["files"]]
+        done = import_item_frames(v["benchmark"], v["source"], {v["item"]: files})
+        return Response(done, status=201)
 
 
 class RunDetail(APIView):

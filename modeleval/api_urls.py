@@ -10,4 +10,5 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", api.RunResume.as_view()),
     path("recipes/", api.RecipeList.as_view()),
     path("recipes/launch/", api.RecipeLaunch.as_view()),
+    path("item-frames/", api.ItemFrames.as_view()),
 ]

@@ -9,12 +9,13 @@ import json
 
 from benchmarks.protocols import Protocol
 
-from . import visual_inputs
+from . import run_inputs, visual_inputs
 from .models import Run
 
 # The axes a run's setting varies on, each with its main value (visual input: the model's modality).
-AXES = ("condition", "visual_input", "subset", "protocol", "examples", "prompts", "settings")
-MAIN = {"condition": "main", "subset": {}, "protocol": "vanilla", "examples": 0, "prompts": {}, "settings": {}}
+AXES = ("condition", "visual_input", "inputs", "subset", "protocol", "examples", "prompts", "settings")
+MAIN = {"condition": "main", "inputs": {}, "subset": {}, "protocol": "vanilla", "examples": 0, "prompts": {},
+        "settings": {}}
 
 
 def differing_settings(run: Run) -> dict:
@@ -28,6 +29,7 @@ def run_setting(run: Run) -> dict:
     return {
         "condition": run.prompt_template.condition if run.prompt_template else "main",
         "visual_input": run.visual_input,
+        "inputs": run_inputs.label_value(run.inputs),  # frames per video / fps, extra frames, chain
         "subset": run.subset or {},
         "protocol": Protocol.from_data(run.protocol).name,
         "examples": len(run.examples or []),
@@ -56,16 +58,17 @@ def axis_text(axis: str, value) -> str:
         return f"{value}-shot" if value else "zero-shot"
     if axis == "prompts":
         return ", ".join(f"{v}: {c}" for v, c in value.items()) or "one prompt"
-    if axis == "settings":
+    if axis in ("settings", "inputs"):
         return ", ".join(f"{name}={json.dumps(v) if not isinstance(v, str) else v}" for name, v in value.items()) \
             or "defaults"
     return str(value)
 
 
 def run_label(run: Run) -> str:
-    """`Model · condition · visual input[ · subset][ · protocol][ · n-shot][ · prompts][ · settings] (run N)`."""
+    """`Model · condition · visual input[ · inputs][ · subset][ · protocol][ · n-shot][ · prompts][ · settings] (run N)`."""
     setting = run_setting(run)
     parts = [run.model.name, setting["condition"], setting["visual_input"]]
-    parts += [axis_text(axis, setting[axis]) for axis in ("subset", "protocol", "examples", "prompts", "settings")
+    parts += [axis_text(axis, setting[axis]) for axis in ("inputs", "subset", "protocol", "examples", "prompts",
+                                                          "settings")
               if setting[axis] != MAIN[axis]]
     return f"{' · '.join(parts)} (run {run.pk})"

@@ -38,7 +38,7 @@ from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL
 
-from . import dispatch, generation, reads, run_options, visual_inputs
+from . import dispatch, generation, reads, run_inputs, run_options, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
 from .endpoint_client import predictions_in_flight
@@ -51,7 +51,7 @@ from .prediction_files import (
     read_prediction_files,
     resolve_predictions,
 )
-from .prompts import InferenceRequest, build_request, latest_template, template_for
+from .prompts import InferenceRequest, latest_template, template_for
 from .run_options import item_variants
 from .visual_inputs import VisualInput
 
@@ -68,7 +68,7 @@ def ensure_baseline_model() -> ModelSpec:
 
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
                protocol=None, subset=None, prompts=None, settings=None, examples=None, judge_model=None,
-               visual_input=None) -> Run:
+               visual_input=None, inputs=None) -> Run:
     """A run of the model over the benchmark's approved items (or those of `subset`, by tags): one
     prediction per item, protocol variant (benchmarks.protocols: rotated options, mirrored image) and
     repeat. `prompts` names a template per tag value (Spatial457's per-level prompts), `settings` the
@@ -105,6 +105,7 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     shown = run_options.checked_visual_input(visual_input, model, benchmark,
                                              approved.values_list("scene_id", flat=True))
     run_options.check_protocol(protocol, shown, rows)
+    inputs = run_inputs.checked(inputs, model, benchmark, shown, approved)  # frames, extra frames, chain
     run_options.check_imported_variants(protocol, approved)
     items = [pk for pk, *_ in rows]
     variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
@@ -113,7 +114,7 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
             model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
             prompt_template=template, total=variant_count * repeats, protocol=protocol.as_data(),
             subset=subset, prompt_templates=prompts, settings=settings, examples=examples, judge_model=judge,
-            visual_input=str(shown),
+            visual_input=str(shown), inputs=inputs,
         )
         run.items.set(items)
         _start(run, items)
@@ -297,8 +298,8 @@ def _request(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> In
     (recorded outputs) gets the options only."""
     if getattr(adapter, "reads_prompts", True):
         seed = generation.run_seed(run, item, variant.name, repeat)
-        return build_request(run.model, template_for(run, item), item, variant, run.examples,
-                             {**run.settings, **({"seed": seed} if seed is not None else {})}, run.visual_input)
+        return run_inputs.request(run, template_for(run, item), item, variant,
+                                  {**run.settings, **({"seed": seed} if seed is not None else {})})
     return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
 
 

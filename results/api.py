@@ -42,6 +42,8 @@ class ResultTablesSerializer(serializers.Serializer):
 class BenchmarkResultsSerializer(ResultTablesSerializer):
     ablations = serializers.JSONField(help_text="[{axis, title, fixed, metrics, rows: [{name, run, model, value, "
                                       "main, overall, difference}]}]: one model's runs differing on one axis.")
+    sweep = serializers.JSONField(help_text="The frame-count sweep: {metric, x, series: [{name, model, points: "
+                                  "[{frames, value, run}]}]}, one line per model (modeleval.sweep).")
     benchmark = serializers.CharField()
     family = serializers.CharField()
     study = serializers.IntegerField(allow_null=True)

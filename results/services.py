@@ -29,6 +29,7 @@ from modeleval.ablations import ablation_tables
 from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
 from modeleval.prediction_files import gold_lines
+from modeleval.sweep import frame_sweep
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
 from scoring.uncertainty import TABLE_LEVEL
 
@@ -149,6 +150,8 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         "radar": radar_chart(family, [row for row in rows if row["kind"] != CHANCE]),
         "rows": rows,
         "ablations": ablation_tables([(by_run[row["run"]], row["result"]) for row in models], tables[0]["metrics"]),
+        "sweep": frame_sweep([(by_run[row["run"]], row["result"]) for row in models],
+                             (tables[0]["metrics"] or [None])[0]),
         "by": tables[0]["by"],
         "metrics": tables[0]["metrics"],
         "columns": tables[0]["columns"],

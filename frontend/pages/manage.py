@@ -18,9 +18,10 @@ from core.errors import DomainError
 from core.idempotency import new_form_key, once_per_form
 from humaneval.models import Study
 from humaneval.services import design as humaneval_design
+from modeleval import recipes, visual_inputs
 from modeleval import services as modeleval_services
-from modeleval import visual_inputs
 from modeleval.models import ModelSpec, Run
+from modeleval.sweep import sweep_rows
 from results import services as results_services
 from review import pipeline
 from review.models import PipelineStage
@@ -28,6 +29,7 @@ from scoring.tables import csv_rows, interval_text, latex_table
 
 from ..access import role_required
 from ..radar import radar_svg, series_colour
+from ..sweep_chart import sweep_svg
 from .common import attachment, csv_attachment
 
 STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
@@ -71,6 +73,7 @@ def _manage_context(benchmark, **extra):
         "protocols": protocols_for(benchmark),
         "next_version": next_version(Release.objects.filter(benchmark=benchmark).values_list("version", flat=True)),
         "visual_inputs": visual_inputs.names(),
+        "recipes": [recipe for recipe in recipes.shipped() if recipe["family"] == benchmark.family],
         "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
         "releases": Release.objects.filter(benchmark=benchmark),
         "scenes": benchmark.scenes.order_by("external_id"),
@@ -147,6 +150,14 @@ def launch_run(request, benchmark):
         visual_input=request.POST.get("visual_input", ""),
     )
     return redirect("run_detail", run_id=run.pk)
+
+
+@_manage_form("recipe")
+def launch_recipe(request, benchmark):
+    """Every run of a shipped recipe for each model chosen (recipes.launch_recipe: all or none)."""
+    recipes.launch_recipe(request.POST.get("recipe") or "", benchmark, request.POST.getlist("models"), request.user,
+                          request.POST.get("batch_size", 8))
+    return redirect(f"/manage/{benchmark.slug}/#runs")
 
 
 @_manage_form("release")  # the release form carries no form key: once_per_form leaves it as it is
@@ -226,4 +237,12 @@ def results(request, slug):
     return render(request, "frontend/results.html", {
         "benchmark": benchmark, "tables": data["tables"], "radar": radar, "radar_svg": radar_svg(radar),
         "legend": legend, "no_chance_row": not any(row["kind"] == results_services.CHANCE for row in data["rows"]),
+        "sweep": data["sweep"], "sweep_svg": sweep_svg(data["sweep"]), "sweep_table": sweep_table(data["sweep"]),
     })
+
+
+def sweep_table(sweep: dict) -> dict:
+    """The sweep's values under the chart: a column per frame count, a row per line in its colour."""
+    header, *rows = sweep_rows(sweep)
+    return {"counts": header[1:], "rows": [{"name": row[0], "colour": series_colour(index), "values": row[1:]}
+                                           for index, row in enumerate(rows)]}

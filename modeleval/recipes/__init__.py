@@ -16,8 +16,9 @@ A recipe object:
   anthropic / gemini / hf_local, "settings"}]: every rule that fits a model adds its settings (the
   paper's per-model temperatures, token limits and thinking controls);
 - `runs`: [{"key", "condition", "visual_inputs": {model modality: visual input}, ...defaults' fields}];
-  an entry that comes out the same as an earlier one for a model (a caption model under a "semantic
-  map" entry) is launched once;
+  `inputs` (frames_per_video or fps, extra_frames, chain: modeleval.run_inputs); an entry that comes
+  out the same as an earlier one for a model (a caption model under a "semantic map" entry) is
+  launched once;
 - `baselines`: chance models run beside (random_baseline, random_plus_plus), under every entry.
 """
 
@@ -30,12 +31,12 @@ from django.db import transaction
 from benchmarks.protocols import Protocol
 from core.errors import DomainError
 
-from .. import generation, services
+from .. import generation, run_inputs, services
 from ..models import ModelSpec, PromptTemplate, Run
 
 FOLDER = Path(__file__).parent
 RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
-              "visual_inputs")
+              "visual_inputs", "inputs")
 BASELINES = {"random_baseline": ("Random baseline (seed 0)", ModelSpec.Adapter.RANDOM_BASELINE),
              "random_plus_plus": ("Random++ (seed 0)", ModelSpec.Adapter.RANDOM_PLUS_PLUS)}
 
@@ -65,7 +66,7 @@ def _check_run_fields(where: str, fields) -> None:
     unknown = set(fields) - {"key", *RUN_FIELDS}
     if unknown:
         raise DomainError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}.", field="recipe")
-    for name in ("settings", "visual_inputs", "prompts", "subset", "protocol"):
+    for name in ("settings", "visual_inputs", "prompts", "subset", "protocol", "inputs"):
         if name in fields and not isinstance(fields[name], dict):
             raise DomainError(f"{where}: {name} is an object.", field="recipe")
     if "condition" in fields and not (isinstance(fields["condition"], str) and CONDITION.match(fields["condition"])):
@@ -150,6 +151,7 @@ def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
             "protocol": merged.get("protocol") or {}, "subset": merged.get("subset") or {}, "prompts": prompts,
             "settings": settings, "examples": merged.get("examples") or [],
             "visual_input": (merged.get("visual_inputs") or {}).get(model.modality) or "",
+            "inputs": merged.get("inputs") or {},
         }
         if baseline and plan["protocol"].get("flip"):
             plan["visual_input"] = ModelSpec.Modality.IMAGE  # a mirrored image is an image, even to a guesser
@@ -188,9 +190,11 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
         plans = planned_runs(recipe, model)
         # the recipe's first run is its main setting: ablation rows are told by their difference from it
         main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
-        for plan in plans:
+        for index, plan in enumerate(plans):
             key = plan.pop("key")
             run = services.launch_run(model.pk, benchmark, created_by, batch_size, **plan)
+            if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
+                main["inputs"] = run_inputs.label_value(run.inputs)
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
                           "settings": {**defaults, **model_settings(recipe, model)}, "main": main}
             run.save(update_fields=["recipe"])

@@ -6,6 +6,7 @@ from scoring.tables import csv_rows, paper_tables
 from ..ablations import ablation_tables
 from ..labels import comparable_key, run_label, run_setting
 from ..models import Run
+from ..sweep import frame_sweep, sweep_rows
 
 
 def recipe_report(runs: list[Run]) -> dict:
@@ -17,6 +18,7 @@ def recipe_report(runs: list[Run]) -> dict:
     metrics = tables[0]["metrics"] if tables else []
     return {"runs": [{"run": run.pk, "label": run_label(run), "status": run.status,
                       "recipe": run.recipe} for run in runs],
+            "sweep": frame_sweep([(run, run.scores) for run in finished], (metrics or [None])[0]),
             "tables": tables, "ablations": ablation_tables([(run, run.scores) for run in finished], metrics)}
 
 
@@ -36,5 +38,9 @@ def as_text(report: dict) -> str:
         for row in table["rows"]:
             out.append("\t".join([row["name"], row["value"], *(_number(row["overall"][m]) for m in metrics),
                                   *(_number(row["difference"][m]) for m in metrics)]))
+        out.append("")
+    if report.get("sweep", {}).get("series"):
+        out.append(f"== Frame-count sweep: {report['sweep']['metric']} by frames per video")
+        out += ["\t".join(_number(v) for v in line) for line in sweep_rows(report["sweep"])]
         out.append("")
     return "\n".join(out)

@@ -75,6 +75,12 @@ class Command(BaseCommand):
         parser.add_argument("--visual-input", metavar="INPUT",
                             help="What the model is shown (default: its modality): caption_only, top_view_plain, "
                             "top_view_semantic, multi_view:N, egocentric:N, point_cloud, image, video_frames.")
+        parser.add_argument("--frames-per-video", type=int, help="video_frames: frames sampled from each video.")
+        parser.add_argument("--fps", type=float, help="video_frames: frames sampled per second of each video.")
+        parser.add_argument("--extra-frames", metavar="SOURCE", help="Send each item's imported frames of this "
+                            "source after the scene's pictures (import_item_frames).")
+        parser.add_argument("--chain", metavar="JSON", help='A chained run: {"caption_model": NAME_OR_ID, "clips": '
+                            'K or "clip_length": L, "clip_frames": F} (captions -> summary -> answer; stored, reused).')
         parser.add_argument("--timeout", type=float, default=3600, help="Seconds to wait for the run.")
 
     def handle(self, *args, **options):
@@ -185,8 +191,15 @@ class Command(BaseCommand):
             if found is None:
                 raise CommandError(f"No registered model {key!r} (--judge).")
             judge = found.pk
+        inputs = {name: options[name] for name in ("frames_per_video", "fps", "extra_frames")
+                  if options.get(name) is not None}
+        if options.get("chain"):
+            try:
+                inputs["chain"] = json.loads(options["chain"])
+            except ValueError as exc:
+                raise CommandError(f"--chain: {exc}") from None
         return {"subset": subset, "prompts": prompts, "settings": settings, "examples": examples,
-                "judge_model": judge}
+                "judge_model": judge, "inputs": inputs}
 
     def launch(self, model: ModelSpec, benchmark: Benchmark, options, repeats: int, protocol: dict) -> Run:
         extra = self.run_options(options)

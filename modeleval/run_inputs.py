@@ -1,0 +1,128 @@
+"""What a run adds to or makes of its visual input (Run.inputs), checked at launch (a DomainError on
+`inputs` naming what is wrong) and applied to each item's request:
+
+- `frames_per_video: N` or `fps: F`: the video frames sampled from each of the scene's videos, N
+  each or F per second of the video (M3-Verse: 200 per video, 60 for some models, Gemini 2 fps, the
+  frame-count sweep of Fig. 4); the model's config `n_frames` otherwise;
+- `extra_frames: SOURCE`: frames produced elsewhere for each item and imported (ItemFrame; CausalSpatial's
+  world-model frames), sent after the scene's pictures in their order; every item of the run must have them;
+- `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text)."""
+
+import copy
+import re
+
+from benchmarks import protocols
+from benchmarks.material.frames import frame_set
+from benchmarks.models import AssetRole, Item, Scene
+from core.errors import DomainError
+
+from . import chains, visual_inputs
+from .models import ItemFrame, ModelSpec
+from .prompts import InferenceRequest, build_request
+from .visual_inputs import VisualInput
+
+KNOWN = ("frames_per_video", "fps", "extra_frames", "chain")
+FRAME_KEYS = ("frames_per_video", "fps")
+MAX_FRAMES = 1000  # per video: M3-Verse's frame-count ablation goes up to 1,000
+MAX_FPS = 30
+SOURCE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
+
+
+def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> dict:
+    """The run's inputs, each checked against the model, what it is shown and its items (a queryset)."""
+    inputs = inputs or {}
+    if not isinstance(inputs, dict):
+        raise DomainError('inputs is an object, e.g. {"frames_per_video": 32}.', field="inputs")
+    unknown = sorted(set(inputs) - set(KNOWN))
+    if unknown:
+        raise DomainError(f"Unknown input(s): {', '.join(unknown)}; known: {', '.join(KNOWN)}.", field="inputs")
+    out = {}
+    if set(FRAME_KEYS) <= set(inputs):
+        raise DomainError("frames_per_video and fps: give one.", field="inputs")
+    for name in FRAME_KEYS:
+        if name not in inputs:
+            continue
+        if shown.kind != ModelSpec.Modality.VIDEO_FRAMES:
+            raise DomainError(f"{name} samples video frames; {model.name} is shown {shown}.", field="inputs")
+        value = inputs[name]
+        if name == "frames_per_video" and (type(value) is not int or not 1 <= value <= MAX_FRAMES):
+            raise DomainError(f"frames_per_video is a whole number from 1 to {MAX_FRAMES}.", field="inputs")
+        if name == "fps" and (type(value) not in (int, float) or not 0 < value <= MAX_FPS):
+            raise DomainError(f"fps is a number above 0, at most {MAX_FPS}.", field="inputs")
+        out[name] = value
+    if "extra_frames" in inputs:
+        out["extra_frames"] = _checked_source(inputs["extra_frames"], model, shown, items)
+    if "chain" in inputs:
+        out["chain"] = chains.checked(inputs["chain"], model, benchmark, shown)
+    return out
+
+
+def _checked_source(source, model: ModelSpec, shown: VisualInput, items) -> str:
+    if not isinstance(source, str) or not SOURCE.match(source):
+        raise DomainError("extra_frames names the source of imported item frames (a slug, e.g. cow).",
+                          field="inputs")
+    if model.withhold_stimulus or shown.kind not in visual_inputs.IMAGE_KINDS:
+        raise DomainError(f"extra_frames are pictures; {model.name} is shown {shown}.", field="inputs")
+    missing = items.exclude(extra_frames__source=source).values_list("external_id", "pk").first()
+    if missing is not None:
+        raise DomainError(f"Item {missing[0] or '#' + str(missing[1])} has no {source} frames: import them first "
+                          "(import_item_frames).", field="inputs")
+    return source
+
+
+def label_value(inputs: dict | None) -> dict:
+    """The inputs as a run's label and ablation tables name them (the chain by its captioning model)."""
+    value = {name: v for name, v in (inputs or {}).items() if name != "chain"}
+    chain = (inputs or {}).get("chain")
+    if chain:
+        clips = f"clip length {chain['clip_length']}" if chain.get("clip_length") else f"{chain['clips']} clips"
+        value["chain"] = f"captions by {chain['caption_model']['name']}, {clips}, {chain['clip_frames']} frames each"
+    return value
+
+
+def frame_count(video, model: ModelSpec, frames: dict) -> int:
+    """Frames sampled from one video: `fps` x its duration, else `frames_per_video`, else the model's n_frames."""
+    if frames.get("fps"):
+        return max(1, min(MAX_FRAMES, round(float((video.meta or {}).get("duration") or 0) * frames["fps"])))
+    return int(frames.get("frames_per_video") or (model.config or {}).get("n_frames", 8))
+
+
+def video_frames(model: ModelSpec, scene: Scene, frames: dict, mirrored: bool = False) -> list[bytes]:
+    """Each of the scene's videos (before, then after) sampled as `frames` says, at the model's frame size."""
+    size = tuple((model.config or {}).get("frame_size", (448, 448)))
+    videos = scene.assets.filter(role=AssetRole.VIDEO).order_by("id")
+    if not videos:
+        raise LookupError(f"scene {scene.external_id} has no video")
+    sampled = []
+    for video in videos:  # each set decoded once and stored (benchmarks/material/frames.py)
+        sampled += frame_set(video, frame_count(video, model, frames), size)
+    return [protocols.mirror_image(frame) for frame in sampled] if mirrored else sampled
+
+
+def item_frames(item: Item, source: str) -> list[bytes]:
+    pictures = []
+    for frame in ItemFrame.objects.filter(item=item, source=source).order_by("index"):
+        with frame.file.open("rb") as handle:
+            pictures.append(handle.read())
+    if not pictures:
+        raise LookupError(f"item {item.scoring_id} has no {source} frames")
+    return pictures
+
+
+def request(run, template, item: Item, variant, params: dict) -> InferenceRequest:
+    """One item's request under the run's inputs: a chained answer, or the prompt and pictures of
+    prompts.build_request with the run's frame sampling and the item's imported frames."""
+    inputs = run.inputs or {}
+    if inputs.get("chain"):
+        return chains.request(run, template, item, variant, params)
+    frames = {name: inputs[name] for name in FRAME_KEYS if name in inputs}
+    shown_model = run.model
+    if frames:  # the prompt as build_request writes it; the frames sampled here, once
+        shown_model = copy.copy(run.model)
+        shown_model.withhold_stimulus = True
+    built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
+    if frames and item.scene is not None and not run.model.withhold_stimulus:
+        built.images = video_frames(run.model, item.scene, frames, protocols.shows_mirrored(item.tags, variant))
+    if inputs.get("extra_frames"):
+        built.images = built.images + item_frames(item, inputs["extra_frames"])
+    return built
