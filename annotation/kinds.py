@@ -70,7 +70,8 @@ def submit_world_frame(assignment: Assignment, worker, answer: dict) -> dict:
     lowered = " ".join(words(text))
     if " ".join(words(anchor.label)) not in lowered or side not in lowered.split():
         raise DomainError(f"The frame text must name the {anchor.label} and the {side} side.", field="text")
-    frame = WorldFrame.objects.create(scene=assignment.scene, anchor=anchor, side=side, text=text)
+    frame = WorldFrame.objects.create(scene=assignment.scene, anchor=anchor, side=side, text=text,
+                                      status=WorldFrame.Status.SUBMITTED)  # reaches prompts once reviewed
     return {"world_frame": frame.pk}
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from benchmarks import protocols
 from benchmarks.models import Item
 from benchmarks.protocols import VANILLA, Variant
+from benchmarks.world_frames import frame_texts
 
 from . import visual_inputs
 from .models import ModelSpec, PromptTemplate
@@ -127,7 +128,7 @@ def render_prompt(template: PromptTemplate, item: Item, kind: str, choices: list
     """The template filled for this item shown the visual input `kind` (its scene intro says what the
     model is given); `choices` are the options in the order shown (default: as stored)."""
     scene = item.scene
-    frames = " ".join(frame.text for frame in scene.world_frames.all()) if scene else ""
+    frames = " ".join(frame_texts(scene))  # the approved frame only (benchmarks/world_frames.py)
     caption_only = kind == ModelSpec.Modality.CAPTION_ONLY
     scene_text = f"\n\nScene description: {scene.caption}" if caption_only and scene else ""
     choices = lettered(item.choices if choices is None else choices)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, pipeline_api
+from . import api, frames_api, pipeline_api
 
 urlpatterns = [
     path("review/queue/", api.ReviewQueue.as_view()),
@@ -30,4 +30,6 @@ urlpatterns = [
     path("benchmarks/<slug:slug>/pipeline/run/", pipeline_api.RunPipeline.as_view()),
     path("stages/<int:pk>/", pipeline_api.StageDetail.as_view()),
     path("stages/<int:pk>/run/", pipeline_api.RunStage.as_view()),
+    path("benchmarks/<slug:slug>/world-frames/review/", frames_api.FrameQueue.as_view()),
+    path("world-frames/<int:pk>/<str:action>/", frames_api.FrameVerdict.as_view()),
 ]

@@ -4,6 +4,7 @@ from django.core.cache import cache
 
 from benchmarks.models import AssetRole, Scene
 from benchmarks.services import scene_asset
+from benchmarks.world_frames import frame_texts
 
 
 def _asset_url(scene: Scene, role: str) -> str | None:
@@ -26,7 +27,8 @@ def scene_viewer_data(scene: Scene) -> dict:
     (texts, and the latest as anchor + side for the compass) and the scene's objects with their
     boxes; a missing asset gives None for its URL (and for the map)."""
     plain = scene_asset(scene, AssetRole.TOPVIEW_PLAIN)
-    frame = scene.world_frames.select_related("anchor").order_by("-id").first()
+    # the approved frame only: crowd frames waiting for review are not shown (benchmarks/world_frames.py)
+    frame = scene.world_frames.select_related("anchor").filter(status="approved").order_by("-id").first()
     return {
         "scene_id": scene.pk,
         "external_id": scene.external_id,
@@ -35,7 +37,7 @@ def scene_viewer_data(scene: Scene) -> dict:
         "topview_plain_url": plain.file.url if plain else None,
         "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
         "map": plain.meta if plain else None,
-        "world_frames": list(scene.world_frames.order_by("id").values_list("text", flat=True)),
+        "world_frames": frame_texts(scene),
         "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
         "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
     }

@@ -1,0 +1,36 @@
+"""Review of crowd world frames (Hypo3D Stage 2): a reviewer approves one frame per scene, which
+supersedes any frame approved before it, or rejects one. Only the approved frame reaches prompts
+(benchmarks/world_frames.py)."""
+
+from django.db import transaction
+
+from benchmarks.models import Scene, WorldFrame
+from core.errors import DomainError, NotFound
+
+APPROVE, REJECT = "approve", "reject"
+
+
+def frames_to_review(benchmark) -> list[WorldFrame]:
+    return list(WorldFrame.objects.filter(scene__benchmark=benchmark, status=WorldFrame.Status.SUBMITTED)
+                .select_related("scene", "anchor").order_by("scene_id", "pk"))
+
+
+@transaction.atomic
+def review_frame(frame_id: int, action: str) -> WorldFrame:
+    """Approve (the scene's other approved frames become superseded) or reject a frame; the scene's
+    row is locked so that two reviewers approving at once leave exactly one approved frame."""
+    if action not in (APPROVE, REJECT):
+        raise DomainError("The action is approve or reject.", field="action")
+    scene_id = WorldFrame.objects.filter(pk=frame_id).values_list("scene_id", flat=True).first()
+    if scene_id is None:
+        raise NotFound("No such world frame.", field="frame")
+    Scene.objects.select_for_update().filter(pk=scene_id).first()
+    frame = WorldFrame.objects.get(pk=frame_id)
+    if action == APPROVE:
+        (WorldFrame.objects.filter(scene_id=frame.scene_id, status=WorldFrame.Status.APPROVED)
+         .exclude(pk=frame.pk).update(status=WorldFrame.Status.SUPERSEDED))
+        frame.status = WorldFrame.Status.APPROVED
+    else:
+        frame.status = WorldFrame.Status.REJECTED
+    frame.save(update_fields=["status"])
+    return frame
