@@ -4,8 +4,9 @@ naming the field and the rule, and returns the ids it wrote for `Assignment.resu
 
 from collections import Counter
 
+from benchmarks import overlays
 from benchmarks.importers.causalspatial import parse_options
-from benchmarks.models import AnswerFormat, Item, Side, WorldFrame
+from benchmarks.models import AnswerFormat, AssetRole, Item, Side, WorldFrame
 from core.errors import DomainError
 
 from .checks import check_max_length, check_not_repeating, words
@@ -146,7 +147,8 @@ def _family_tags(assignment: Assignment, answer: dict, not_sure: str | None) -> 
 def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict:
     """3DSRBench and CausalSpatial style: 2-7 choices, one or several correct, an optional "Not sure"
     choice, the family's tags, and whether the answer swaps left/right on the mirrored image
-    (3DSRBench's FlipEval needs to know; families never scored on mirrored images may leave it out)."""
+    (3DSRBench's FlipEval needs to know; families never scored on mirrored images may leave it out),
+    and the marks drawn on the images (CausalSpatial's motion arrow and start box, bounding boxes)."""
     question = _text(answer, "question", "Write the question.", "A question", MAX_QUESTION_CHARS)
     choices, not_sure = _authored_choices(answer)
     correct = _correct(answer, choices, not_sure)
@@ -158,10 +160,12 @@ def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict
     tags = {"question_type": coarse, "fine_question_type": fine, **_family_tags(assignment, answer, not_sure)}
     if isinstance(flip, bool):
         tags["flip"] = "swap" if flip else "same"
+    # the arrows, start boxes and bounding boxes drawn on the scene's images (benchmarks/overlays.py)
+    marks = overlays.validate(answer.get("overlays"), assignment.scene.assets.filter(role=AssetRole.IMAGE).count())
     item = Item.objects.create(
         benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
         answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
-        author=worker, provenance=_provenance(assignment), tags=tags,
+        author=worker, provenance=_provenance(assignment), tags=tags, overlays=marks,
     )
     return {"items": [item.pk]}
 
