@@ -9,7 +9,7 @@
  */
 const SVG = "http://www.w3.org/2000/svg";
 
-function svgElement(name, attributes) {
+export function svgElement(name, attributes) {
   const node = document.createElementNS(SVG, name);
   for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
   return node;
@@ -17,7 +17,7 @@ function svgElement(name, attributes) {
 
 const COLOURS = { arrow: "#ff3b30", box: "#ff3b30", start_box: "#34c759" };
 
-function drawOverlay(svg, overlay, markerId) {
+export function drawOverlay(svg, overlay, markerId) {
   const colour = overlay.colour || COLOURS[overlay.type] || "#ff3b30";
   let anchor = null;
   if (overlay.type === "arrow") {

@@ -2,6 +2,7 @@
 // answers. The form's fields depend on the campaign's kind; its state is the draft's `content`.
 import { readJSON } from "../api.js";
 import { openAssignment } from "../assignment.js";
+import { mountOverlayTool } from "../overlay-tool.js";
 
 const page = readJSON("page-data");
 const task = readJSON("task-data");
@@ -41,7 +42,7 @@ function collect() {
   if (kind === "question_answer") return { ...answer, answer: $("answer").value };
   answer.choices = [...form.querySelectorAll(".choice")].map((i) => i.value);
   answer.correct = [...form.querySelectorAll(".correct:checked")].map((i) => i.value);
-  if (kind === "choice_image") answer.flip_swaps = $("flip-swaps").checked;
+  if (kind === "choice_image") { answer.flip_swaps = $("flip-swaps").checked; answer.overlays = overlayTool ? overlayTool.marks : []; }
   else answer.hallucination = $("hallucination").checked;
   answer.not_sure = $("not-sure").checked;
   if ($("family-tags")) {
@@ -85,6 +86,15 @@ if (kind === "world_frame") {
   };
   $("frame-text").addEventListener("input", () => { edited = true; });
   form.addEventListener("change", (e) => { if (e.target.id !== "frame-text") generate(); });
+}
+// Choice items on images: the arrows, start boxes and bounding boxes drawn on them (overlay-tool.js),
+// kept in the draft and sent with the item.
+let overlayTool = null;
+if (kind === "choice_image" && $("media")) {
+  overlayTool = mountOverlayTool($("media"), [...$("media").querySelectorAll("img")], {
+    marks: (draft.content || {}).overlays,
+    onChange: () => { form.dispatchEvent(new Event("input")); form.dispatchEvent(new Event("focusout")); },
+  });
 }
 if (kind === "choice_image") {
   $("choice-count").addEventListener("change", () => { const c = collect(); setChoices(Number($("choice-count").value), c.choices, c.correct); });
