@@ -189,10 +189,11 @@ def release_assets(release: Release) -> dict[str, Asset]:
 
 
 def release_lines(release: Release) -> list[dict]:
-    if not release.items_file:
-        return []
-    with release.items_file.file.open("rb") as handle:
-        return [json.loads(line) for line in handle.read().decode().splitlines()]
+    """Every line in memory (the harness files need them together); split at "\n" only, not at the U+2028
+    a text may hold (str.splitlines cut such a line in two)."""
+    from .release_export import iter_release_lines
+
+    return list(iter_release_lines(release))
 
 
 def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "",
@@ -217,23 +218,36 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             return existing
         if existing is not None:
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version")
-        items = list(releasable_items(benchmark, require_consensus))
-        without_consensus = {"require_consensus": require_consensus, "n_left_out_without_consensus": (
-            Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - len(items))}
-        if not items:
+        # Streamed (benchmarks/release_export.py): the items are read a chunk at a time and each line goes
+        # to the store as it is made, so a release of millions of items needs no more memory than a few.
+        from .release_export import frames_for, freeze_lines, iter_release_lines, streamed_diff
+
+        items = releasable_items(benchmark, require_consensus)
+        if not items.exists():
             raise DomainError("There are no approved items with consensus to release.", field="benchmark")
-        scene_ids = {i.scene_id for i in items if i.scene_id}
-        frames_by_scene: dict[int, list[WorldFrame]] = {}
-        for frame in WorldFrame.objects.filter(scene_id__in=scene_ids).select_related("anchor").order_by("pk"):
-            frames_by_scene.setdefault(frame.scene_id, []).append(frame)
-        lines = [release_item_line(i, [f.text for f in frames_by_scene.get(i.scene_id, [])]) for i in items]
+        scene_ids = items.exclude(scene=None).order_by().values("scene_id")
+        frames_by_scene = frames_for(scene_ids)
+        previous = Release.objects.filter(benchmark=benchmark).order_by("-created_at", "-pk").first()
+        prefix = f"{benchmark.slug}-{version}"
+        try:
+            with transaction.atomic():
+                release = Release.objects.create(
+                    benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous)
+        except IntegrityError:  # written around the lock (another database client): still a 409
+            raise Conflict(f"Version {version} of this benchmark already exists.", field="version") from None
+        release.items_file, counts, digests = freeze_lines(release, items, frames_by_scene, prefix)
+        without_consensus = {"require_consensus": require_consensus, "n_left_out_without_consensus": (
+            Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - counts.n)}
+        release.diff = streamed_diff(iter_release_lines(previous), digests) if previous else {}
+        release.card = counts.card() | without_consensus
+        del digests
         scenes = Scene.objects.filter(pk__in=scene_ids).prefetch_related("scene_objects").order_by("external_id")
         assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")
         manifest = {
             "benchmark": benchmark.slug,
             "family": benchmark.family,
             "version": version,
-            "n_items": len(items),
+            "n_items": counts.n,
             **without_consensus,
             "assets": sorted(
                 ({"scene_id": a.scene.external_id, "role": a.role, "path": release_asset_path(a), "size": a.size,
@@ -242,27 +256,11 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             ),
             "scenes": [_scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
         }
-        previous = Release.objects.filter(benchmark=benchmark).order_by("-created_at", "-pk").first()
-        prefix = f"{benchmark.slug}-{version}"
-        try:
-            with transaction.atomic():
-                release = Release.objects.create(
-                    benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous,
-                    diff=release_diff(release_lines(previous), lines) if previous else {},
-                    card=dataset_card(lines, [i.agreement for i in items if i.agreement is not None])
-                    | without_consensus,
-                )
-        except IntegrityError:  # written around the lock (another database client): still a 409
-            raise Conflict(f"Version {version} of this benchmark already exists.", field="version") from None
-        release.items.set(items)
-        release.items_file = store_asset(
-            None, AssetRole.EXPORT, f"{prefix}.jsonl", "".join(_dumps(line) + "\n" for line in lines).encode()
-        )
         release.manifest_file = store_asset(
             None, AssetRole.EXPORT, f"{prefix}-manifest.json",
             json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True).encode(),
         )
-        release.save(update_fields=["items_file", "manifest_file"])
+        release.save(update_fields=["items_file", "manifest_file", "diff", "card"])
         transaction.on_commit(lambda: _send_release_formats(release.pk))
     return release
 
@@ -333,8 +331,8 @@ def write_release_formats(release_id: int) -> Release:
         release.move_to(Release.Status.EXPORTING)
         release.save(update_fields=["status"])
     from .harness import HARNESS_FORMATS, harness_file  # they read the importers, which import this module
+    from .release_export import iter_release_lines, store_stream, write_format
 
-    lines = release_lines(release)
     prefix = f"{release.benchmark.slug}-{release.version}"
     outputs = [*FORMATS, *HARNESS_FORMATS, "card"]
     for done, fmt in enumerate(outputs, start=1):
@@ -342,20 +340,25 @@ def write_release_formats(release_id: int) -> Release:
             locked = Release.objects.select_for_update().get(pk=release.pk)
             if not locked.files.filter(meta__format=fmt).exists():
                 try:
-                    if fmt in HARNESS_FORMATS:
+                    if fmt in FORMATS:  # streamed from the JSONL to the store (benchmarks/release_export.py)
+                        locked.files.add(store_stream(
+                            f"{prefix}.{fmt}", lambda out, fmt=fmt, r=locked: write_format(fmt, iter_release_lines(r), out),
+                            meta={"format": fmt}))
+                        name = content = None
+                    elif fmt in HARNESS_FORMATS:
+                        _harness_fits(locked)
                         name, content = harness_file(locked, fmt)
-                    elif fmt == "card":
+                    else:
                         name = f"{prefix}-card.json"
                         content = json.dumps(locked.card, indent=2, sort_keys=True).encode()
-                    else:
-                        name, content = f"{prefix}.{fmt}", format_bytes(fmt, lines)
                 except DomainError as exc:  # items a shape cannot hold: the card says so, the rest is written
                     if fmt not in HARNESS_FORMATS:
                         raise
                     locked.card = {**locked.card, "not_written": {**locked.card.get("not_written", {}), fmt: exc.message}}
                     locked.save(update_fields=["card"])
                 else:
-                    locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
+                    if content is not None:
+                        locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
         Release.objects.filter(pk=release.pk).update(progress=100 * done // len(outputs))
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
@@ -363,6 +366,18 @@ def write_release_formats(release_id: int) -> Release:
             release.move_to(Release.Status.READY)
             release.save(update_fields=["status"])
     return release
+
+
+def _harness_fits(release: Release) -> None:
+    """The harness files hold images and are built in memory: a release above RELEASE_HARNESS_MAX_ITEMS
+    items is left without them (the card says why) so that its formats task stays in bounded memory."""
+    from django.conf import settings
+
+    limit = settings.RELEASE_HARNESS_MAX_ITEMS
+    n_items = (release.card or {}).get("n_items") or 0
+    if limit and n_items > limit:
+        raise DomainError(f"Not written: {n_items} items is more than RELEASE_HARNESS_MAX_ITEMS ({limit}); "
+                          "the harness files are built in memory.", field="format")
 
 
 def split_name(line: dict) -> str:

@@ -1,4 +1,5 @@
-"""Celery app: two queues, `gpu` for model inference and `default` for everything else."""
+"""Celery app: `gpu` (and `gpu.<worker_queue>` per model, modeleval/dispatch.py) for model inference, `default`
+for everything else."""
 
 import os
 

@@ -242,6 +242,10 @@ DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
 # An imported .zip may unpack to at most this many bytes in all (benchmarks/material/files.py): a zip
 # bomb is refused with 400 instead of filling a worker's memory.
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 1024**3)
+# Release files are streamed (benchmarks/release_export.py); the harness files (VLMEvalKit, lmms-eval, the
+# published shape) hold images and are built in memory, so a release of more items than this goes without
+# them (its card says so). 0: no limit.
+RELEASE_HARNESS_MAX_ITEMS = env.int("RELEASE_HARNESS_MAX_ITEMS", default=100_000)
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
 REDIS_URL = env("REDIS_URL", default="")

@@ -171,6 +171,16 @@ class OpenAICompatible:
         return answers_in_flight(self.client, bodies())
 
 
+def local_checkpoints_here() -> bool:
+    """Whether this process may load a local checkpoint: a GPU worker (LOCAL_CHECKPOINTS=1), or a process
+    that runs its tasks itself (the embedded default). Web processes and default-queue workers never do:
+    their prompts go to a GPU worker (dispatch.complete_on_gpu_worker)."""
+    from celery import current_app
+    from django.conf import settings
+
+    return settings.LOCAL_CHECKPOINTS or bool(current_app.conf.task_always_eager)
+
+
 @lru_cache(maxsize=4)
 def loaded_checkpoint(checkpoint: str, dtype: str, device: str):
     """(processor, model) of a checkpoint, loaded once per worker process for each dtype and device:
@@ -179,6 +189,8 @@ def loaded_checkpoint(checkpoint: str, dtype: str, device: str):
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
+    if not local_checkpoints_here():
+        raise RuntimeError("Local checkpoints load only on GPU workers (LOCAL_CHECKPOINTS=1), not in this process.")
     processor = AutoProcessor.from_pretrained(checkpoint)
     processor.tokenizer.padding_side = "left"  # batched generation continues every row at its end
     model = AutoModelForImageTextToText.from_pretrained(checkpoint, dtype=getattr(torch, dtype))

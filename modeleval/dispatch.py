@@ -1,6 +1,20 @@
 """Sending modeleval's Celery tasks. Imports point one way: tasks.py imports services and inflight
 (tasks call the verbs); services and inflight send tasks through these functions, which reach
-tasks.py only when they send."""
+tasks.py only when they send.
+
+Inference goes to the queue of the GPU workers that hold the model: `gpu`, or `gpu.<worker_queue>` when
+the model's config names one, so each GPU host keeps a few models warm instead of every host loading
+every model (docs/DEPLOY.md)."""
+
+from django.conf import settings
+
+GPU_QUEUE = "gpu"
+
+
+def inference_queue(model) -> str:
+    """The queue a model's batches and prompts go to."""
+    name = (model.config or {}).get("worker_queue")
+    return f"{GPU_QUEUE}.{name}" if name else GPU_QUEUE
 
 
 def batch_size(run, n_items: int) -> int:
@@ -16,18 +30,34 @@ def batch_size(run, n_items: int) -> int:
     return run.batch_size
 
 
-def send_batch(run_id: int, item_ids: list[int]) -> None:
-    """One inference batch to the gpu queue (routed by task name in config/celery.py)."""
+def send_batch(run, item_ids: list[int]) -> None:
+    """One inference batch to the queue of the workers that hold the run's model."""
     from .tasks import infer_batch
 
-    infer_batch.delay(run_id, item_ids)
+    infer_batch.apply_async((run.pk, item_ids), queue=inference_queue(run.model))
 
 
 def resend_batch(task_id: str, run_id: int, item_ids: list[int]) -> None:
     """A lost batch sent again under its own task id, so its in-flight record keeps naming it."""
+    from .models import Run
     from .tasks import infer_batch
 
-    infer_batch.apply_async((run_id, item_ids), task_id=task_id)
+    model = Run.objects.select_related("model").get(pk=run_id).model
+    infer_batch.apply_async((run_id, item_ids), task_id=task_id, queue=inference_queue(model))
+
+
+def complete_on_gpu_worker(model, prompt: str, images: list[bytes]) -> str:
+    """A local checkpoint's answer to one prompt, from a GPU worker that holds it (never loaded here):
+    the caller, a page or a default-queue stage, waits for it up to LOCAL_COMPLETION_TIMEOUT_S."""
+    from .tasks import complete_prompt
+
+    result = complete_prompt.apply_async((model.pk, prompt, [image.hex() for image in images]),
+                                         queue=inference_queue(model))
+    try:
+        # a default-queue task waiting on a gpu-queue task cannot deadlock: different workers serve them
+        return result.get(timeout=settings.LOCAL_COMPLETION_TIMEOUT_S, disable_sync_subtasks=False)
+    finally:
+        result.forget()
 
 
 def send_render(run_id: int, scene_id: int) -> None:

@@ -17,6 +17,7 @@ from core.errors import DomainError
 KEY_PREFIX = "HYPOLAB_MODEL_KEY_"
 MAX_IN_FLIGHT = 256  # an endpoint model's requests open at once at most (config max_in_flight, default 16)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")
+WORKER_QUEUE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # config.worker_queue: its GPU workers consume gpu.<name>
 
 
 def _names(value) -> list[str]:
@@ -78,6 +79,10 @@ def check_model_config(adapter: str, config) -> None:
     check_api_key_env(config.get("api_key_env"))
     if adapter == "openai_compatible" or config.get("endpoint") not in (None, ""):
         check_endpoint(config.get("endpoint"))
+    queue = config.get("worker_queue")
+    if queue not in (None, "") and not (isinstance(queue, str) and WORKER_QUEUE.fullmatch(queue)):
+        raise DomainError("config.worker_queue names the GPU workers that hold this model: up to 64 lower-case "
+                          "letters, digits, '-' or '_' (its workers consume gpu.<worker_queue>).", field="config")
     # checked beside them because every save and launch passes here (modeleval/endpoint_client.py)
     window = config.get("max_in_flight")
     if window is not None and (type(window) is not int or not 1 <= window <= MAX_IN_FLIGHT):

@@ -40,7 +40,7 @@ from scoring.uncertainty import TABLE_LEVEL
 
 from . import dispatch, generation, reads, run_inputs, run_options, visual_inputs
 from . import secrets as model_secrets
-from .adapters import HFLocal, OpenAICompatible, load_adapter, model_settings_key
+from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
 from .endpoint_client import predictions_in_flight
 from .judge import run_judge
 from .models import ModelSpec, Prediction, RecordedOutput, Run
@@ -176,7 +176,7 @@ def _fail_to_start(run_id: int) -> None:
 def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
     size = dispatch.batch_size(run, len(item_ids))
     batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
-    _send_on_commit(run, lambda: [dispatch.send_batch(run.pk, batch) for batch in batches])
+    _send_on_commit(run, lambda: [dispatch.send_batch(run, batch) for batch in batches])
 
 
 def _send_on_commit(run: Run, send_all) -> None:
@@ -568,6 +568,8 @@ def complete(model: ModelSpec, prompt: str, images: list[bytes] = ()) -> str:
     """One prompt, with pictures if given, through a language model's adapter (model-drafted raw
     items, polishing, filters). Only endpoint and local checkpoints write text; the baselines answer
     benchmark items, not prompts."""
+    if model.adapter == ModelSpec.Adapter.HF_LOCAL and not local_checkpoints_here():
+        return dispatch.complete_on_gpu_worker(model, prompt, list(images))
     adapter = load_adapter(model.pk, model_settings_key(model), 0)
     if not isinstance(adapter, OpenAICompatible | HFLocal):
         raise DomainError("This needs a language model (an OpenAI-compatible endpoint or a local checkpoint).",

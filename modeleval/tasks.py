@@ -1,4 +1,5 @@
-"""Celery tasks: thin wrappers over services; `infer_batch` is routed to the gpu queue."""
+"""Celery tasks: thin wrappers over services; `infer_batch` and `complete_prompt` go to the queue of the GPU
+workers that hold the model (modeleval/dispatch.py)."""
 
 from celery import shared_task
 
@@ -11,6 +12,15 @@ def infer_batch(self, run_id: int, item_ids: list[int]) -> int:
     watched = None if self.request.is_eager else self.request.id
     with inflight.watch(watched, run_id, item_ids, self.request.hostname or "") as batch:
         return services.infer_items(run_id, item_ids, on_write=batch.progress)
+
+
+@shared_task(name="modeleval.tasks.complete_prompt", ignore_result=False)  # its caller waits for it
+def complete_prompt(model_id: int, prompt: str, images_hex: list[str]) -> str:
+    """One prompt for a local checkpoint, answered by a GPU worker that holds it (sent with the model's
+    queue by dispatch.complete_on_gpu_worker; its caller waits for the result)."""
+    from .models import ModelSpec
+
+    return services.complete(ModelSpec.objects.get(pk=model_id), prompt, [bytes.fromhex(h) for h in images_hex])
 
 
 @shared_task(name="modeleval.tasks.render_views")

@@ -233,7 +233,10 @@ class Annotator(threading.Thread):
 
     def enter(self):
         query = f"?PROLIFIC_PID=outage-{self.number}&STUDY_ID=S&SESSION_ID=X"
-        arrival = self.request("enter", "GET", f"/crowd/campaigns/{self.campaign_id}/{query}")
+        link = f"/crowd/campaigns/{self.campaign_id}/{query}"
+        self.request("link", "GET", link)  # the start page: its form POSTs the link (a GET writes nothing)
+        arrival = self.request("enter", "POST", link,
+                               data={"csrfmiddlewaretoken": self.session.cookies.get("csrftoken")})
         assert arrival is not None and arrival.status_code == 302, arrival and arrival.text[:500]
         page = arrival.headers["Location"]
         self.assignment = int(page.rstrip("/").split("/")[-1])
@@ -450,16 +453,30 @@ def test_every_long_running_service_has_a_health_check_and_one_shot_jobs_are_awa
     assert "pg_isready" in checks["postgres"] and "redis-cli ping" in checks["redis"]
     assert "mc ready" in checks["minio"] and "/healthz" in checks["proxy"]
     assert "127.0.0.1:8000/" in checks["web"] and "127.0.0.1:8001/" in checks["daphne"]
-    for worker in ("worker-default", "worker-gpu"):
+    for worker in ("worker-default", "worker-gpu-qwen", "worker-gpu-llava"):
         assert "celery -A config inspect ping" in checks[worker] and "--destination" in checks[worker]
-        queue = re.search(r"-Q (\w+)", command(worker))[1]
-        assert f"--hostname {queue}@%h" in command(worker) and f"{queue}@$$HOSTNAME" in checks[worker]
+        name = re.search(r"--hostname ([\w-]+)@%h", command(worker))[1]
+        assert f"{name}@$$HOSTNAME" in checks[worker]
     # Whatever depends on a service waits for it to be healthy (or, for a job, to have finished).
     for name, service in SERVICES.items():
         for needed, when in (service.get("depends_on") or {}).items():
             assert needed in SERVICES, (name, needed)
             expected = "service_completed_successfully" if needed in awaited_by_exit else "service_healthy"
             assert when["condition"] == expected, (name, needed)
+
+
+def test_two_gpu_workers_serve_two_models_and_only_they_load_checkpoints():
+    queues = {name: set(re.search(r"-Q (\S+)", command(name))[1].split(","))
+              for name in SERVICES if name.startswith("worker-")}
+    # the shared `gpu` queue (models naming no worker_queue) and one queue per model group, each served
+    assert queues["worker-gpu-qwen"] == {"gpu", "gpu.qwen"} and queues["worker-gpu-llava"] == {"gpu.llava"}
+    assert queues["worker-default"] == {"default"}
+    for name, service in SERVICES.items():
+        loads = str((service.get("environment") or {}).get("LOCAL_CHECKPOINTS", "")).lower() == "true"
+        assert loads == name.startswith("worker-gpu"), name
+    devices = [SERVICES[name]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]
+               for name in ("worker-gpu-qwen", "worker-gpu-llava")]
+    assert devices == [["0"], ["1"]]  # one GPU each
 
 
 def test_redis_keeps_an_append_only_file_on_a_volume():

@@ -1,0 +1,315 @@
+"""Release files written as a stream (#33): the items are read from the database in chunks (a server-side
+cursor, or keyset pages where a pooler forbids one), each line is written to the store as it is made
+(a local file, or an S3 multipart upload), and each file's size and sha256 are computed as its bytes go.
+Memory stays bounded by one chunk of lines (one Parquet row group), whatever the release's size.
+
+The bytes are those the in-memory export wrote (services.format_bytes and the JSONL join) for the same
+release; a Parquet file of more than ROW_GROUP_ROWS items is split into row groups of that many rows
+(same rows, same schema), where the in-memory writer made one.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import os
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from django.core.files.storage import FileSystemStorage
+from django.db import connections
+
+from .models import Asset, AssetRole
+
+CHUNK_ROWS = 2_000  # rows fetched from the database at a time
+ROW_GROUP_ROWS = 50_000  # lines per Parquet row group (and per written block of the text formats)
+READ_BLOCK = 1 << 20
+
+
+# --- Reading in chunks ------------------------------------------------------------------------------
+
+def server_side_cursors(using: str = "default") -> bool:
+    """False behind PgBouncer in transaction mode (DISABLE_SERVER_SIDE_CURSORS, config/settings.py): a
+    named cursor does not survive the pooler handing the connection to another client."""
+    settings_dict = connections[using].settings_dict
+    return connections[using].vendor == "postgresql" and not settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+
+
+def iterate_chunked(queryset, chunk_size: int = CHUNK_ROWS) -> Iterator:
+    """Every row of a queryset ordered by pk, `chunk_size` at a time: a server-side cursor on PostgreSQL,
+    keyset pages (`pk > last ORDER BY pk LIMIT n`) otherwise. Without server-side cursors Django's
+    `.iterator()` would fetch the whole result into the client first."""
+    if server_side_cursors(queryset.db):
+        yield from queryset.order_by("pk").iterator(chunk_size=chunk_size)
+        return
+    last = None
+    while True:
+        page = queryset.order_by("pk")
+        if last is not None:
+            page = page.filter(pk__gt=last)
+        rows = list(page[:chunk_size])
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1].pk
+
+
+def iter_release_lines(release) -> Iterator[dict]:
+    """The release's JSONL read line by line (the whole file is never in memory)."""
+    if not release.items_file:
+        return
+    with release.items_file.file.open("rb") as handle:
+        for raw in iter_lines(handle):
+            yield json.loads(raw)
+
+
+def iter_lines(handle) -> Iterator[bytes]:
+    """Lines ending in b"\\n" only (a JSON line may hold U+2028 or a lone \\r in no other form)."""
+    rest = b""
+    while block := handle.read(READ_BLOCK):
+        *complete, rest = (rest + block).split(b"\n")
+        yield from (line for line in complete if line)
+    if rest:
+        yield rest
+
+
+def batched(iterable: Iterable, size: int) -> Iterator[list]:
+    batch = []
+    for value in iterable:
+        batch.append(value)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# --- Writing to the store ---------------------------------------------------------------------------
+
+class HashingWriter(io.RawIOBase):
+    """A binary file that passes its bytes on while counting them and hashing them (sha256)."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.target, self.size, self.sha256 = target, 0, hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self.target.write(data)
+        self.sha256.update(data)
+        self.size += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.size
+
+
+def store_stream(filename: str, write: Callable[[HashingWriter], None], meta: dict | None = None,
+                 role: str = AssetRole.EXPORT) -> Asset:
+    """An export asset whose bytes `write(out)` writes to `out` bit by bit: straight into the storage's
+    file (a local file, renamed into place when complete; on S3 a multipart upload, django-storages'
+    S3File sending a part every AWS_S3_FILE_BUFFER_SIZE bytes). The row records size and sha256."""
+    asset = Asset(scene=None, role=role, meta=meta or {}, size=0, sha256="")
+    storage = asset.file.storage
+    name = storage.get_available_name(asset.file.field.generate_filename(asset, filename))
+    if isinstance(storage, FileSystemStorage):
+        path = Path(storage.path(name))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+        try:
+            with open(draft, "wb") as handle:
+                out = HashingWriter(handle)
+                write(out)
+            os.replace(draft, path)
+        finally:
+            draft.unlink(missing_ok=True)
+    else:
+        handle = storage.open(name, "wb")
+        out = HashingWriter(handle)
+        try:
+            write(out)
+        except BaseException:
+            multipart = getattr(handle, "_multipart", None)
+            if multipart is not None:  # no half-written object left behind
+                multipart.abort()
+                handle._multipart, handle._is_dirty = None, False
+            raise
+        handle.close()
+    asset.file.name = name
+    asset.size, asset.sha256 = out.size, out.sha256.hexdigest()
+    try:
+        asset.save()
+    except BaseException:
+        storage.delete(name)
+        raise
+    return asset
+
+
+# --- The formats ------------------------------------------------------------------------------------
+
+def _dumps(data) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def write_jsonl(lines: Iterable[dict], out) -> None:
+    for block in batched(lines, ROW_GROUP_ROWS):
+        out.write("".join(_dumps(line) + "\n" for line in block).encode())
+
+
+def write_json(lines: Iterable[dict], out) -> None:
+    """`[`, the lines joined by `,\\n`, `]`: services.format_bytes("json") written bit by bit."""
+    out.write(b"[\n")
+    first = True
+    for block in batched(lines, ROW_GROUP_ROWS):
+        text = ",\n".join(_dumps(line) for line in block)
+        out.write(((",\n" if not first else "") + text).encode())
+        first = False
+    out.write(b"\n]\n")
+
+
+def write_csv(lines: Iterable[dict], out) -> None:
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=False)
+    writer = None
+    for line in lines:
+        if writer is None:
+            writer = csv.DictWriter(text, fieldnames=list(line), lineterminator="\n")
+            writer.writeheader()
+        writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
+    text.flush()
+    text.detach()
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    text, texts = pa.string(), pa.list_(pa.string())
+    return pa.schema([
+        ("id", text), ("external_id", text), ("scene_id", text), ("world_frame", texts), ("context_change", text),
+        ("context_change_raw", text), ("change_type", text), ("question", text), ("answer_format", text),
+        ("choices", texts), ("answers", texts), ("tags", text), ("provenance", text),
+    ])
+
+
+def write_parquet(lines: Iterable[dict], out) -> None:
+    """services._parquet_bytes' schema and compression, one row group per ROW_GROUP_ROWS lines."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema()
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for block in batched(lines, ROW_GROUP_ROWS):
+            columns = {name: [line[name] for line in block] for name in schema.names}
+            for name in ("tags", "provenance"):
+                columns[name] = [_dumps(value) for value in columns[name]]
+            writer.write_table(pa.table(columns, schema=schema))
+
+
+WRITERS = {"jsonl": write_jsonl, "json": write_json, "csv": write_csv, "parquet": write_parquet}
+
+
+def write_format(fmt: str, lines: Iterable[dict], out) -> None:
+    """One format of a release's lines to a binary file-like `out` (bench/scale.py and tests call it)."""
+    WRITERS[fmt](lines, out)
+
+
+# --- The card and the diff, accumulated as lines go by -----------------------------------------------
+
+class CardCounts:
+    """services.dataset_card computed line by line: the same dict, without holding the lines."""
+
+    def __init__(self):
+        from .services import question_types_of, split_name
+
+        self._types, self._split = question_types_of, split_name
+        self.n = 0
+        self.change_types, self.question_types, self.splits = Counter(), Counter(), Counter()
+        self.changes: set = set()
+        self.question_words = self.questions = self.answer_words = self.answers = 0
+        self.agreements: list[float] = []
+
+    def add(self, line: dict, agreement: float | None) -> None:
+        self.n += 1
+        self.change_types[line["change_type"] or "none"] += 1
+        self.question_types.update(self._types(line["tags"]))
+        self.splits[self._split(line)] += 1
+        self.changes.add(line["context_change"])
+        if line["question"]:
+            self.questions += 1
+            self.question_words += len(line["question"].split())
+        for answer in line["answers"]:
+            if isinstance(answer, str) and answer:
+                self.answers += 1
+                self.answer_words += len(answer.split())
+        if agreement is not None:
+            self.agreements.append(agreement)
+
+    def card(self) -> dict:
+        from .services import _mean_words
+
+        def mean(words, count):
+            return round(words / count, 2) if count else None
+
+        return {
+            "n_items": self.n,
+            "by_change_type": dict(sorted(self.change_types.items())),
+            "by_question_type": dict(sorted(self.question_types.items())),
+            "by_split": dict(sorted(self.splits.items())),
+            "words_per_change": _mean_words(self.changes),
+            "words_per_question": mean(self.question_words, self.questions),
+            "words_per_answer": mean(self.answer_words, self.answers),
+            "mean_agreement": round(sum(self.agreements) / len(self.agreements), 4) if self.agreements else None,
+            "n_items_with_agreement": len(self.agreements),
+        }
+
+
+def line_digest(line: dict) -> bytes:
+    return hashlib.blake2b(_dumps(line).encode(), digest_size=16).digest()
+
+
+def streamed_diff(previous_lines: Iterable[dict], digests: dict[str, bytes]) -> dict:
+    """services.release_diff from a digest per line (16 bytes) instead of the lines themselves."""
+    from .services import _id_order
+
+    before = {line["id"]: line_digest(line) for line in previous_lines}
+    return {
+        "added": sorted(digests.keys() - before.keys(), key=_id_order),
+        "removed": sorted(before.keys() - digests.keys(), key=_id_order),
+        "changed": sorted((k for k in digests.keys() & before.keys() if digests[k] != before[k]), key=_id_order),
+    }
+
+
+def freeze_lines(release, items, frames_by_scene: dict, prefix: str) -> tuple[Asset, CardCounts, dict]:
+    """Stream the release's items: each becomes a JSONL line written to the store, a row of the release's
+    item list (inserted a chunk at a time) and a count on the card. Returns the JSONL asset, the card's
+    counts and each line's digest (for the diff against the next release)."""
+    from .services import release_item_line
+
+    through = release.items.through
+    counts, digests = CardCounts(), {}
+
+    def lines() -> Iterator[dict]:
+        for chunk in batched(iterate_chunked(items), CHUNK_ROWS):
+            through.objects.bulk_create([through(release_id=release.pk, item_id=item.pk) for item in chunk])
+            for item in chunk:
+                line = release_item_line(item, [f.text for f in frames_by_scene.get(item.scene_id, [])])
+                counts.add(line, item.agreement)
+                digests[line["id"]] = line_digest(line)
+                yield line
+
+    asset = store_stream(f"{prefix}.jsonl", lambda out: write_jsonl(lines(), out))
+    return asset, counts, digests
+
+
+def frames_for(scene_ids) -> dict[int, list]:
+    """The world frames of these scenes (a subquery: the items are not listed), by scene, in pk order."""
+    from .models import WorldFrame
+
+    frames: dict[int, list] = {}
+    for frame in WorldFrame.objects.filter(scene_id__in=scene_ids).select_related("anchor").order_by("pk"):
+        frames.setdefault(frame.scene_id, []).append(frame)
+    return frames
