@@ -6,14 +6,21 @@
   frame-count sweep of Fig. 4); the model's config `n_frames` otherwise;
 - `extra_frames: SOURCE`: frames produced elsewhere for each item and imported (ItemFrame; CausalSpatial's
   world-model frames), sent after the scene's pictures in their order; every item of the run must have them;
-- `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text)."""
+- `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text);
+- `top_view: aligned | not_aligned`: the scene's top-view map whose asset meta says `aligned: true` (a map
+  rotated into the world frame, Hypo3D Table 11), or the latest one that does not;
+- `object_captions: N`: the scene text of a caption model made of N of the scene's object captions
+  (Scene.meta object_captions, imported from ScanRefer by import_object_captions) joined with ". ", as
+  Hypo3D's LLM input is (30 by default; Table 15 tries 30 / 50 / 100 / 200); the sample is seeded by the
+  scene and N, so every model reads the same text."""
 
 import copy
+import random
 import re
 
 from benchmarks import protocols
 from benchmarks.material.frames import frame_set
-from benchmarks.models import AssetRole, Item, Scene
+from benchmarks.models import Asset, AssetRole, Item, Scene
 from core.errors import DomainError
 
 from . import chains, visual_inputs
@@ -21,10 +28,11 @@ from .models import ItemFrame, ModelSpec
 from .prompts import InferenceRequest, build_request
 from .visual_inputs import VisualInput
 
-KNOWN = ("frames_per_video", "fps", "extra_frames", "chain")
+KNOWN = ("frames_per_video", "fps", "extra_frames", "chain", "top_view", "object_captions")
 FRAME_KEYS = ("frames_per_video", "fps")
 MAX_FRAMES = 1000  # per video: M3-Verse's frame-count ablation goes up to 1,000
 MAX_FPS = 30
+MAX_OBJECT_CAPTIONS = 1000
 SOURCE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
 
 
@@ -54,7 +62,59 @@ def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> d
         out["extra_frames"] = _checked_source(inputs["extra_frames"], model, shown, items)
     if "chain" in inputs:
         out["chain"] = chains.checked(inputs["chain"], model, benchmark, shown)
+    if "top_view" in inputs:
+        out["top_view"] = _checked_top_view(inputs["top_view"], model, shown, items)
+    if "object_captions" in inputs:
+        out["object_captions"] = _checked_object_captions(inputs["object_captions"], model, shown, items)
     return out
+
+
+def _top_views(scene_ids, kind: str, aligned: bool):
+    maps = Asset.objects.filter(scene_id__in=scene_ids, role=visual_inputs.TOP_VIEW_ROLES[kind])
+    return maps.filter(meta__contains={"aligned": True}) if aligned else maps.exclude(meta__contains={"aligned": True})
+
+
+def _checked_top_view(value, model: ModelSpec, shown: VisualInput, items) -> str:
+    if value not in ("aligned", "not_aligned"):
+        raise DomainError("top_view is aligned or not_aligned.", field="inputs")
+    if shown.kind not in visual_inputs.TOP_VIEW_ROLES:
+        raise DomainError(f"top_view chooses a top-view map; {model.name} is shown {shown}.", field="inputs")
+    scene_ids = set(items.exclude(scene=None).values_list("scene_id", flat=True))
+    found = set(_top_views(scene_ids, shown.kind, value == "aligned").values_list("scene_id", flat=True))
+    missing = Scene.objects.filter(pk__in=scene_ids - found).values_list("external_id", flat=True).first()
+    if missing is not None:
+        raise DomainError(f"Scene {missing} has no {value.replace('_', '-')} {shown} map (a top-view asset with "
+                          'meta {"aligned": true} is an aligned one).', field="inputs")
+    return value
+
+
+def _checked_object_captions(value, model: ModelSpec, shown: VisualInput, items) -> int:
+    if type(value) is not int or not 1 <= value <= MAX_OBJECT_CAPTIONS:
+        raise DomainError(f"object_captions is a whole number from 1 to {MAX_OBJECT_CAPTIONS}.", field="inputs")
+    if shown.kind != ModelSpec.Modality.CAPTION_ONLY:
+        raise DomainError(f"object_captions make a caption model's scene text; {model.name} is shown {shown}.",
+                          field="inputs")
+    without = Scene.objects.filter(pk__in=items.values_list("scene_id", flat=True)).exclude(
+        meta__has_key="object_captions").values_list("external_id", flat=True).first()
+    if without is not None:
+        raise DomainError(f"Scene {without} has no object captions: import them (import_object_captions).",
+                          field="inputs")
+    return value
+
+
+def object_caption_text(scene: Scene, n: int) -> str:
+    """N of the scene's object captions (all when it has fewer), sampled with a seed of the scene and N."""
+    captions = [str(c).strip().rstrip(".") for c in (scene.meta or {}).get("object_captions") or []]
+    chosen = random.Random(f"{scene.external_id}:{n}").sample(captions, min(n, len(captions)))
+    return ". ".join(chosen)
+
+
+def _with_caption(item: Item, text: str) -> Item:
+    """A copy of the item whose scene caption is `text` (the stored item and scene are left as they are)."""
+    item, scene = copy.copy(item), copy.copy(item.scene)
+    scene.caption = text
+    item.scene = scene
+    return item
 
 
 def _checked_source(source, model: ModelSpec, shown: VisualInput, items) -> str:
@@ -120,7 +180,16 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
     if frames:  # the prompt as build_request writes it; the frames sampled here, once
         shown_model = copy.copy(run.model)
         shown_model.withhold_stimulus = True
+    if inputs.get("object_captions") and item.scene is not None:
+        item = _with_caption(item, object_caption_text(item.scene, inputs["object_captions"]))
     built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
+    if inputs.get("top_view") and item.scene is not None and built.images:
+        kind = VisualInput.parse(run.visual_input).kind
+        chosen = _top_views([item.scene_id], kind, inputs["top_view"] == "aligned").order_by("-id").first()
+        if chosen is None:
+            raise LookupError(f"scene {item.scene.external_id} has no {inputs['top_view']} {kind} map")
+        with chosen.file.open("rb") as handle:
+            built.images = [handle.read()]
     if frames and item.scene is not None and not run.model.withhold_stimulus:
         built.images = video_frames(run.model, item.scene, frames, protocols.shows_mirrored(item.tags, variant))
     if inputs.get("extra_frames"):

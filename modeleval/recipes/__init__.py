@@ -33,6 +33,7 @@ from core.errors import DomainError
 
 from .. import generation, run_inputs, services
 from ..models import ModelSpec, PromptTemplate, Run
+from . import shots
 
 FOLDER = Path(__file__).parent
 RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
@@ -192,6 +193,7 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
         main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
         for index, plan in enumerate(plans):
             key = plan.pop("key")
+            plan["examples"] = shots.resolved(plan["examples"], benchmark, plan["subset"])  # {"from_items": N}
             run = services.launch_run(model.pk, benchmark, created_by, batch_size, **plan)
             if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
                 main["inputs"] = run_inputs.label_value(run.inputs)

@@ -258,3 +258,54 @@ def test_manage_page_launches_every_run_of_a_recipe_and_shows_errors_at_the_form
     assert response.status_code == 400
     form = re.search(r'id="recipe-form">(.*?)</form>', response.content.decode(), re.S).group(1)
     assert "Name at least one model." in form and 'role="alert"' in form
+
+
+def test_hypo3d_tables_11_13_15_aligned_maps_shots_from_items_and_object_caption_counts(
+        client, chat_servers, django_capture_on_commit_callbacks):
+    direction = ItemFactory(tags={"change_type": "movement", "question_type": ["Direction"]}, answers=["left"])
+    benchmark, scene = direction.benchmark, direction.scene
+    for index in range(3):
+        ItemFactory(change__scene=scene, benchmark=benchmark, answers=[f"answer {index}"],
+                    tags={"change_type": "removal", "question_type": ["Semantic"]})
+    colours = {("topview_semantic", False): (200, 0, 0), ("topview_semantic", True): (0, 0, 200),
+               ("topview_plain", False): (0, 200, 0), ("topview_plain", True): (90, 90, 90)}
+    for (role, aligned), colour in colours.items():
+        store_asset(scene, role, f"{role}-{aligned}.png", png(colour), {"aligned": True} if aligned else {})
+    scene.meta = {**(scene.meta or {}), "object_captions": [f"object {n} is here." for n in range(250)]}
+    scene.save(update_fields=["meta"])
+    vlm_endpoint, llm_endpoint = chat_servers(reply="left"), chat_servers(reply="left")
+    vlm = endpoint_model(vlm_endpoint, "Qwen2-VL-72B-Instruct", "top_view_plain")
+    llm = endpoint_model(llm_endpoint, "Llama-3.2-3B-Instruct", "caption_only")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        table11 = recipes.launch_recipe("hypo3d-table11", benchmark, [vlm.pk])
+    finished(table11)
+    sent = [Image.open(io.BytesIO(__import__("base64").b64decode(
+        r["body"]["messages"][0]["content"][1]["image_url"]["url"].split(",", 1)[1]))).getpixel((0, 0))
+        for r in vlm_endpoint.requests]
+    assert sent == [(200, 0, 0), (0, 0, 200), (0, 200, 0), (90, 90, 90)]  # one Direction item per run
+    assert [run.visual_input for run in table11] == ["top_view_semantic"] * 2 + ["top_view_plain"] * 2
+    client.force_login(UserFactory(role=roles.ADMIN))
+    data = client.get(f"/api/v1/benchmarks/{benchmark.slug}/results/").json()
+    inputs = [t for t in data["ablations"] if t["axis"] == "inputs"]
+    assert {(row["value"], row["main"]) for t in inputs for row in t["rows"]} >= {
+        ("top_view=not_aligned", True), ("top_view=aligned", False)}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        table13 = recipes.launch_recipe("hypo3d-table13", benchmark, [llm.pk])
+    finished(table13)
+    assert len(table13[1].examples) == 3 and table13[0].examples == []
+    shots = [p for p in llm_endpoint.prompts if p.startswith("Example question: Context Change: ")]
+    assert len(shots) == 4 and all(p.count("Example answer: ") == 3 for p in shots)
+
+    llm_endpoint.requests.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        table15 = recipes.launch_recipe("hypo3d-table15", benchmark, [llm.pk])
+    finished(table15)
+    per_run = [llm_endpoint.prompts[i * 4] for i in range(4)]
+    counts = [len(re.search(r"Scene description: (.*?)\n", prompt).group(1).split(". ")) for prompt in per_run]
+    assert counts == [30, 50, 100, 200]
+    assert "object_captions=200" in next(row["name"] for row in client.get(
+        f"/api/v1/benchmarks/{benchmark.slug}/results/").json()["rows"] if row.get("run") == table15[3].pk)
+    with pytest.raises(Exception, match="object_captions make a caption model's scene text"):
+        services.launch_run(vlm.pk, benchmark, None, inputs={"object_captions": 30})
