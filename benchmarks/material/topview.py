@@ -200,6 +200,65 @@ def _draw_labels(image: Image.Image, labels: list[dict], size_px: int) -> Image.
     return Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
 
 
+# When labels would collide (one shortened or left to hover), the semantic map numbers every object
+# at its centroid and lists "N label" in full in a legend beside the map: a model cannot hover.
+LEGEND_PAD = 8
+
+
+def _legend_entries(labels: list[dict]) -> list[dict]:
+    """Every object's number and full label, numbered by instance id; [] when each label fits whole."""
+    if all(e["text_box"] is not None and "shown_as" not in e for e in labels):
+        return []
+    ordered = sorted(labels, key=lambda e: e["instance_id"])
+    return [{"number": n, "instance_id": e["instance_id"], "label": e["label"]} for n, e in enumerate(ordered, 1)]
+
+
+def _legend_layout(legend: list[dict], map_size: tuple[int, int], size_px: int) -> dict:
+    """Where the legend goes: columns of rows right of the map, as many columns as the map's
+    height needs. {"x": left edge, "row_height", "column_width", "rows", "size": [w, h]} of the whole image."""
+    draw = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    font = _font(size_px)
+    lines = [f"{e['number']}  {e['label']}" for e in legend]
+    row = max(draw.textbbox((0, 0), line, font=font)[3] for line in lines) + 4
+    column = max(draw.textbbox((0, 0), line, font=font)[2] for line in lines) + 2 * LEGEND_PAD
+    width, height = map_size
+    rows = max(1, (height - 2 * LEGEND_PAD) // row)
+    columns = math.ceil(len(lines) / rows)
+    return {"x": width, "row_height": row, "column_width": column, "rows": rows,
+            "size": [width + columns * column + LEGEND_PAD, height]}
+
+
+def _draw_legend(image: Image.Image, labels: list[dict], legend: list[dict], layout: dict, size_px: int):
+    """The map widened by the legend: each object's number in a badge on its centroid (moved aside
+    like a label when it would cover another), and "N label" in full beside the map."""
+    font = _font(size_px)
+    canvas = Image.new("RGB", tuple(layout["size"]), (255, 255, 255))
+    canvas.paste(image, (0, 0))
+    draw = ImageDraw.Draw(canvas)
+    by_id = {e["instance_id"]: e for e in labels}
+    placed = []
+    for entry in legend:
+        spot = _place(draw, font, {**by_id[entry["instance_id"]], "label": str(entry["number"])}, placed,
+                      image.size, pad=2)
+        obj = by_id[entry["instance_id"]]
+        if spot is None:  # crowded beyond any free spot: on its centroid all the same
+            text, cx, cy = str(entry["number"]), obj["x"], obj["y"]
+            left, top, right, bottom = draw.textbbox((cx, cy), text, font=font, anchor="mm")
+            box = [left - 2, top - 2, right + 2, bottom + 2]
+        else:
+            text, cx, cy, box = spot
+        placed.append(box)
+        entry["badge"] = box
+        draw.rectangle([box[0], box[1], box[2] - 1, box[3] - 1], fill=(20, 20, 28))
+        draw.text((cx, cy), text, font=font, anchor="mm", fill=(255, 255, 255))
+    rows, row, column = layout["rows"], layout["row_height"], layout["column_width"]
+    for index, entry in enumerate(legend):
+        x = layout["x"] + LEGEND_PAD + (index // rows) * column
+        y = LEGEND_PAD + (index % rows) * row
+        draw.text((x, y), f"{entry['number']}  {entry['label']}", font=font, fill=(20, 20, 28))
+    return canvas
+
+
 def render_topview(
     xyz: np.ndarray, rgb: np.ndarray, objects: list[dict], size_px: int = 512, semantic: bool = False
 ) -> tuple[bytes, dict]:
@@ -208,7 +267,10 @@ def render_topview(
     `objects` holds {"instance_id", "label", "center": [x, y, z], "size": [sx, sy, sz]} (and an
     optional "yaw"); `semantic=True` writes each label at (or beside) its object's centroid, no
     two labels overlapping (`_layout_labels`). Each label entry carries the footprint's pixel box,
-    its turned `corners` (for hover) and its `text_box` (None: shown on hover only).
+    its turned `corners` (for hover) and its `text_box` (None: shown on hover only). Where a label
+    would be shortened or left to hover, the semantic map instead numbers every object and lists
+    the labels in full in a legend right of the map: the meta's `legend` ([] when none is needed)
+    and `semantic_size` (the semantic PNG's [width, height]; the map keeps its pixels at the left).
     """
     xyz = np.asarray(xyz, dtype=np.float64)
     rgb = np.asarray(rgb, dtype=np.uint8)
@@ -216,8 +278,12 @@ def render_topview(
     image = Image.fromarray(_zbuffer(xyz, rgb, width, height, scale, bounds))
     labels = _labels(objects, width, height, scale, bounds)
     _layout_labels(labels, (width, height), size_px)
+    legend = _legend_entries(labels)
+    layout = _legend_layout(legend, (width, height), size_px) if legend else {"size": [width, height]}
     if semantic:
-        image = _draw_labels(image, labels, size_px)
+        image = _draw_legend(image, labels, legend, layout, size_px) if legend else _draw_labels(image, labels, size_px)
+    elif legend:  # the badges' spots as the semantic map draws them: both maps share one meta
+        _draw_legend(image, labels, legend, layout, size_px)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     meta = {
@@ -225,5 +291,7 @@ def render_topview(
         "height": height,
         "bounds": [round(b, 4) for b in bounds],
         "labels": labels,
+        "legend": legend,
+        "semantic_size": layout["size"],
     }
     return buffer.getvalue(), meta

@@ -122,6 +122,9 @@ export function mountTopView(element, { imageUrl, semanticUrl = null, map = null
   });
 
   const labels = map?.labels ?? [];
+  // The image's size in pixels: the semantic map may carry a numbered legend right of the map (its
+  // `semantic_size`), the map keeping its pixels at the left, so hover reads the same coordinates.
+  const shown = () => (element.dataset.mode === "semantic" && map?.semantic_size) || [map.width, map.height];
   const hide = () => {
     outline.hidden = tooltip.hidden = true;
     turned.svg.style.display = "none";
@@ -132,8 +135,9 @@ export function mountTopView(element, { imageUrl, semanticUrl = null, map = null
     if (!map) return;
     const rect = image.getBoundingClientRect();
     // Pointer position in the map's own pixels, whatever size the image is shown at.
-    const x = ((event.clientX - rect.left) * map.width) / rect.width;
-    const y = ((event.clientY - rect.top) * map.height) / rect.height;
+    const [width, height] = shown();
+    const x = ((event.clientX - rect.left) * width) / rect.width;
+    const y = ((event.clientY - rect.top) * height) / rect.height;
     const entry = labelAt(labels, x, y);
     if (!entry) {
       hide();
@@ -142,10 +146,10 @@ export function mountTopView(element, { imageUrl, semanticUrl = null, map = null
     const [left, top, right, bottom] = entry.box;
     // Percentages keep the outline on its object when the image is resized.
     Object.assign(outline.style, {
-      left: `${(100 * left) / map.width}%`,
-      top: `${(100 * top) / map.height}%`,
-      width: `${(100 * (right - left)) / map.width}%`,
-      height: `${(100 * (bottom - top)) / map.height}%`,
+      left: `${(100 * left) / width}%`,
+      top: `${(100 * top) / height}%`,
+      width: `${(100 * (right - left)) / width}%`,
+      height: `${(100 * (bottom - top)) / height}%`,
     });
     // A turned footprint is outlined as the polygon it is; the box outline serves older maps.
     const polygon = entry.corners?.length >= 3;
@@ -165,6 +169,7 @@ export function mountTopView(element, { imageUrl, semanticUrl = null, map = null
     const semantic = mode === "semantic" && Boolean(semanticUrl);
     element.dataset.mode = semantic ? "semantic" : "plain";
     image.src = semantic ? semanticUrl : imageUrl;
+    if (map) turned.svg.setAttribute("viewBox", `0 0 ${shown().join(" ")}`);
     if (toggle) {
       toggle.setAttribute("aria-pressed", String(semantic));
       toggle.textContent = semantic ? "Hide labels" : "Show labels";
