@@ -226,6 +226,11 @@ class Item(StatusTransitions, models.Model):
     change = models.ForeignKey(
         ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="items"
     )
+    complement_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="complements",
+        help_text="The item this one complements: 3DSRBench's same question on another image with the "
+                  "opposite answer, or the balance stage's opposite-relation rewrite (review/complements.py).",
+    )
     external_id = models.CharField(
         max_length=100, blank=True,
         help_text="The benchmark's own id (qid, question_id, id, question_index): the scoring key when set.",
