@@ -90,6 +90,12 @@ def expire_stale_leases(campaign: Campaign | None = None) -> int:
     return stale.update(status=Assignment.Status.EXPIRED)
 
 
+def open_lease(campaign: Campaign, worker) -> Assignment | None:
+    """The worker's lease on this campaign that has not run out, if any: a read, for a page's GET."""
+    return (campaign.assignments.filter(worker=worker, status=Assignment.Status.LEASED,
+                                        lease_expires_at__gte=timezone.now()).order_by("-id").first())
+
+
 def _unit_field(campaign: Campaign) -> str:
     """What one assignment is about: a scene, an approved change (questions) or an item (answers)."""
     return {Campaign.Kind.QUESTION_ANSWER: "change", Campaign.Kind.ANSWER_ONLY: "item"}.get(campaign.kind, "scene")

@@ -157,3 +157,37 @@ class ProlificHookSecret(models.Model):
     value = models.CharField(max_length=200)
     subscriptions = models.JSONField(default=list, blank=True, help_text="Subscription ids made with it.")
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class SessionConflict(models.Model):
+    """A crowd link refused because its worker id is already bound to another platform session (someone
+    entered the id first, or the participant lost the browser they started in). The participant is told
+    so; the admin resolves it (crowd.squatting): release the binding (the same person: their next link
+    binds its session), or reassign the id to the refused session (someone else took it: the first
+    account is detached from the id and switched off, the next link makes a new account)."""
+
+    class Resolution(models.TextChoices):
+        RELEASED = "released", "Binding released (the same person)"
+        REASSIGNED = "reassigned", "Id reassigned to the refused session"
+
+    account = models.ForeignKey(CrowdWorker, null=True, on_delete=models.SET_NULL, related_name="conflicts",
+                                help_text="The account the id is bound to.")
+    platform = models.CharField(max_length=20, choices=CrowdPlatform.choices)
+    worker_id = models.CharField(max_length=100)
+    bound_session_id = models.CharField(max_length=100, help_text="The session the id was bound to.")
+    refused_session_id = models.CharField(max_length=100, help_text="The session of the refused link.")
+    study_id = models.CharField(max_length=100, blank=True)
+    scope = models.CharField(max_length=100, blank=True, help_text='Where the link led: "campaign:<id>", "study:<id>".')
+    attempts = models.PositiveIntegerField(default=1, help_text="Times this link was refused.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolution = models.CharField(max_length=20, choices=Resolution.choices, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "worker_id", "refused_session_id"],
+                                               name="one_conflict_per_refused_session")]
+
+    def __str__(self):
+        return f"{self.platform}:{self.worker_id} ({self.bound_session_id} / {self.refused_session_id})"

@@ -100,6 +100,21 @@ def _session_param(ids: dict, params) -> str:
     return next((p for p in ASSIGNMENT_PARAMS if params.get(p)), "assignmentId")
 
 
+class SessionSquatted(Forbidden):
+    """A link whose worker id is bound to another platform session: nobody is signed in. The entry's
+    transaction is rolled back; the page records the conflict for the admin (squatting.record)."""
+
+    def __init__(self, worker: CrowdWorker, ids: dict, param: str, scope: str):
+        words = ID_WORDS[ids["platform"]]
+        super().__init__(
+            f"This {words['worker_id']} is already in use by another session (a different {words['session_id']}, "
+            f"{param}), so this link cannot sign you in. If you started in another browser, open the study "
+            "there. Otherwise someone may have used your id: the researchers have been told and can give it "
+            "back to you; contact them with the reference below.", field=param,
+        )
+        self.worker, self.ids, self.scope = worker, ids, scope
+
+
 @transaction.atomic
 def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") -> tuple:
     """One account per platform worker id, bound to the platform session it was first entered with
@@ -143,13 +158,7 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
     elif ids["session_id"] != worker.session_id:
         same_browser = current is not None and current.pk == worker.pk
         if worker.session_id and not same_browser:
-            param = _session_param(ids, params)
-            raise Forbidden(
-                f"This link belongs to another session of this participant id (its "
-                f"{ID_WORDS[ids['platform']]['session_id']}, {param}, is not the one they started with), so it "
-                "cannot sign you in here. Open the study again from your platform, in the browser you started it "
-                "in; if that does not work, contact the researchers.", field=param,
-            )
+            raise SessionSquatted(worker, ids, _session_param(ids, params), scope)
         # The same browser on a new session, or an account made before sessions were bound.
         worker.session_id = ids["session_id"]
         worker.study_id = ids["study_id"] or worker.study_id

@@ -50,5 +50,6 @@ urlpatterns = [
     path("manage/<slug:slug>/studies/design/", humaneval.study_design, name="study_design"),
     path("studies/<int:study_id>/results/", humaneval.study_results, name="study_results"),
     path("studies/<int:study_id>/settings/", humaneval.study_settings, name="study_settings"),
+    path("studies/<int:study_id>/invitations/", humaneval.study_invitations, name="study_invitations"),
     path("studies/<int:study_id>/results.csv", humaneval.study_results_csv, name="study_results_csv"),
 ]

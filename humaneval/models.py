@@ -192,3 +192,30 @@ class Response(models.Model):
         if self.answered_at is None:
             return None
         return int((self.answered_at - (self.onset_at or self.shown_at)).total_seconds() * 1000)
+
+
+class StudyInvitation(models.Model):
+    """An evaluator (an account, or an e-mail address an account has or will have) the admin invited to
+    a study: evaluators who are not crowd participants see and start only the studies they were invited
+    to (crowd participants only those they entered by the study's own link)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="study_invitations")
+    email = models.EmailField(blank=True, help_text="Invites whichever account has this address (case ignored).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], condition=models.Q(user__isnull=False),
+                                    name="invite_user_once"),
+            models.UniqueConstraint(fields=["study", "email"], condition=~models.Q(email=""),
+                                    name="invite_email_once"),
+            models.CheckConstraint(condition=models.Q(user__isnull=False) | ~models.Q(email=""),
+                                   name="invite_names_someone"),
+        ]
+
+    def __str__(self):
+        return f"{self.study}: {self.user or self.email}"

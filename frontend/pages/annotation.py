@@ -18,8 +18,9 @@ from crowd.models import scope_key
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
-from .common import BACKEND, carries_platform_ids, error_page
+from .common import BACKEND, carries_platform_ids, entry_params, error_page, squatted_page
 from .home import crowd_links
+from .humaneval import proceed_page
 
 # Kinds whose stimulus is images or videos, not a 3D scene.
 SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
@@ -27,12 +28,22 @@ SCENELESS_KINDS = (Campaign.Kind.CHOICE_IMAGE, Campaign.Kind.CHOICE_VIDEO)
 
 @crowd_entry_limited
 def crowd_enter_campaign(request, campaign_id):
+    """A crowd link: a GET checks the link and shows the start page, the POST signs in and leases."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)  # no account for a link to nowhere
-    if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.ANNOTATOR):
+    if not carries_platform_ids(entry_params(request)) and roles.has_role(request.user, roles.ANNOTATOR):
         return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
+    if request.method != "POST":
+        try:
+            crowd_services.parse_crowd_params(entry_params(request))
+        except DomainError as exc:
+            return error_page(request, exc)
+        return proceed_page(request, campaign.name, "Press Start to get your first scene.", "Start")
     try:
-        user, _ = crowd_services.enter_from_crowd_link(request.GET, role=roles.ANNOTATOR, signed_in=request.user,
+        user, _ = crowd_services.enter_from_crowd_link(entry_params(request),
+                                                       role=roles.ANNOTATOR, signed_in=request.user,
                                                        scope=scope_key("campaign", campaign.pk))
+    except crowd_services.SessionSquatted as exc:
+        return squatted_page(request, exc)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
@@ -45,9 +56,16 @@ def next_assignment(request, campaign_id):
 
 
 def _next_assignment(request, campaign):
-    """Quiz first if the campaign has one; then the open lease, the unfinished draft, or a new scene."""
+    """Quiz first if the campaign has one; then the open lease, the unfinished draft, or a new scene.
+    A GET only reads: it goes to the open lease, or shows the page whose POST leases."""
     if annotation_services.needs_quiz(campaign, request.user):
         return redirect("campaign_quiz", campaign_id=campaign.pk)
+    if request.method != "POST":
+        open_lease = annotation_services.open_lease(campaign, request.user)
+        if open_lease is not None:
+            return redirect("annotate", assignment_id=open_lease.pk)
+        return proceed_page(request, campaign.name, "Press Continue to get your next scene.", "Continue",
+                            action=reverse("campaign_next", args=[campaign.pk]))
     try:
         assignment = annotation_services.lease_assignment(campaign, request.user)
     except DomainError as exc:

@@ -8,6 +8,8 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from core.errors import DomainError
+from crowd import services as crowd_services
+from crowd import squatting
 
 # Crowd workers have no password: they are logged in by their platform link.
 BACKEND = "core.auth.CachedModelBackend"
@@ -22,6 +24,24 @@ def carries_platform_ids(params) -> bool:
 
 def error_page(request, exc: DomainError):
     return render(request, "frontend/error.html", {"error": {exc.field: exc.message}}, status=exc.status_code)
+
+
+def entry_params(request) -> dict:
+    """A crowd link's platform ids: its query string, with any the POST body carries (an API client
+    posting them instead of keeping them in the address)."""
+    params = request.GET.dict()
+    params.update({name: value for name, value in request.POST.items() if name in crowd_services.LINK_PARAMS})
+    return params
+
+
+def squatted_page(request, exc):
+    """A worker id bound to another session (crowd.services.SessionSquatted): the page says so, with a
+    reference the participant quotes; the conflict is recorded for the admin to resolve
+    (crowd.squatting, admin: Crowd > Session conflicts)."""
+    conflict = squatting.record(exc)
+    return render(request, "frontend/error.html", {
+        "error": {exc.field: exc.message}, "reference": f"ID-{conflict.pk}", "title": "This id is in use",
+    }, status=exc.status_code)
 
 
 def attachment(filename: str, content_type: str, body="") -> HttpResponse:

@@ -11,6 +11,7 @@ from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
 from crowd import services as crowd_services
 from humaneval.models import EvalSession, Study
+from humaneval.services import invitations
 from modeleval.models import Run
 from review import services as review_services
 
@@ -174,10 +175,12 @@ def home(request):
     if context["is_evaluator"]:
         sessions = list(EvalSession.objects.filter(participant=user).select_related("study").order_by("-started_at"))
         taken = {s.study_id for s in sessions}
+        # Crowd participants came for one study on their platform; other evaluators see the studies they
+        # were invited to (humaneval.services.invitations).
         invited = not crowd_services.is_crowd_worker(user)
         context |= {
             "sessions": sessions,
-            "open_studies": [s for s in Study.objects.filter(is_open=True).order_by("name")
-                             if s.pk not in taken] if invited else [],
+            "open_studies": [s for s in invitations.invited_open_studies(user) if s.pk not in taken]
+            if invited else [],
         }
     return render(request, "frontend/home.html", context)

@@ -8,6 +8,7 @@ from django.contrib.auth import login
 from django.db.models import Count
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchmarks.models import Benchmark, Item
@@ -17,6 +18,7 @@ from core.errors import DomainError
 from crowd import services as crowd_services
 from humaneval.models import EvalSession, ItemRole, SessionItem, Study
 from humaneval.services import design as humaneval_design
+from humaneval.services import invitations as humaneval_invitations
 from humaneval.services import results as humaneval_results
 from humaneval.services import sessions as humaneval_sessions
 from humaneval.services.design import StudyDesign
@@ -24,18 +26,37 @@ from results import services as results_services
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url
-from .common import BACKEND, carries_platform_ids, csv_attachment, error_page
+from .common import BACKEND, carries_platform_ids, csv_attachment, entry_params, error_page, squatted_page
 from .home import crowd_links
 from .manage import protocols_for, results_export
 
 
+def proceed_page(request, title: str, text: str, button: str, action: str | None = None):
+    """What a link that starts work answers to a GET: a page whose form POSTs the same address (sent at
+    once where scripts run), so opening, prefetching or crawling a link writes nothing."""
+    return render(request, "frontend/proceed.html", {
+        "title": title, "text": text, "button": button, "action": action or request.get_full_path(),
+        "autosubmit": True,
+    })
+
+
 @crowd_entry_limited
 def crowd_enter_study(request, study_id):
-    if not carries_platform_ids(request.GET) and roles.has_role(request.user, roles.EVALUATOR):
+    """A crowd link: a GET checks the link and shows the start page, the POST signs in and starts."""
+    if not carries_platform_ids(entry_params(request)) and roles.has_role(request.user, roles.EVALUATOR):
         return start_invited(request, study_id)  # a signed-in evaluator opens the link without platform ids
+    if request.method != "POST":
+        try:
+            study = humaneval_sessions.study_for_entry(study_id)
+            crowd_services.parse_crowd_params(entry_params(request))
+        except DomainError as exc:
+            return error_page(request, exc)
+        return proceed_page(request, study.name, "Press Start to open the study's instructions.", "Start")
     try:
-        user, session = humaneval_sessions.enter_study_from_crowd_link(study_id, request.GET,
+        user, session = humaneval_sessions.enter_study_from_crowd_link(study_id, entry_params(request),
                                                                        signed_in=request.user)
+    except crowd_services.SessionSquatted as exc:
+        return squatted_page(request, exc)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
@@ -43,7 +64,8 @@ def crowd_enter_study(request, study_id):
 
 
 def start_invited(request, study_id):
-    """Invited evaluators and staff with an account start here instead of a crowd link."""
+    """Invited evaluators and staff with an account start here instead of a crowd link: a GET resumes
+    the user's session or shows the start page, the POST starts the session."""
     if not request.user.is_authenticated:
         return redirect(f"/accounts/login/?next={request.path}")
     if not (roles.has_role(request.user, roles.EVALUATOR) or roles.has_role(request.user, roles.ADMIN)):
@@ -51,6 +73,12 @@ def start_invited(request, study_id):
             request, "frontend/error.html", {"message": "This page is for invited evaluators."}, status=403
         )
     try:
+        if request.method != "POST":
+            study, session = humaneval_sessions.may_start(study_id, request.user)
+            if session is not None:
+                return redirect("eval_session", session_id=session.pk)
+            return proceed_page(request, study.name, "Press Start to open the study's instructions.", "Start",
+                                action=reverse("study_start", args=[study.pk]))
         session = humaneval_sessions.start_invited_session(study_id, request.user)
     except DomainError as exc:
         return error_page(request, exc)
@@ -190,6 +218,40 @@ def study_design(request, slug):
 
 
 @role_required(roles.ADMIN)
+@require_POST
+def study_invitations(request, study_id):
+    """Invite an evaluator (`invitee`: a user name or an e-mail address) or withdraw an invitation
+    (`withdraw`: its id); back to the study's settings, or them again with the message."""
+    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    try:
+        if "withdraw" in request.POST:
+            humaneval_invitations.withdraw(study.pk, _db_id(request.POST.get("withdraw"), "withdraw"))
+        else:
+            humaneval_invitations.invite(study.pk, request.POST.get("invitee", ""), by=request.user)
+    except DomainError as exc:
+        return _settings_page(request, study, invite_error={exc.field: exc.message},
+                              invitee=request.POST.get("invitee", ""), status=exc.status_code)
+    return redirect(reverse("study_settings", args=[study.pk]) + "#invitations")
+
+
+def _db_id(value, field: str) -> int:
+    text = str(value or "")
+    if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**63):
+        raise DomainError("Pick an invitation from the list.", field=field)
+    return int(text)
+
+
+def _settings_page(request, study, form=None, error=None, status=200, **extra):
+    form = form or {"name": study.name, "instructions": study.instructions, "consent_text": study.consent_text,
+                    "is_open": study.is_open}
+    return render(request, "frontend/study_settings.html", {
+        "study": study, "form": form, "error": error or {}, "default_consent": DEFAULT_CONSENT,
+        "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
+        "invitations": study.invitations.select_related("user").order_by("created_at"), **extra,
+    }, status=status)
+
+
+@role_required(roles.ADMIN)
 def study_settings(request, study_id):
     """Edit what may change once a study runs: name, instructions, consent statement, open or closed."""
     study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
@@ -206,10 +268,7 @@ def study_settings(request, study_id):
             error, status = {exc.field: exc.message}, exc.status_code
         else:
             return redirect("study_settings", study_id=study.pk)
-    return render(request, "frontend/study_settings.html", {
-        "study": study, "form": form, "error": error, "default_consent": DEFAULT_CONSENT,
-        "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
-    }, status=status)
+    return _settings_page(request, study, form, error, status)
 
 
 @role_required(roles.ADMIN)

@@ -23,6 +23,7 @@ from crowd.models import scope_key
 from .. import reads
 from ..models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
 from ..reads import ShownItem
+from . import invitations
 from .design import is_contaminated
 
 NOT_SURE = "Not sure"
@@ -169,28 +170,41 @@ def start_session(study: Study, participant, new_account: bool = False) -> EvalS
     return session
 
 
+def study_for_entry(study_id) -> Study:
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise NotFound("No such study.", field="study")
+    return study
+
+
 @transaction.atomic
 def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
     """The crowd entry (crowd.services.enter_from_crowd_link: session-bound account, never in place
     of a signed-in staff account) and the participant's session, in one transaction: the same link
     opened twice at once waits on the entry's lock and then finds the session the first one started."""
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None:
-        raise NotFound("No such study.", field="study")
+    study = study_for_entry(study_id)
     user, created = crowd_services.enter_from_crowd_link(params, role="evaluator", signed_in=signed_in,
                                                          scope=scope_key("study", study.pk))
     return user, start_session(study, user, new_account=created)
 
 
+def may_start(study_id, user) -> tuple[Study, EvalSession | None]:
+    """Read-only check of the start page (invitations.may_see): the study and the user's session of
+    it, if any. A crowd account starts only the studies it entered by their own link, so it cannot
+    take another study's practice items (their answers are feedback) as an answer oracle; another
+    evaluator only the studies they were invited to."""
+    study = study_for_entry(study_id)
+    if not invitations.may_see(study, user):
+        if crowd_services.is_crowd_worker(user):
+            raise Forbidden("Open this study from its link on your crowd platform.", field="study")
+        raise Forbidden("You are not invited to this study; ask the researchers for an invitation.", field="study")
+    return study, EvalSession.objects.filter(study=study, participant=user).first()
+
+
 def start_invited_session(study_id: int, user) -> EvalSession:
-    """Invited staff or evaluators with an account start from the study page instead of a crowd link.
-    A crowd account only resumes here: it starts only the studies it entered by their own link, so
-    it cannot take another study's practice items (their answers are feedback) as an answer oracle."""
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None:
-        raise NotFound("No such study.", field="study")
-    if crowd_services.is_crowd_worker(user) and not EvalSession.objects.filter(study=study, participant=user).exists():
-        raise Forbidden("Open this study from its link on your crowd platform.", field="study")
+    """Invited evaluators and admins with an account start from the study page instead of a crowd
+    link (may_start decides who)."""
+    study, _ = may_start(study_id, user)
     return start_session(study, user)
 
 

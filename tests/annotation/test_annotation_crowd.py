@@ -38,7 +38,7 @@ def make_campaign(benchmark, scenes=1, **options):
 
 
 def enter(client, campaign, pid="PID1"):
-    return client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": "SE"})
+    return client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": "SE"})
 
 
 def api(client, method, path, body=None):
@@ -111,7 +111,7 @@ def test_reopening_an_expired_assignment_page_leases_again(client, benchmark):
     expire(first)
     response = client.get(f"/annotate/{first.pk}/")
     assert response.status_code == 302 and response["Location"] == f"/crowd/campaigns/{campaign.pk}/next/"
-    assert client.get(response["Location"])["Location"] != f"/annotate/{first.pk}/"
+    assert client.post(response["Location"])["Location"] != f"/annotate/{first.pk}/"
 
 
 def test_the_periodic_sweep_expires_lapsed_leases(benchmark):
@@ -131,7 +131,7 @@ def test_per_worker_cap_refuses_a_further_assignment(client, benchmark):
     enter(client, campaign)
     assert api(client, "post", f"assignments/{Assignment.objects.get().pk}/submit/",
                {"text": MOVES[0]}).status_code == 201
-    response = client.get(f"/crowd/campaigns/{campaign.pk}/next/")
+    response = client.post(f"/crowd/campaigns/{campaign.pk}/next/")
     assert response.status_code == 403
     assert b"most assignments this campaign allows per worker (1)" in response.content
     assert Assignment.objects.count() == 1
@@ -184,7 +184,8 @@ def test_quiz_gates_entry_and_limits_attempts(client, benchmark):
     assert wrong.status_code == 400 and b"1 attempt(s) left" in wrong.content
     right = client.post(f"/crowd/campaigns/{campaign.pk}/quiz/", {"q0": "1"})
     assert right["Location"] == f"/crowd/campaigns/{campaign.pk}/next/"
-    assert client.get(right["Location"])["Location"].startswith("/annotate/")
+    assert client.get(right["Location"]).status_code == 200 and not Assignment.objects.exists()  # a GET leases nothing
+    assert client.post(right["Location"])["Location"].startswith("/annotate/")
 
 
 def test_quiz_attempts_run_out(client, benchmark):

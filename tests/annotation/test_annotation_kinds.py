@@ -18,7 +18,7 @@ def campaign_of(kind, scenes, **options):
 
 
 def enter(client, campaign, pid="PID1"):
-    response = client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
+    response = client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
     assert response.status_code == 302, response.content
     return Assignment.objects.get(campaign=campaign, worker__crowd_worker__worker_id=pid, status="leased")
 

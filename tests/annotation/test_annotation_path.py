@@ -21,7 +21,7 @@ def campaign():
 
 
 def enter(client, campaign, pid="PID1"):
-    return client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": "SE"})
+    return client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": "SE"})
 
 
 def lease(client, campaign, pid="PID1") -> Assignment:
@@ -40,7 +40,7 @@ def test_crowd_link_creates_one_account_per_worker_and_resumes_the_lease(client,
 
 
 def test_bad_crowd_id_is_refused_with_the_parameter_named(client, campaign):
-    response = client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "bad id!<script>"})
+    response = client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "bad id!<script>"})
     assert response.status_code == 400
     assert b"PROLIFIC_PID" in response.content
     assert not CrowdWorker.objects.exists()

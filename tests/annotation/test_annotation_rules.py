@@ -31,7 +31,7 @@ def campaign():
 
 @pytest.fixture
 def worker_client(client, campaign):
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "W1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "W1", "STUDY_ID": "S", "SESSION_ID": "X"})
     client.assignment = campaign.assignments.get()
     return client
 
@@ -123,7 +123,7 @@ def test_a_label_that_occurs_twice_gets_a_warning_unless_the_text_locates_it(cli
     benchmark = BenchmarkFactory()
     scene = SceneFactory(benchmark=benchmark, object_labels=["chair", "chair", "desk", "window"])
     campaign = services.create_campaign(benchmark, "Moves", "movement", [scene], descriptions_per_assignment=2)
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"worker_id": "W9", "assignment_id": "A9"})
+    client.post(f"/crowd/campaigns/{campaign.pk}/", {"worker_id": "W9", "assignment_id": "A9"})
     client.assignment = campaign.assignments.get()
     vague = add(client, "The chair has been moved from the desk to the window at the back.")
     assert vague.status_code == 201
@@ -140,7 +140,7 @@ def test_replacement_must_name_what_is_removed_and_what_is_added(client):
     benchmark = BenchmarkFactory()
     scene = SceneFactory(benchmark=benchmark)
     campaign = services.create_campaign(benchmark, "Swaps", "replacement", [scene])
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"worker_id": "W2", "assignment_id": "A2"})
+    client.post(f"/crowd/campaigns/{campaign.pk}/", {"worker_id": "W2", "assignment_id": "A2"})
     client.assignment = campaign.assignments.get()
     response = submit(client, "The desk by the window has been taken away and something else is there.")
     assert response.status_code == 400

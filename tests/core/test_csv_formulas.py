@@ -28,7 +28,7 @@ def test_the_responses_csv_escapes_a_participants_formula():
     item = ItemFactory(answers=["armchair"])
     study = create_study(item.benchmark, StudyDesign("CSV", [item.pk], 30, 600), UserFactory())
     participant = Client()
-    participant.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "CSV1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    participant.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "CSV1", "STUDY_ID": "S", "SESSION_ID": "X"})
     session = EvalSession.objects.get()
     shown = participant.get(f"/api/v1/sessions/{session.pk}/current/").json()["item"]["id"]
     formula = '=HYPERLINK("http://evil.example","armchair")'

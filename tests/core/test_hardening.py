@@ -34,7 +34,7 @@ def make_campaign(**options):
 
 
 def enter(client, campaign, pid="PID1"):
-    return client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
+    return client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
 
 
 # --- A. Login lockout ----------------------------------------------------------------------------

@@ -175,17 +175,17 @@ def test_an_old_row_with_an_endpoint_outside_the_allow_list_is_refused_at_load(s
 def test_a_second_browser_with_the_same_pid_and_another_session_is_refused():
     campaign = make_campaign()
     owner = Client()
-    first = owner.get(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "SE1"))
+    first = owner.post(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "SE1"))
     assert first.status_code == 302
     intruder = Client()
-    refused = intruder.get(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "GUESSED"))
+    refused = intruder.post(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "GUESSED"))
     assert refused.status_code == 403
     page = refused.content.decode()
-    assert "This link belongs to another session" in page and "SESSION_ID" in page
+    assert "is already in use by another session" in page and "SESSION_ID" in page
     assert "_auth_user_id" not in intruder.session
     assert intruder.get(f"/annotate/{Assignment.objects.get().pk}/").status_code != 200
     # The owner's own link still works, from another browser too.
-    again = Client().get(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "SE1"))
+    again = Client().post(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "SE1"))
     assert again.status_code == 302 and again["Location"] == first["Location"]
     assert CrowdWorker.objects.get().session_id == "SE1"
 
@@ -194,9 +194,9 @@ def test_a_second_browser_with_the_same_pid_and_another_session_is_refused():
 def test_the_study_link_is_bound_to_the_session_too():
     items = approved_items()
     study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
-    assert Client().get(f"/crowd/studies/{study.pk}/", link("EVAL", "S1")).status_code == 302
-    refused = Client().get(f"/crowd/studies/{study.pk}/", link("EVAL", "S2"))
-    assert refused.status_code == 403 and b"This link belongs to another session" in refused.content
+    assert Client().post(f"/crowd/studies/{study.pk}/", link("EVAL", "S1")).status_code == 302
+    refused = Client().post(f"/crowd/studies/{study.pk}/", link("EVAL", "S2"))
+    assert refused.status_code == 403 and b"is already in use by another session" in refused.content
     assert EvalSession.objects.count() == 1
 
 
@@ -204,11 +204,11 @@ def test_the_study_link_is_bound_to_the_session_too():
 def test_the_same_browser_moves_its_binding_to_the_workers_next_session():
     campaign = make_campaign()
     browser = Client()
-    assert browser.get(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE1")).status_code == 302
-    assert browser.get(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE2", study="ST2")).status_code == 302
+    assert browser.post(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE1")).status_code == 302
+    assert browser.post(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE2", study="ST2")).status_code == 302
     worker = CrowdWorker.objects.get()
     assert (worker.session_id, worker.study_id) == ("SE2", "ST2")
-    assert Client().get(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE1")).status_code == 403
+    assert Client().post(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE1")).status_code == 403
 
 
 @pytest.mark.django_db
@@ -220,7 +220,7 @@ def test_the_same_browser_moves_its_binding_to_the_workers_next_session():
 ])
 def test_a_link_without_the_platforms_session_signs_nobody_in(client, params, field):
     campaign = make_campaign()
-    response = client.get(f"/crowd/campaigns/{campaign.pk}/", params)
+    response = client.post(f"/crowd/campaigns/{campaign.pk}/", params)
     assert response.status_code == 400 and field in response.content.decode()
     assert "_auth_user_id" not in client.session and not CrowdWorker.objects.exists()
 
@@ -228,11 +228,11 @@ def test_a_link_without_the_platforms_session_signs_nobody_in(client, params, fi
 @pytest.mark.django_db
 def test_mturk_and_cloudresearch_links_bind_the_assignment_id(client):
     campaign = make_campaign()
-    assert client.get(f"/crowd/campaigns/{campaign.pk}/", {"workerId": "A1B2", "assignmentId": "3X9",
+    assert client.post(f"/crowd/campaigns/{campaign.pk}/", {"workerId": "A1B2", "assignmentId": "3X9",
                                                             "hitId": "H"}).status_code == 302
     worker = CrowdWorker.objects.get()
     assert (worker.platform, worker.worker_id, worker.session_id) == ("generic", "A1B2", "3X9")
-    other = Client().get(f"/crowd/campaigns/{campaign.pk}/", {"workerId": "A1B2", "assignmentId": "4Y0"})
+    other = Client().post(f"/crowd/campaigns/{campaign.pk}/", {"workerId": "A1B2", "assignmentId": "4Y0"})
     assert other.status_code == 403 and b"assignmentId" in other.content
 
 
@@ -245,7 +245,7 @@ def test_a_signed_in_staff_member_opening_a_crowd_link_stays_signed_in(client, s
     items = approved_items()
     study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     for url in (f"/crowd/campaigns/{campaign.pk}/", f"/crowd/studies/{study.pk}/"):
-        response = client.get(url, link("PID9"))
+        response = client.post(url, link("PID9"))
         assert response.status_code == 409
         assert f"You are signed in as {user.username}" in response.content.decode()
         assert client.session["_auth_user_id"] == str(user.pk)
@@ -257,8 +257,8 @@ def test_a_signed_in_staff_member_opening_a_crowd_link_stays_signed_in(client, s
 @pytest.mark.django_db
 def test_a_signed_in_crowd_worker_may_open_another_workers_own_link(client):
     campaign = make_campaign()
-    assert client.get(f"/crowd/campaigns/{campaign.pk}/", link("FIRST", "A")).status_code == 302
-    assert client.get(f"/crowd/campaigns/{campaign.pk}/", link("SECOND", "B")).status_code == 302
+    assert client.post(f"/crowd/campaigns/{campaign.pk}/", link("FIRST", "A")).status_code == 302
+    assert client.post(f"/crowd/campaigns/{campaign.pk}/", link("SECOND", "B")).status_code == 302
     assert client.session["_auth_user_id"] == str(CrowdWorker.objects.get(worker_id="SECOND").user_id)
 
 
@@ -384,7 +384,7 @@ def test_eight_study_creations_with_one_key_make_one_study():
 def test_eight_first_entries_on_one_new_pid_make_one_account_and_one_lease():
     campaign = make_campaign()
     clients = [Client() for _ in range(N)]
-    responses = fire(lambda i: clients[i].get(f"/crowd/campaigns/{campaign.pk}/", link("NEWCOMER", "SE1")), N)
+    responses = fire(lambda i: clients[i].post(f"/crowd/campaigns/{campaign.pk}/", link("NEWCOMER", "SE1")), N)
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]
     assert len({r["Location"] for r in responses}) == 1
     assert CrowdWorker.objects.filter(worker_id="NEWCOMER").count() == 1
@@ -397,7 +397,7 @@ def test_eight_first_entries_on_a_study_link_make_one_account_and_one_session():
     items = approved_items()
     study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     clients = [Client() for _ in range(N)]
-    responses = fire(lambda i: clients[i].get(f"/crowd/studies/{study.pk}/", link("EVALNEW", "SE1")), N)
+    responses = fire(lambda i: clients[i].post(f"/crowd/studies/{study.pk}/", link("EVALNEW", "SE1")), N)
     assert statuses(responses) == [302] * N, [r.content[:300] for r in responses]
     assert CrowdWorker.objects.filter(worker_id="EVALNEW").count() == 1
     assert EvalSession.objects.count() == 1

@@ -66,7 +66,7 @@ def test_autosave_after_the_lease_lapsed_keeps_the_text_without_renewing():
 @needs_postgres
 def test_autosave_through_the_api_is_one_statement_from_the_first_save(client, django_assert_max_num_queries):
     campaign = make_campaign()
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "FAST", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "FAST", "STUDY_ID": "S", "SESSION_ID": "X"})
     pk = Assignment.objects.get().pk
     client.get(f"/annotate/{pk}/")  # the page: the user is cached from here on
     with django_assert_max_num_queries(1):  # the draft UPDATE with the lease renewal, from the first save
@@ -76,7 +76,9 @@ def test_autosave_through_the_api_is_one_statement_from_the_first_save(client, d
 
 
 def _enter(client, campaign, pid):
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
+    link, ids = f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"}
+    client.get(link, ids)  # the start page sets the CSRF cookie its form posts back
+    client.post(link, {**ids, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
     return Assignment.objects.get(worker__username=f"prolific-{pid}")
 
 
@@ -187,7 +189,7 @@ def session(client):
     third = ItemFactory(change__scene=first.scene, answers=["lamp"])
     study = create_study(
         first.benchmark, StudyDesign("Pilot", [first.pk, second.pk, third.pk], 30, 600), UserFactory())
-    client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
     return EvalSession.objects.get()
 
 
@@ -234,7 +236,7 @@ def test_the_plain_session_views_answer_as_the_api_does(client, session):
     assert client.get(f"/api/v1/sessions/{10**20}/current/").status_code == 404
     assert client.post(url + "answer/", {"item": 10**20, "answer": "y"}, content_type="application/json").status_code == 400
     intruder = Client()
-    intruder.get(f"/crowd/studies/{session.study_id}/", {"PROLIFIC_PID": "OTHER", "STUDY_ID": "S", "SESSION_ID": "X"})
+    intruder.post(f"/crowd/studies/{session.study_id}/", {"PROLIFIC_PID": "OTHER", "STUDY_ID": "S", "SESSION_ID": "X"})
     refused = intruder.get(url + "current/")
     assert refused.status_code == 403 and "session" in refused.json()
     assert intruder.post(url + "answer/", {"item": item, "answer": "w"},

@@ -102,7 +102,7 @@ def test_a_crowd_submit_records_the_assignment_and_the_changes_it_created_with_t
     benchmark = BenchmarkFactory()
     campaign = create_campaign(benchmark, "Moves", "movement", [SceneFactory(benchmark=benchmark)])
     client = Client()
-    client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
     assignment = Assignment.objects.get()
     worker = assignment.worker_id
     response = client.post(f"/api/v1/assignments/{assignment.pk}/submit/", {"text": MOVE},
@@ -117,7 +117,7 @@ def test_an_evaluator_answer_that_ends_the_session_is_recorded_with_the_evaluato
     item = ItemFactory(answers=["armchair"])
     study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk], 30, 600), UserFactory())
     client = Client()
-    client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EV", "STUDY_ID": "S", "SESSION_ID": "X"})
     session = EvalSession.objects.get()
     url = f"/api/v1/sessions/{session.pk}/"
     shown = client.get(url + "current/").json()["item"]["id"]

@@ -27,7 +27,7 @@ def campaign(**options):
 
 def test_a_connect_link_enters_and_its_completion_goes_to_connects_redirect(client):
     target = campaign(completion_url=CONNECT_COMPLETE)
-    entry = client.get(f"/crowd/campaigns/{target.pk}/", {"participantId": "CR1", "assignmentId": "AS1",
+    entry = client.post(f"/crowd/campaigns/{target.pk}/", {"participantId": "CR1", "assignmentId": "AS1",
                                                           "projectId": "P9"})
     assert entry.status_code == 302
     worker = CrowdWorker.objects.get()
@@ -49,5 +49,5 @@ def test_mturk_is_offered_only_for_work_made_before_it_closed_to_new_customers(c
     assert 'data-platform="mturk"' not in new_page and 'data-platform="cloudresearch"' in new_page
     assert "participantId={{%PARTICIPANT_ID%}}&amp;assignmentId={{%ASSIGNMENT_ID%}}" in new_page
     client.logout()
-    entered = client.get(f"/crowd/campaigns/{new.pk}/", {"workerId": "MT1", "assignmentId": "A1", "hitId": "H"})
+    entered = client.post(f"/crowd/campaigns/{new.pk}/", {"workerId": "MT1", "assignmentId": "A1", "hitId": "H"})
     assert entered.status_code == 302  # an MTurk link already handed out still works

@@ -59,7 +59,7 @@ def enter(fake, study_id, pid):
     """The participant opens the study URL with Prolific's placeholders filled in."""
     browser = Client()
     url = urlsplit(fake.enter(study_id, pid))
-    response = browser.get(url.path, {k: v[0] for k, v in parse_qs(url.query).items()})
+    response = browser.post(url.path, {k: v[0] for k, v in parse_qs(url.query).items()})
     assert response.status_code in (200, 302), response.content[:300]
     return browser, parse_qs(url.query)["SESSION_ID"][0]
 

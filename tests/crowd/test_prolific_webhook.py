@@ -32,7 +32,7 @@ def campaign(name="Moves"):
 
 
 def enter(client, target, pid="PID1", session="SUB1"):
-    response = client.get(f"/crowd/campaigns/{target.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY1",
+    response = client.post(f"/crowd/campaigns/{target.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "STUDY1",
                                                             "SESSION_ID": session})
     assert response.status_code in (200, 302), response.content[:300]
 

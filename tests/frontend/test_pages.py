@@ -4,6 +4,7 @@ import pytest
 
 from annotation import services as annotation_services
 from core import roles
+from humaneval.models import StudyInvitation
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,7 @@ def test_bad_run_form_is_a_400_with_the_field(client):
 # safe crowd exits, one review state, small things ----------------------------------------------------
 
 def _prolific(client, path, pid, session="S1"):
-    return client.get(path, {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": session})
+    return client.post(path, {"PROLIFIC_PID": pid, "STUDY_ID": "ST", "SESSION_ID": session})
 
 
 def test_reviewer_written_question_waits_for_a_second_reviewer(client):
@@ -253,11 +254,13 @@ def test_signed_in_annotator_and_evaluator_open_crowd_links_without_platform_ids
     item = ItemFactory()
     campaign = annotation_services.create_campaign(item.benchmark, "Moves", "movement", [item.scene])
     client.force_login(UserFactory(role=roles.ANNOTATOR))
-    response = client.get(f"/crowd/campaigns/{campaign.pk}/")
+    response = client.post(f"/crowd/campaigns/{campaign.pk}/")
     assert response.status_code == 302 and "/annotate/" in response["Location"]
     study = create_study(item.benchmark, StudyDesign("Pilot", [item.pk]), None)
-    client.force_login(UserFactory(role=roles.EVALUATOR))
-    response = client.get(f"/crowd/studies/{study.pk}/")
+    evaluator = UserFactory(role=roles.EVALUATOR)
+    StudyInvitation.objects.create(study=study, user=evaluator)
+    client.force_login(evaluator)
+    response = client.post(f"/crowd/studies/{study.pk}/")
     assert response.status_code == 302 and "/eval/sessions/" in response["Location"]
 
 

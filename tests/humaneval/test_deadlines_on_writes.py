@@ -25,7 +25,7 @@ def test_going_back_cannot_change_an_answer_after_the_items_deadline():
     study = create_study(first.benchmark, StudyDesign("Back", [first.pk, second.pk], 30, 600, allow_going_back=True,
                                                       shuffle_items=False), UserFactory())
     client = Client()
-    assert client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "LATE1", "STUDY_ID": "S",
+    assert client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "LATE1", "STUDY_ID": "S",
                                                       "SESSION_ID": "X"}).status_code == 302
     session = EvalSession.objects.get()
     shown = client.get(f"/api/v1/sessions/{session.pk}/current/").json()["item"]["id"]

@@ -24,7 +24,7 @@ def study():
 
 
 def enter(client, study, pid="EVAL1"):
-    return client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
+    return client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
 
 
 def answer(client, session, item_id, text):

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from crowd.models import BlockedWorker, CrowdWorker
-from humaneval.models import EvalSession, ItemRole, StudyItem
+from humaneval.models import EvalSession, ItemRole, StudyInvitation, StudyItem
 from humaneval.services.design import StudyDesign, create_study
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 
@@ -27,7 +27,7 @@ def study_of(items, scored, practice=0, **options):
 def enter(client, study, pid, session="X", param="PROLIFIC_PID"):
     params = ({"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": session} if param == "PROLIFIC_PID"
               else {param: pid, "assignmentId": session})
-    return client.get(f"/crowd/studies/{study.pk}/", params)
+    return client.post(f"/crowd/studies/{study.pk}/", params)
 
 
 def test_practice_never_draws_an_item_another_study_grades(items):
@@ -62,16 +62,18 @@ def test_a_crowd_account_starts_only_the_study_it_entered_by_its_link(items):
     client = Client()
     assert enter(client, own, "ORACLE1").status_code == 302
     for url in (f"/eval/studies/{other.pk}/start/", f"/crowd/studies/{other.pk}/"):
-        refused = client.get(url)
-        assert refused.status_code == 403 and b"link on your crowd platform" in refused.content, url
+        for refused in (client.get(url), client.post(url)):
+            assert refused.status_code == 403 and b"link on your crowd platform" in refused.content, url
     assert not EvalSession.objects.filter(study=other).exists()
     assert client.get(f"/eval/studies/{own.pk}/start/").status_code == 302  # resuming its own is fine
     assert EvalSession.objects.filter(study=own).count() == 1
     # The start page lists no study to a crowd account; an invited evaluator still starts.
     assert b"/eval/studies/" not in client.get("/").content
     invited = Client()
-    invited.force_login(UserFactory(role="evaluator"))
-    assert invited.get(f"/eval/studies/{other.pk}/start/").status_code == 302
+    evaluator = UserFactory(role="evaluator")
+    StudyInvitation.objects.create(study=other, user=evaluator)
+    invited.force_login(evaluator)
+    assert invited.post(f"/eval/studies/{other.pk}/start/").status_code == 302
 
 
 @pytest.mark.parametrize("scope", ["", "study"])

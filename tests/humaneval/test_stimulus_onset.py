@@ -22,7 +22,7 @@ def study():
 
 
 def start(client, study):
-    client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EVAL1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EVAL1", "STUDY_ID": "S", "SESSION_ID": "X"})
     session = EvalSession.objects.get()
     item = client.get(f"/api/v1/sessions/{session.pk}/current/").json()["item"]
     return session, item

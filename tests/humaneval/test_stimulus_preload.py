@@ -29,7 +29,7 @@ def image_url(item_id: int) -> str:
 
 
 def test_the_next_items_files_are_named_and_readable_and_no_further_one(client, study):
-    client.get(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EVAL1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    client.post(f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "EVAL1", "STUDY_ID": "S", "SESSION_ID": "X"})
     session = EvalSession.objects.get()
     state = client.get(f"/api/v1/sessions/{session.pk}/current/").json()
     plan = list(session.plan.order_by("position").values_list("item_id", flat=True))

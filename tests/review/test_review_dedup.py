@@ -165,7 +165,7 @@ def test_texts_get_their_vectors_when_submitted_imported_or_refined(client, coun
     ChangeFactory(scene=scene, status="approved")
     campaign = annotation.create_campaign(scene.benchmark, "question_answer", "movement", [scene],
                                           kind="question_answer")
-    entered = client.get(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
+    entered = client.post(f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "X"})
     assert entered.status_code == 302
     assignment = campaign.assignments.get()
     question = "What is directly to the left of the chair now?"
