@@ -49,8 +49,8 @@ class SceneViewerSerializer(serializers.Serializer):
 class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
-        fields = ["id", "benchmark", "scene", "change", "question", "answer_format", "choices", "answers", "tags",
-                  "status", "provenance", "version", "consensus", "agreement"]
+        fields = ["id", "benchmark", "scene", "change", "question", "answer_format", "choices", "answers",
+                  "unchanged_answers", "tags", "status", "provenance", "version", "consensus", "agreement"]
 
 
 class ItemList(ListAPIView):

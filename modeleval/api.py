@@ -135,6 +135,8 @@ class RecipeLaunchSerializer(serializers.Serializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     models = serializers.ListField(child=serializers.IntegerField(), help_text="ModelSpec ids: every run for each.")
     batch_size = serializers.IntegerField(default=8)
+    judge_model = serializers.IntegerField(required=False, allow_null=True, default=None, help_text=(
+        "A registered OpenAI-compatible model rating Hypo3D answers 1-5 (Table 10; recipes with judge: true)."))
 
 
 class LaunchedRecipeSerializer(serializers.Serializer):
@@ -174,7 +176,8 @@ class RecipeLaunch(APIView):
     @idempotent
     def post(self, request):
         v = validated(RecipeLaunchSerializer, request)
-        runs = recipes.launch_recipe(v["recipe"], v["benchmark"], v["models"], request.user, v["batch_size"])
+        runs = recipes.launch_recipe(v["recipe"], v["benchmark"], v["models"], request.user, v["batch_size"],
+                                     v["judge_model"])
         for run in runs:
             run.refresh_from_db()
         return Response({

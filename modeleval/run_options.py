@@ -127,8 +127,9 @@ def checked_judge(judge_model, benchmark: Benchmark) -> ModelSpec | None:
     judge = ModelSpec.objects.filter(pk=judge_model).first() if str(judge_model).isdigit() else None
     if judge is None or judge.adapter != ModelSpec.Adapter.OPENAI_COMPATIBLE:
         raise DomainError("The judge is a registered OpenAI-compatible model.", field="judge_model")
-    if benchmark.family != "3dsrbench":
-        raise DomainError("A judge reads choices of 3DSRBench runs only.", field="judge_model")
+    if benchmark.family not in ("3dsrbench", "hypo3d"):
+        raise DomainError("A judge reads choices of 3DSRBench runs or rates Hypo3D answers (Table 10).",
+                          field="judge_model")
     model_secrets.check_model_config(judge.adapter, judge.config)
     return judge
 

@@ -38,9 +38,10 @@ from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL
 
-from . import dispatch, generation, reads, run_inputs, run_options, visual_inputs
+from . import dispatch, generation, reads, run_inputs, run_options, secondary_metrics, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
+from .counterfactual import scored_gold
 from .endpoint_client import predictions_in_flight
 from .judge import run_judge
 from .models import ModelSpec, Prediction, RecordedOutput, Run
@@ -360,13 +361,13 @@ def scoring_lines(run: Run, items: dict[int, Item], predictions=None) -> tuple[l
     the run's protocol, ids suffixed as the 3DSRBench scorer groups them, and one line per stored
     prediction without an inference error (every variant and repeat). `predictions` narrows the
     predictions read (default: all of the run's); those of other items are left out."""
-    gold = gold_lines(items.values(), Protocol.from_data(run.protocol))
+    gold = scored_gold(run, gold_lines(items.values(), Protocol.from_data(run.protocol)), items)
     predictions = run.predictions.all() if predictions is None else predictions
-    rows = [
-        protocols.variant_prediction(items[item_id].scoring_id, output, items[item_id].choices,
-                                     Variant.parse(variant), repeat)
-        for item_id, variant, output, repeat in predictions.filter(error="").values_list(
-            "item_id", "variant", "output", "repeat"
+    rows = [  # with the judge's rating where a Hypo3D run has one (secondary_metrics)
+        secondary_metrics.rated_line(protocols.variant_prediction(
+            items[item_id].scoring_id, output, items[item_id].choices, Variant.parse(variant), repeat), rating)
+        for item_id, variant, output, repeat, rating in predictions.filter(error="").values_list(
+            "item_id", "variant", "output", "repeat", "judge_rating"
         )
         if item_id in items
     ]
@@ -388,18 +389,18 @@ def stalled_scoring_runs() -> list[int]:
 
 
 def score_run(run_id: int) -> dict | None:
+    secondary_metrics.before_scoring(run_id)  # Hypo3D: the judge asked and SBERT loaded, with no lock held
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("benchmark").filter(pk=run_id).first()
         if run is None or run.status != Run.Status.SCORING:
             return None
         items = {i.pk: i for i in run.items.all()}
         gold, rows = scoring_lines(run, items)
-        # Broken down for the family's paper table and radar chart; SBERT needs a sentence-embedding
-        # model, so it is not loaded on every run.
+        # Broken down for the family's paper table and radar chart; Hypo3D's SBERT where installed
         family = run.benchmark.family
         # with each metric's interval, and the units' tallies the results tables pair runs on
-        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=False, rows=True,
-                                   judge=run_judge(run), ci=TABLE_LEVEL, units=True)
+        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=secondary_metrics.sbert_wanted(
+            family), rows=True, judge=run_judge(run), ci=TABLE_LEVEL, units=True)
         _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)

@@ -42,6 +42,9 @@ class ResultTablesSerializer(serializers.Serializer):
 class BenchmarkResultsSerializer(ResultTablesSerializer):
     ablations = serializers.JSONField(help_text="[{axis, title, fixed, metrics, rows: [{name, run, model, value, "
                                       "main, overall, difference}]}]: one model's runs differing on one axis.")
+    counterfactual = serializers.JSONField(help_text="Hypo3D Tables 3-4: [{key, title, metrics, rows: [{model, "
+                                           "without_change, with_change, affects, irrelevant}]}]; each group "
+                                           "{n, EM_without_change, EM_with_change, drop, answer_changed[, flip_rate]}.")
     sweep = serializers.JSONField(help_text="The frame-count sweep: {metric, x, series: [{name, model, points: "
                                   "[{frames, value, run}]}]}, one line per model (modeleval.sweep).")
     benchmark = serializers.CharField()

@@ -26,6 +26,7 @@ from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
 from modeleval import services as modeleval_services
 from modeleval.ablations import ablation_tables
+from modeleval.counterfactual import counterfactual_tables
 from modeleval.labels import comparable_key, run_label, run_setting
 from modeleval.models import Run
 from modeleval.prediction_files import gold_lines
@@ -150,6 +151,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         "radar": radar_chart(family, [row for row in rows if row["kind"] != CHANCE]),
         "rows": rows,
         "ablations": ablation_tables([(by_run[row["run"]], row["result"]) for row in models], tables[0]["metrics"]),
+        "counterfactual": counterfactual_tables(list(runs)),  # Hypo3D Tables 3-4
         "sweep": frame_sweep([(by_run[row["run"]], row["result"]) for row in models],
                              (tables[0]["metrics"] or [None])[0]),
         "by": tables[0]["by"],

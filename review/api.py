@@ -62,6 +62,10 @@ class QuestionSerializer(serializers.Serializer):
     question = serializers.CharField(allow_blank=True)
     answer = serializers.CharField(allow_blank=True)
     question_type = serializers.ListField(child=serializers.CharField(), allow_empty=True)
+    unchanged_answer = serializers.CharField(required=False, allow_blank=True, help_text=(
+        "Hypo3D Tables 3-4: the answer on the scene without the change (scored in the 'w/o change' condition)."))
+    irrelevant_change = serializers.BooleanField(required=False, allow_null=True, default=None, help_text=(
+        "The change does not affect the answer (Table 4); the unchanged answer is then the answer."))
 
 
 class ReviewQueue(APIView):
@@ -127,6 +131,7 @@ class AuthoredQuestionSerializer(serializers.Serializer):
     question = serializers.CharField()
     answers = serializers.ListField(child=serializers.CharField())
     tags = serializers.JSONField()
+    unchanged_answers = serializers.ListField(child=serializers.CharField())
 
 
 class AuthorQuestion(APIView):
@@ -137,9 +142,10 @@ class AuthorQuestion(APIView):
     @idempotent
     def post(self, request, pk):
         v = validated(QuestionSerializer, request)
-        item = services.author_question(pk, request.user, v["question"], v["answer"], v["question_type"])
-        return Response({"id": item.pk, "question": item.question, "answers": item.answers, "tags": item.tags},
-                        status=201)
+        item = services.author_question(pk, request.user, v["question"], v["answer"], v["question_type"],
+                                        v.get("unchanged_answer"), v["irrelevant_change"])
+        return Response({"id": item.pk, "question": item.question, "answers": item.answers, "tags": item.tags,
+                         "unchanged_answers": item.unchanged_answers}, status=201)
 
 
 class HistoryEntrySerializer(serializers.Serializer):
@@ -212,14 +218,18 @@ class ResubmitChange(ChangeAction):
 class ReviewItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
-        fields = ["id", "question", "answer_format", "choices", "answers", "tags", "status", "version",
-                  "consensus", "agreement"]
+        fields = ["id", "question", "answer_format", "choices", "answers", "unchanged_answers", "tags", "status",
+                  "version", "consensus", "agreement"]
 
 
 class ItemEditSerializer(VersionSerializer):
     question = serializers.CharField(allow_blank=True)
     answers = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
     question_type = serializers.ListField(child=serializers.CharField(), required=False)
+    unchanged_answers = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False,
+                                              help_text="Hypo3D Tables 3-4: the answers on the unchanged scene.")
+    irrelevant_change = serializers.BooleanField(required=False, allow_null=True,
+                                                 help_text="The change does not affect the answer (Table 4).")
 
 
 # The same on one item, answered with the item.
@@ -234,8 +244,11 @@ class EditItem(ItemAction):
     serializer_class = ItemEditSerializer
 
     def act(self, pk, user, body):
+        counterfactual = ({"unchanged_answers": body.get("unchanged_answers"),
+                           "irrelevant_change": body.get("irrelevant_change")}
+                          if "unchanged_answers" in body or "irrelevant_change" in body else None)
         return services.edit_item(pk, user, body["version"], body["question"], body["answers"],
-                                  body.get("question_type"))
+                                  body.get("question_type"), counterfactual)
 
 
 class ApproveItemSerializer(VersionSerializer):

@@ -7,6 +7,7 @@ import difflib
 from django.db import transaction
 from django.db.models import F
 
+from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
@@ -152,9 +153,11 @@ def _checked_question_types(question_types) -> list[str]:
 
 
 @transaction.atomic
-def author_question(change_id: int, reviewer, question: str, answer: str, question_types) -> Item:
-    """A reviewer's question on an approved change, with its gold answer. It waits as a draft for a
-    second reviewer's approval (nobody approves their own work), unless the benchmark allows
+def author_question(change_id: int, reviewer, question: str, answer: str, question_types, unchanged_answer=None,
+                    irrelevant_change=None) -> Item:
+    """A reviewer's question on an approved change, with its gold answer (and, for Hypo3D Tables 3-4,
+    the answer on the unchanged scene and whether the change is irrelevant to it). It waits as a draft
+    for a second reviewer's approval (nobody approves their own work), unless the benchmark allows
     self-approval, where it is approved at once with the author's decision recorded."""
     # The change's row is locked so that the same question sent twice at once (a double click, two
     # tabs) is written once: the second finds the first and answers 409 with its id.
@@ -171,6 +174,7 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
         raise Conflict(f"This change already has this question (item #{same}).", field="question", item=same)
     answers = _checked_answers((answer or "").strip())
     question_types = _checked_question_types(question_types)
+    unchanged, effect = checked_counterfactual(answers, unchanged_answer, irrelevant_change)
     item = Item(
         benchmark=change.scene.benchmark,
         scene=change.scene,
@@ -178,7 +182,8 @@ def author_question(change_id: int, reviewer, question: str, answer: str, questi
         question=question,
         answer_format=AnswerFormat.OPEN,
         answers=answers,
-        tags={"change_type": change.change_type, "question_type": question_types},
+        unchanged_answers=unchanged,
+        tags=with_effect({"change_type": change.change_type, "question_type": question_types}, effect),
         provenance={"source": "reviewer", "change": change.pk},
         author=reviewer,
     )
@@ -295,14 +300,25 @@ def checked_item_answers(item: Item, answers) -> list[str]:
 
 
 @transaction.atomic
-def edit_item(item_id: int, reviewer, expected_version, question: str, answers, question_types=None) -> Item:
-    """A reviewer corrects an item's question, answers or question types (a new revision)."""
+def edit_item(item_id: int, reviewer, expected_version, question: str, answers, question_types=None,
+              counterfactual: dict | None = None) -> Item:
+    """A reviewer corrects an item's question, answers or question types (a new revision), and, when
+    `counterfactual` is given ({unchanged_answers, irrelevant_change}), its answer on the unchanged
+    scene and whether the change is irrelevant (Hypo3D Tables 3-4)."""
     item = lock_item_for_review(item_id, reviewer, expected_version)
     question = _checked_question(question)
     answers = checked_item_answers(item, answers)
     tags = dict(item.tags)
     if question_types is not None:
         tags["question_type"] = _checked_question_types(question_types)
+    if counterfactual is not None:
+        unchanged, effect = checked_counterfactual(answers, counterfactual.get("unchanged_answers"),
+                                                   counterfactual.get("irrelevant_change"),
+                                                   unchanged_field="unchanged_answers")
+        tags = with_effect(tags, effect)
+        if unchanged != item.unchanged_answers:
+            item.unchanged_answers = unchanged
+            bump(item, ["unchanged_answers"])
     return save_item_content(item, reviewer, question, answers, tags)
 
 

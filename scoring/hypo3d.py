@@ -249,6 +249,9 @@ FAMILY = Family(
         Table("table9", "EM and PM by change type and question type (Hypo3D Table 9)", ("EM", "PM"),
               by="question_type", order=("Scale", "Direction", "Semantic"),
               within="change_type", within_order=("movement", "removal", "attribute", "addition", "replacement")),
+        # shown when a run has them: SBERT (Figs. 5/14, per question type) and the judge score (Table 10)
+        Table("table10", "Judge score and SBERT beside EM (Hypo3D Table 10; Figs. 5, 14)", ("EM", "SBERT", "judge"),
+              by="question_type", order=("Scale", "Direction", "Semantic"), optional=True),
     ),
     radar_axis="question_type",
     question_types=("Scale", "Direction", "Semantic"),

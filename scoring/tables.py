@@ -182,12 +182,19 @@ def paper_tables(family: str | Family, rows) -> list[dict]:
     keys = _keys(rows)
     tables = []
     for table in record.tables:
-        if table.optional and not any(
-            key.startswith(f"{spec}=") for key in keys for spec in table.breakdowns
-        ):
+        if table.optional and not _shown(record, table, rows, keys):
             continue
         tables.append(build_table(table, rows))
     return tables
+
+
+def _shown(record: Family, table: Table, rows: list[dict], keys: set[str]) -> bool:
+    """An optional table is shown when some result has its breakdown, or, for one holding the family's
+    optional metrics (Hypo3D's SBERT and judge score), one of them."""
+    extra = [metric for metric in table.metrics if metric in record.optional_metrics]
+    if extra:
+        return any(metric in ((row["result"] or {}).get("overall") or {}) for row in rows for metric in extra)
+    return any(key.startswith(f"{spec}=") for key in keys for spec in table.breakdowns)
 
 
 def paper_table(family: str | Family, rows) -> dict:

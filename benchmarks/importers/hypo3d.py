@@ -3,7 +3,9 @@
 import re
 from collections.abc import Iterator
 
+from benchmarks.counterfactual import IRRELEVANT_KEY, UNCHANGED_KEYS, checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ChangeType
+from core.errors import DomainError
 
 from .rows import ImportFileError, ItemRecord, Problem, each_record, need, read_json_or_jsonl, text_id
 
@@ -54,16 +56,31 @@ def hypo3d_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]:
                 yield Problem(str(exc))
                 continue
 
-            def build(qwhere, qa, change_text=change_text, change_type=change_type, scene_id=scene_id):
+            def build(qwhere, qa, change_text=change_text, change_type=change_type, scene_id=scene_id,
+                      change=change):
                 question_type = qa.get("question_type") or []
                 if isinstance(question_type, str):
                     question_type = question_type.replace(",", " ").split()
+                answers = [str(need(qa, "answer", qwhere)).strip()]
+                unchanged, effect = _counterfactual(qwhere, qa, change, answers)
                 return ItemRecord(
                     where=qwhere, question=str(need(qa, "question", qwhere)), answer_format=AnswerFormat.OPEN,
-                    answers=[str(need(qa, "answer", qwhere)).strip()], external_id=text_id(qa.get("question_id")),
-                    id_label="question_id",
-                    tags={"change_type": change_type, "question_type": [str(t) for t in question_type]},
-                    scene_id=str(scene_id), change_text=change_text, change_type=change_type,
+                    answers=answers, external_id=text_id(qa.get("question_id")), id_label="question_id",
+                    tags=with_effect({"change_type": change_type, "question_type": [str(t) for t in question_type]},
+                                     effect),
+                    unchanged_answers=unchanged, scene_id=str(scene_id), change_text=change_text,
+                    change_type=change_type,
                 )
 
             yield from each_record(((f"{where}.questions_answers[{q}]", qa) for q, qa in enumerate(qas)), build)
+
+
+def _counterfactual(where: str, qa: dict, change: dict, answers: list[str]) -> tuple[list[str], str | None]:
+    """Tables 3-4: the question's answer on the unchanged scene (`unchanged_answer` or
+    `answer_without_change`) and `irrelevant_change` (on the question, or on its change for all of them)."""
+    key = next((k for k in UNCHANGED_KEYS if qa.get(k) not in (None, "", [])), UNCHANGED_KEYS[0])
+    irrelevant = qa.get(IRRELEVANT_KEY, change.get(IRRELEVANT_KEY))
+    try:
+        return checked_counterfactual(answers, qa.get(key), irrelevant, unchanged_field=key)
+    except DomainError as error:
+        raise ValueError(f"{where}: {error.message}") from None

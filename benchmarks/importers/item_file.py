@@ -152,12 +152,13 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
                 benchmark=benchmark, scene=scene, change=change, external_id=record.external_id,
                 source_index=record.source_index, question=record.question, answer_format=record.answer_format,
                 choices=record.choices, answers=record.answers, tags=record.tags, status=status,
-                author=author, provenance=provenance,
+                unchanged_answers=record.unchanged_answers, author=author, provenance=provenance,
             ))
             continue
         wanted = {
             "question": record.question, "answer_format": record.answer_format, "choices": record.choices,
             "answers": record.answers, "tags": record.tags, "source_index": record.source_index,
+            "unchanged_answers": record.unchanged_answers,
             # an item keeps the scene or change it has when the file names none that exists (yet)
             "scene_id": scene.pk if scene else item.scene_id, "change_id": change.pk if change else item.change_id,
         }
@@ -179,7 +180,7 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
 
 
 UPDATED_FIELDS = ("question", "answer_format", "choices", "answers", "tags", "source_index", "scene", "change",
-                  "provenance", "version", "status")
+                  "provenance", "version", "status", "unchanged_answers")
 
 
 def _existing_items(benchmark: Benchmark, records: list[ItemRecord]) -> dict[str, Item]:

@@ -40,6 +40,7 @@ class ItemRecord:
     source_index: str = ""
     choices: list = field(default_factory=list)
     tags: dict = field(default_factory=dict)
+    unchanged_answers: list = field(default_factory=list)  # Hypo3D Tables 3-4 (benchmarks.counterfactual)
     scene_id: str | None = None
     change_text: str | None = None
     change_type: str | None = None

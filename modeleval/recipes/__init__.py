@@ -172,15 +172,19 @@ def baseline_models(recipe: dict) -> list[ModelSpec]:
 
 
 @transaction.atomic
-def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_size: int = 8) -> list[Run]:
+def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_size: int = 8,
+                  judge_model=None) -> list[Run]:
     """Every run of the recipe (a shipped name or a recipe object) for each model and its baselines,
-    each recorded with the recipe's name, version, entry and default settings; all or none."""
+    each recorded with the recipe's name, version, entry and default settings; all or none.
+    `judge_model` rates each run's answers (Hypo3D Table 10); a recipe with `"judge": true` needs one."""
     recipe = checked(find(recipe) if isinstance(recipe, str) else recipe)
     if recipe["family"] != benchmark.family:
         raise DomainError(f"{recipe['name']} is a {recipe['family']} recipe; {benchmark.slug} is "
                           f"{benchmark.family}.", field="recipe")
     if not model_ids:
         raise DomainError("Name at least one model.", field="models")
+    if recipe.get("judge") and judge_model in (None, ""):
+        raise DomainError(f"{recipe['name']} rates answers with a judge: name a judge model.", field="judge_model")
     models = [ModelSpec.objects.filter(pk=pk).first() if str(pk).isdigit() else None for pk in model_ids]
     if None in models:
         raise DomainError("Choose registered models.", field="models")
@@ -194,7 +198,7 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
         for index, plan in enumerate(plans):
             key = plan.pop("key")
             plan["examples"] = shots.resolved(plan["examples"], benchmark, plan["subset"])  # {"from_items": N}
-            run = services.launch_run(model.pk, benchmark, created_by, batch_size, **plan)
+            run = services.launch_run(model.pk, benchmark, created_by, batch_size, judge_model=judge_model, **plan)
             if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
                 main["inputs"] = run_inputs.label_value(run.inputs)
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,

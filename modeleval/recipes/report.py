@@ -4,6 +4,7 @@ comparable rows, and the ablation tables of the runs that differ on one axis (mo
 from scoring.tables import csv_rows, paper_tables
 
 from ..ablations import ablation_tables
+from ..counterfactual import counterfactual_tables
 from ..labels import comparable_key, run_label, run_setting
 from ..models import Run
 from ..sweep import frame_sweep, sweep_rows
@@ -19,7 +20,8 @@ def recipe_report(runs: list[Run]) -> dict:
     return {"runs": [{"run": run.pk, "label": run_label(run), "status": run.status,
                       "recipe": run.recipe} for run in runs],
             "sweep": frame_sweep([(run, run.scores) for run in finished], (metrics or [None])[0]),
-            "tables": tables, "ablations": ablation_tables([(run, run.scores) for run in finished], metrics)}
+            "tables": tables, "ablations": ablation_tables([(run, run.scores) for run in finished], metrics),
+            "counterfactual": counterfactual_tables(finished)}
 
 
 def _number(value) -> str:
@@ -38,6 +40,13 @@ def as_text(report: dict) -> str:
         for row in table["rows"]:
             out.append("\t".join([row["name"], row["value"], *(_number(row["overall"][m]) for m in metrics),
                                   *(_number(row["difference"][m]) for m in metrics)]))
+        out.append("")
+    for table in report.get("counterfactual") or []:
+        out += [f"== {table['title']}", "\t".join(["model", "items", "n", *table["metrics"]])]
+        for row in table["rows"]:
+            out += ["\t".join([row["model"], group, str(row[group]["n"]),
+                               *(_number(row[group].get(metric)) for metric in table["metrics"])])
+                    for group in ("affects", "irrelevant") if group in row]
         out.append("")
     if report.get("sweep", {}).get("series"):
         out.append(f"== Frame-count sweep: {report['sweep']['metric']} by frames per video")

@@ -115,8 +115,9 @@ class Command(BaseCommand):
             except (OSError, ValueError) as exc:
                 raise CommandError(f"--recipe: {exc}") from None
         try:
+            judge = self.registered(options["judge"]).pk if options.get("judge") else None
             runs = recipes.launch_recipe(recipe, benchmark, [model.pk for model in models],
-                                         batch_size=options["batch_size"])
+                                         batch_size=options["batch_size"], judge_model=judge)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         for run in runs:
