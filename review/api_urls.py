@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, frames_api, pipeline_api
+from . import api, complements_api, frames_api, pipeline_api
 
 urlpatterns = [
     path("review/queue/", api.ReviewQueue.as_view()),
@@ -19,6 +19,7 @@ urlpatterns = [
     path("items/<int:pk>/history/", api.ItemHistory.as_view()),
     path("items/<int:pk>/answers/", api.IndependentAnswerView.as_view()),
     path("items/<int:pk>/adjudicate/", api.AdjudicateItem.as_view()),
+    path("items/<int:pk>/complement/", complements_api.ComplementaryImage.as_view()),
     path("benchmarks/<slug:slug>/agreement/", api.AgreementReport.as_view()),
     path("benchmarks/<slug:slug>/keep-rates/", api.KeepRates.as_view()),
     path("dedup/", api.StartDedup.as_view()),

@@ -178,7 +178,7 @@ def _complement(stage, item: Item, question: str, answers: list[str], rule: str,
     return Item.objects.create(
         benchmark=item.benchmark, scene=item.scene, change=item.change, external_id=external_id[:100],
         question=question, answer_format=item.answer_format, choices=list(item.choices), answers=answers,
-        tags=dict(item.tags), status=Item.Status.DRAFT,
+        tags=dict(item.tags), status=Item.Status.DRAFT, complement_of=item,
         provenance={"source": "generated", "generator": GENERATOR, "version": "1", "stage": stage.pk,
                     "seed": seed, "rule": rule, "complement_of": item.pk},
     )
