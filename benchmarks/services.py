@@ -87,22 +87,42 @@ def _dumps(data) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
+# An item's columns a release line is made of (release_export streams them as values, without models).
+LINE_VALUES = ("pk", "origin_id", "external_id", "scene_id", "scene__external_id", "change_id", "change__refined_text",
+               "change__raw_text", "change__change_type", "question", "answer_format", "choices", "answers", "tags",
+               "provenance", "agreement")
+
+
 def release_item_line(item: Item, frames: list[str]) -> dict:
-    change = item.change
-    return {
-        "id": item.release_id,
-        "external_id": item.external_id or None,
-        "scene_id": item.scene.external_id if item.scene else None,
-        "world_frame": frames,
-        "context_change": change.text if change else None,
-        "context_change_raw": change.raw_text if change else None,
-        "change_type": change.change_type if change else None,
-        "question": item.question,
-        "answer_format": item.answer_format,
-        "choices": item.choices,
-        "answers": item.answers,
-        "tags": item.tags,
+    change, scene = item.change, item.scene
+    return release_line({
+        "pk": item.pk, "origin_id": item.origin_id, "external_id": item.external_id, "scene_id": item.scene_id,
+        "scene__external_id": scene.external_id if scene else None, "change_id": item.change_id,
+        "change__refined_text": change.refined_text if change else None,
+        "change__raw_text": change.raw_text if change else None,
+        "change__change_type": change.change_type if change else None, "question": item.question,
+        "answer_format": item.answer_format, "choices": item.choices, "answers": item.answers, "tags": item.tags,
         "provenance": item.provenance,
+    }, frames)
+
+
+def release_line(v: dict, frames: list[str]) -> dict:
+    """A release line from an item's LINE_VALUES (Item.release_id, ContextChange.text)."""
+    changed = v["change_id"] is not None
+    return {
+        "id": v["origin_id"] or str(v["pk"]),
+        "external_id": v["external_id"] or None,
+        "scene_id": v["scene__external_id"] if v["scene_id"] is not None else None,
+        "world_frame": frames,
+        "context_change": (v["change__refined_text"] or v["change__raw_text"]) if changed else None,
+        "context_change_raw": v["change__raw_text"] if changed else None,
+        "change_type": v["change__change_type"] if changed else None,
+        "question": v["question"],
+        "answer_format": v["answer_format"],
+        "choices": v["choices"],
+        "answers": v["answers"],
+        "tags": v["tags"],
+        "provenance": v["provenance"],
     }
 
 
@@ -331,7 +351,7 @@ def write_release_formats(release_id: int) -> Release:
         release.move_to(Release.Status.EXPORTING)
         release.save(update_fields=["status"])
     from .harness import HARNESS_FORMATS, harness_file  # they read the importers, which import this module
-    from .release_export import iter_release_lines, store_stream, write_format
+    from .release_export import store_stream, write_release_format
 
     prefix = f"{release.benchmark.slug}-{release.version}"
     outputs = [*FORMATS, *HARNESS_FORMATS, "card"]
@@ -342,7 +362,7 @@ def write_release_formats(release_id: int) -> Release:
                 try:
                     if fmt in FORMATS:  # streamed from the JSONL to the store (benchmarks/release_export.py)
                         locked.files.add(store_stream(
-                            f"{prefix}.{fmt}", lambda out, fmt=fmt, r=locked: write_format(fmt, iter_release_lines(r), out),
+                            f"{prefix}.{fmt}", lambda out, fmt=fmt, r=locked: write_release_format(r, fmt, out),
                             meta={"format": fmt}))
                         name = content = None
                     elif fmt in HARNESS_FORMATS:

@@ -121,7 +121,7 @@ def test_chunks_smaller_than_the_release_and_keyset_pages_give_the_same_bytes(
 
     def spy(queryset, chunk_size=2):
         for row in real(queryset, chunk_size):
-            pages.append(row.pk)
+            pages.append(row["pk"])
             yield row
     monkeypatch.setattr(release_export, "iterate_chunked", spy)
     expected = todays_freeze(benchmark, "1.0.0", None)
