@@ -124,7 +124,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
     )
     if study is None:
         humans = [
-            result_row(human_row_name(each), HUMAN, study_results(each))
+            result_row(human_row_name(each), HUMAN, study_results(each, units=True))
             for each in Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by(
                 "created_at", "pk"
             )
@@ -135,7 +135,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
     else:
         if study.benchmark_id != benchmark.pk:
             raise NotFound("No such study on this benchmark.", field="study")
-        humans = [result_row(human_row_name(study), HUMAN, study_results(study))]
+        humans = [result_row(human_row_name(study), HUMAN, study_results(study, units=True))]
         items = study_scored_items(study)
         models = [model_row(run, rescore_run(run, items, by)) for run in runs]
     models = [row for row in models if row["n"]]

@@ -7,6 +7,8 @@ across a table; how many participants and items a study needs for an interval of
   participant's rows for a human row) are resampled once for both rows, so what the two share
   cancels; the p-value is the share of resampled differences, centred on the observed one, at
   least as far from it as the observed difference is from zero.
+- `clustered_pairs`: a model row against a human row, pairing each answer with the model's score on
+  its item and resampling participants (the human row's clusters), not answers.
 - `holm`: Holm's step-down adjustment of a table's p-values (family-wise error rate).
 - `participants_needed`, `items_needed`: the normal approximation of a proportion's interval, with
   the design effect 1 + (m - 1) * ICC of m items per participant.
@@ -99,6 +101,45 @@ def paired_tallies(
         "n_units": n_units,
         "test": "paired bootstrap",
     }
+
+
+def clustered_pairs(
+    clustered: dict, plain: dict, column: str, level: float = 0.95, seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> dict | None:
+    """A row scored per item (a model) minus a clustered row (a human row, `unit_tallies(..., cluster=)`)
+    on their shared items, in points: each answer of a participant is paired with the row's score on
+    that item (so the row's side is its mean over the answers the participants gave), and the
+    participants are resampled, each with all its answers. `clustered["items"]` (else its ids) names
+    the item of each of its units as `plain["ids"]` do. None where either row lacks the column or they
+    share no item; with one participant, no interval or p-value (`n_clusters` says why)."""
+    mine, theirs = clustered.get("tallies", {}).get(column), plain.get("tallies", {}).get(column)
+    if mine is None or theirs is None:
+        return None
+    names = clustered.get("items") or clustered["ids"]
+    by_item = {plain["ids"][u]: (total, n) for u, total, n in zip(theirs["unit"], theirs["sum"], theirs["n"],
+                                                                  strict=True)}
+    clusters: dict[str, list[float]] = {}
+    for u, total, n in zip(mine["unit"], mine["sum"], mine["n"], strict=True):
+        other = by_item.get(names[u])
+        if other is None or not other[1]:
+            continue
+        cluster = clustered.get("clusters", [None] * len(names))[u]
+        tally = clusters.setdefault(f"unit {u}" if cluster is None else cluster, [0.0, 0.0, 0.0, 0.0])
+        # the other row's mean on the item, counted once per answer of this participant
+        tally[0] += other[0] / other[1] * n
+        tally[1] += n
+        tally[2] += total
+        tally[3] += n
+    if not clusters:
+        return None
+    tallies = np.array(list(clusters.values()))
+    if len(clusters) < 2:
+        observed = 100 * (tallies[:, 0].sum() / tallies[:, 1].sum() - tallies[:, 2].sum() / tallies[:, 3].sum())
+        return {"difference": round(float(observed), 2), "ci": None, "p_value": None, "n_units": 1,
+                "n_clusters": 1, "test": "paired cluster bootstrap"}
+    found = paired_tallies(tallies[:, 0], tallies[:, 1], tallies[:, 2], tallies[:, 3], level, seed, resamples)
+    return {**found, "n_clusters": len(clusters), "test": "paired cluster bootstrap"}
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -7,9 +7,13 @@ Per column and ranked metric, the model row with the highest value is compared w
 - else both carry intervals (`score(..., ci=...)`): marked where the intervals do not overlap;
 - else nothing can be tested: marked as the papers do, and the table says so.
 A tie at the top is never marked once the rows can be tested.
+
+`human_comparisons`: every model row against every human row carrying its participants' tallies, per
+column and ranked metric, by `comparison.clustered_pairs` (participants resampled), Holm-corrected
+across the table's model-vs-human comparisons.
 """
 
-from .comparison import holm, paired_tallies
+from .comparison import clustered_pairs, holm, paired_tallies
 
 SIGNIFICANCE = 0.05
 TABLE_RESAMPLES = 1000
@@ -93,3 +97,35 @@ def best_rule(comparisons: list[dict]) -> str:
     unseparated = sum(entry.get("separated") is False for entry in comparisons)
     tail = f"; {unseparated} best value(s) not distinguishable from the next are not bold" if unseparated else ""
     return "Bold: the best model only where " + " or ".join(parts) + tail + "."
+
+
+def human_comparisons(metrics, not_ranked, keys, titles, rows: list[dict]) -> list[dict]:
+    """[{"model", "human", "column", "metric", "difference" (model - human, points), "ci", "p_value",
+    "p_holm", "separated", "n_participants"}]; with one participant `ci`, `p_value` and `separated`
+    are None. Rows without tallies (`score(..., units=True)`) are left out."""
+    humans = [row for row in rows if row["kind"] == "human" and ((row["result"] or {}).get("units") or {}).get(
+        "clusters") is not None]
+    models = [row for row in rows if row["kind"] == "model" and (row["result"] or {}).get("units")]
+    found = []
+    for human in humans:
+        for model in models:
+            for key, title in zip(keys, titles, strict=True):
+                for metric in metrics:
+                    if metric in not_ranked:
+                        continue
+                    column = f"{'' if key is None else key}|{metric}"
+                    test = clustered_pairs(human["result"]["units"], model["result"]["units"], column,
+                                           resamples=TABLE_RESAMPLES)
+                    if test is None:
+                        continue
+                    found.append({"model": model["name"], "human": human["name"], "column": title, "metric": metric,
+                                  "difference": test["difference"], "ci": test["ci"], "p_value": test["p_value"],
+                                  "n_participants": test["n_clusters"]})
+    tested = [entry for entry in found if entry["p_value"] is not None]
+    for entry, adjusted in zip(tested, holm([entry["p_value"] for entry in tested]), strict=True):
+        entry["p_holm"] = round(adjusted, 4)
+        entry["separated"] = adjusted < SIGNIFICANCE
+    for entry in found:
+        entry.setdefault("p_holm", None)
+        entry.setdefault("separated", None)
+    return found

@@ -15,11 +15,14 @@ with no better direction (Not-Sure rate, a difference) is never marked. Only com
 model rows with the same `comparable` key (runs with the same prompt, input, items and settings).
 Where the rows carry the data to test it, the best is marked only where it is separated from the
 next (`scoring.ranking`: `separated` True or False; None where untested); `best_rule` says how.
+`human_comparisons` sets each model row against each human row with its participants' tallies
+(paired over shared items, participants resampled; `ranking.human_comparisons`).
 """
 
 from .engine import get_family
 from .family import Family, Table
-from .ranking import best_cells, best_rule
+from .ranking import best_cells, best_rule, human_comparisons
+from .uncertainty import unavailable_text
 
 OVERALL = "Overall"
 GROUP_AVERAGE = "Avg."
@@ -93,13 +96,17 @@ def columns(table: Table, rows: list[dict]) -> list[dict]:
     return cols
 
 
-def _value(table: Table, values: dict, metric: str) -> tuple[float | None, float | None, list | None]:
-    """(value, std, ci) of one metric of a cell."""
+def _value(table: Table, values: dict, metric: str, cluster: str | None = None) -> tuple:
+    """(value, std, ci, note) of one metric of a cell; `note` says why a clustered value has no
+    interval (one participant), else None."""
     for name, minuend, subtrahend in table.differences:
         if name == metric:
             a, b = values.get(minuend), values.get(subtrahend)
-            return (None if a is None or b is None else round(a - b, 2)), None, None
-    return values.get(metric), values.get(f"{metric}_std"), (values.get("ci") or {}).get(metric)
+            return (None if a is None or b is None else round(a - b, 2)), None, None, None
+    value, intervals = values.get(metric), values.get("ci") or {}
+    ci = intervals.get(metric)
+    note = unavailable_text(cluster) if cluster and value is not None and metric in intervals and ci is None else None
+    return value, values.get(f"{metric}_std"), ci, note
 
 
 def build_table(table: Table, rows) -> dict:
@@ -114,7 +121,8 @@ def build_table(table: Table, rows) -> dict:
         for col in cols:
             values = (result.get("overall") if col["key"] is None else (result.get("by") or {}).get(col["key"]))
             values = values or {}
-            cells.append([_value(table, values, metric) for metric in table.metrics])
+            cluster = (result.get("uncertainty") or {}).get("cluster")
+            cells.append([_value(table, values, metric, cluster) for metric in table.metrics])
         grid.append(cells)
     ranked = [r for r, row in enumerate(rows) if row["kind"] == RANKED_KIND]
     cohorts: dict[str, list[int]] = {}
@@ -148,6 +156,8 @@ def build_table(table: Table, rows) -> dict:
         "interval_style": table.interval_style,
         "best_rule": best_rule(comparisons),
         "comparisons": comparisons,
+        "human_comparisons": human_comparisons(table.metrics, table.not_ranked, [col["key"] for col in cols], titles,
+                                               rows),
         "rows": [
             {
                 "name": row["name"],
@@ -160,11 +170,12 @@ def build_table(table: Table, rows) -> dict:
                             "value": value,
                             "std": std,
                             "ci": ci,
-                            "interval": interval_text(value, ci, table.interval_style),
+                            "interval": note or interval_text(value, ci, table.interval_style),
                             "best": (r, c, m) in best and best[(r, c, m)] is not False,
                             "separated": best.get((r, c, m)),
                         }
-                        for m, (metric, (value, std, ci)) in enumerate(zip(table.metrics, cell, strict=True))
+                        for m, (metric, (value, std, ci, note)) in enumerate(zip(table.metrics, cell,
+                                                                                strict=True))
                     ]
                     for c, cell in enumerate(cells)
                 ],
@@ -240,7 +251,7 @@ def csv_rows(table: dict) -> list[list]:
     after each metric when some row has a spread, `... ci low`, `... ci high` when some row has an
     interval), then one line per row; an empty value is ''."""
     spreads = any(v["std"] is not None for row in table["rows"] for cell in row["cells"] for v in cell)
-    intervals = any(v.get("ci") for row in table["rows"] for cell in row["cells"] for v in cell)
+    intervals = any(v.get("ci") or v.get("interval") for row in table["rows"] for cell in row["cells"] for v in cell)
     header = ["row", "kind", "n"]
     for title in column_titles(table):
         for metric in table["metrics"]:
@@ -258,7 +269,7 @@ def csv_rows(table: dict) -> list[list]:
                 if spreads:
                     line.append("" if v["std"] is None else v["std"])
                 if intervals:
-                    line += list(v["ci"]) if v.get("ci") else ["", ""]
+                    line += list(v["ci"]) if v.get("ci") else [v.get("interval") or "", v.get("interval") or ""]
         lines.append(line)
     return lines
 
@@ -284,7 +295,8 @@ def interval_text(value: float | None, ci: list | None, style: str = "pm") -> st
 
 
 def latex_number(
-    value: float | None, std: float | None = None, best: bool = False, ci: list | None = None, style: str = "pm"
+    value: float | None, std: float | None = None, best: bool = False, ci: list | None = None, style: str = "pm",
+    note: str | None = None,
 ) -> str:
     """Two decimals, `$\\pm$ std` when repeated, the interval as `$\\pm$ half-width` (style "pm", its
     longer side) or `[low, high]` (style "brackets"), bold when best; `--` when there is no value."""
@@ -295,6 +307,8 @@ def latex_number(
         text += f" $\\pm$ {std:.2f}"
     if ci:
         text += " " + latex_escape(interval_text(value, ci, style))
+    elif note:
+        text += f" ({latex_escape(note)})"
     return f"\\textbf{{{text}}}" if best else text
 
 
@@ -337,7 +351,8 @@ def latex_table(table: dict) -> str:
         if previous is not None and row["kind"] != previous:
             lines.append(r"\midrule")
         previous = row["kind"]
-        values = [latex_number(v["value"], v["std"], v["best"], v.get("ci"), table.get("interval_style", "pm"))
+        values = [latex_number(v["value"], v["std"], v["best"], v.get("ci"), table.get("interval_style", "pm"),
+                               None if v.get("ci") else v.get("interval"))
                   for cell in row["cells"] for v in cell]
         lines.append(" & ".join([latex_escape(row["name"]), *values]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]

@@ -33,6 +33,9 @@ TABLE_LEVEL = 0.95
 # resamples drawn per matrix product: bounds memory at chunk x units weights
 _CHUNK = 200
 UNIT_NAMES = {"3dsrbench": "question (its rotations and flip together)"}
+# a clustered interval (a human row's) needs this many clusters reached: with one participant there
+# is no spread between participants to measure, and the interval is None, not the estimate twice
+MIN_CLUSTERS = 2
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,9 @@ def intervals(
     settings: Bootstrap,
 ) -> tuple[dict[object, dict[str, list[float] | None]], dict]:
     """({group key: {metric: [low, high]}}, what they were computed over) for every metric reported
-    in `estimates`, `<metric>_std` (the spread over repeats) included (None where the estimate is None). `groups` and `estimates` share their keys
-    (None: every row)."""
+    in `estimates`, `<metric>_std` (the spread over repeats) included (None where the estimate is None,
+    and, clustered, where the group reaches fewer than `MIN_CLUSTERS` clusters: `unavailable_text`).
+    `groups` and `estimates` share their keys (None: every row)."""
     units = resampling_units(family, items, settings.cluster)
     info = {
         "level": settings.level,
@@ -187,6 +191,13 @@ def intervals(
     columns, table = _unit_tallies(family, items, runs, groups, units) if items else ([], None)
     samples, spreads = _resampled_values(family, columns, table, settings) if columns else (None, None)
     where = {column: index for index, column in enumerate(columns)}
+    if settings.cluster:
+        info["cluster"] = settings.cluster
+        # clusters (participants) each column reaches: one cannot measure spread between participants
+        reached = (table[:, :, :, 1].sum(axis=2) > 0).sum(axis=0) if columns else np.zeros(0)
+        single = {column for column, index in where.items() if reached[index] < MIN_CLUSTERS}
+    else:
+        single = set()
     result: dict[object, dict[str, list[float] | None]] = {}
     for key, values in estimates.items():
         result[key] = {}
@@ -197,10 +208,17 @@ def intervals(
             column = where.get((key, metric[: -len("_std")] if spread else metric))
             if estimate is None or column is None:
                 result[key][metric] = None if estimate is None else [estimate, estimate]
+            elif columns[column] in single:
+                result[key][metric] = None
             else:
                 resampled = spreads if spread else samples
                 result[key][metric] = holding_interval(resampled[:, column], estimate, settings.level)
     return result, info
+
+
+def unavailable_text(cluster: str) -> str:
+    """What a cell says in place of a clustered interval that one cluster cannot give."""
+    return f"not available (n=1 {cluster})"
 
 
 def unit_id(family: Family, items: list[GoldItem], unit: list[int], cluster: str | None) -> str:
@@ -218,8 +236,13 @@ def unit_tallies(
 ) -> dict:
     """Each unit's tallies summed over repeats, for paired comparisons of two rows on their shared
     units: {"ids": [unit id], "tallies": {"KEY|METRIC": {"unit": [index], "sum": [...], "n": [...]}}}
-    (KEY "" for every row; only the units the group reaches)."""
-    units = resampling_units(family, items, cluster)
+    (KEY "" for every row; only the units the group reaches).
+
+    With a cluster tag (a human row), the units are the family's own (one participant's answer to
+    one item) and "clusters" names each one's cluster ([value or None]): a comparison with a model
+    pairs each answer with the model's on that item and resamples the clusters
+    (`comparison.clustered_pairs`)."""
+    units = resampling_units(family, items)
     columns, table = _unit_tallies(family, items, runs, groups, units) if items else ([], None)
     tallies = {}
     for index, (key, metric) in enumerate(columns):
@@ -230,4 +253,9 @@ def unit_tallies(
             "sum": [_compact(value) for value in summed[present, 0]],
             "n": [_compact(value) for value in summed[present, 1]],
         }
-    return {"ids": [unit_id(family, items, unit, cluster) for unit in units], "tallies": tallies}
+    found = {"ids": [unit_id(family, items, unit, None) for unit in units], "tallies": tallies}
+    if cluster:
+        found["clusters"] = [
+            None if items[unit[0]].tags.get(cluster) is None else str(items[unit[0]].tags[cluster]) for unit in units
+        ]
+    return found

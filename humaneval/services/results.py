@@ -76,6 +76,13 @@ def scorer_row_id(response: Response) -> str:
     return f"s{response.session_id}/{response.item.external_id or response.item_id}"
 
 
+def scored_item_key(row_id: str, renamed: dict[str, str] | None = None) -> str:
+    """`scorer_row_id`'s row (or unit) id less its session: the id a model row scores the item under
+    (`renamed`: a pk to the item's `scoring_id`, for items without a benchmark id)."""
+    key = row_id.split("/", 1)[1] if re.match(r"s\d+/", row_id) else row_id
+    return (renamed or {}).get(key, key)
+
+
 def is_correct(family: str, entry: SessionItem, response: Response) -> bool:
     gold, prediction = scorer_rows(family, entry, response, scorer_row_id(response))
     result = scoring.score(family, [gold], [prediction], sbert=False)
@@ -183,10 +190,12 @@ def _median_seconds(latencies: list[int]) -> float | None:
     return round(statistics.median(latencies) / 1000, 2) if latencies else None
 
 
-def study_results(study: Study) -> dict:
+def study_results(study: Study, units: bool = False) -> dict:
     """The human row: every scored response (answered or timed out) of a finished session not excluded is one
     graded row, scored like a model's prediction, in the family's paper layout. Adds exclusions,
-    inter-participant agreement, median time per item and the 'Not sure' count."""
+    inter-participant agreement, median time per item and the 'Not sure' count. units: also each answer's
+    tallies with its participant and the item id the model rows use (`scoring.uncertainty.unit_tallies`),
+    what the tables pair a model row with (participants resampled)."""
     family = study.benchmark.family
     # finished sessions only: a half-done session would move the row while it runs (the study page shows it
     # as progress instead)
@@ -202,7 +211,11 @@ def study_results(study: Study) -> dict:
         predictions.append(p)
     # SBERT is left to an explicit request: it loads a sentence-embedding model (as for model runs).
     result = scoring.score(family, gold, predictions, by=breakdowns(family), sbert=False, ci=TABLE_LEVEL,
-                           cluster=PARTICIPANT_TAG)
+                           cluster=PARTICIPANT_TAG, units=units)
+    if units:
+        # an item without a benchmark id is `s<session>/<pk>` here and its release id in a model's rows
+        renamed = {str(entry.item_id): entry.item.scoring_id for entry, _ in kept if not entry.item.external_id}
+        result["units"]["items"] = [scored_item_key(unit, renamed) for unit in result["units"]["ids"]]
     latencies_by_item: dict[int, list[int]] = {}
     for _, response in kept:
         if response.latency_ms is not None:

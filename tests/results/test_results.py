@@ -146,7 +146,9 @@ def test_chance_human_and_model_rows_from_one_function(setup):
 
 def csv_numbers(text):
     lines = list(csv.reader(io.StringIO(text)))
-    return lines[0], [[None if value == "" else float(value) for value in line[3:]] for line in lines[1:]]
+    # a one-participant human row's interval columns say it is not available (no number)
+    return lines[0], [[None if value in ("", "not available (n=1 participant)") else float(value)
+                       for value in line[3:]] for line in lines[1:]]
 
 
 def table_numbers(table):
@@ -312,8 +314,9 @@ def test_the_human_row_is_what_the_scorer_gives_for_the_same_answers_keyed_by_th
     predictions = [{"id": item.external_id, "output": HUMAN_ANSWERS[item.external_id]} for item in items]
     expected = scoring.score(FAMILY, gold, predictions, by=breakdowns(FAMILY))
     human = study_results(setup["study"])
-    # the human row adds intervals over participants (one here: each interval is its estimate)
-    assert human["overall"].pop("ci") == {metric: [value, value] for metric, value in human["overall"].items()}
+    # the human row adds intervals over participants (one here: none can be measured)
+    assert human["overall"].pop("ci") == {metric: None for metric in human["overall"]}
+    assert human["uncertainty"]["cluster"] == "participant" and human["uncertainty"]["n_units"] == 1
     assert human["overall"] == expected["overall"]
     assert {key: {m: v for m, v in values.items() if m != "ci"} for key, values in human["by"].items()} == expected["by"]
     assert expected["overall"]["circular"] != expected["overall"]["vanilla"]
