@@ -76,6 +76,32 @@ def arrived_texts(change_ids=(), item_ids=()) -> list[str]:
     return texts + list(Item.objects.filter(pk__in=list(item_ids)).values_list("question", flat=True))
 
 
+def index_arrived(change_ids=(), item_ids=(), threshold: float = 0.8) -> int:
+    """Add the arrived texts' stored vectors to their benchmark's growing index (ann_index.py, one per
+    benchmark and kind), searching each for neighbours above `threshold` as it goes in; returns how
+    many neighbours were found. Texts without a vector (no encoder installed) are left out. A
+    redelivered task adds an id again, which searches report once."""
+    from .ann_index import GrowingIndex
+
+    rows = [(DuplicatePair.Kind.CHANGE, pk, benchmark_id, refined or raw) for pk, benchmark_id, raw, refined in
+            ContextChange.objects.filter(pk__in=list(change_ids)).values_list(
+                "pk", "scene__benchmark_id", "raw_text", "refined_text")]
+    rows += [(DuplicatePair.Kind.QUESTION, pk, benchmark_id, question) for pk, benchmark_id, question in
+             Item.objects.filter(pk__in=list(item_ids)).values_list("pk", "benchmark_id", "question")]
+    known = cached_vectors(encoder_version(), [text_sha(text) for *_, text in rows])
+    groups: dict[tuple[int, str], list[tuple[int, np.ndarray]]] = {}
+    for kind, pk, benchmark_id, text in rows:
+        vector = known.get(text_sha(text))
+        if vector is not None:
+            groups.setdefault((benchmark_id, kind), []).append((pk, vector))
+    found = 0
+    for (benchmark_id, kind), pairs in groups.items():
+        index = GrowingIndex.for_benchmark(benchmark_id, kind)
+        neighbours = index.add([pk for pk, _ in pairs], np.stack([v for _, v in pairs]), threshold)
+        found += sum(len(hits) for hits in neighbours)
+    return found
+
+
 def embed_on_arrival() -> bool:
     """REVIEW_EMBED_ON_ARRIVAL, default: when a worker runs tasks (not in the embedded, in-process
     mode, where a submit would wait for the encoder; the review-time search encodes what is missing)."""

@@ -15,8 +15,11 @@ def find_near_duplicates(run_id: int) -> int:
 
 @shared_task
 def embed_arrived_texts(change_ids: list[int], item_ids: list[int]) -> int:
-    """Idempotent: texts that already have a vector are not encoded again (see dedup.embed_texts)."""
-    return dedup.embed_texts(dedup.arrived_texts(change_ids, item_ids))
+    """Idempotent: texts that already have a vector are not encoded again (see dedup.embed_texts); the
+    vectors then go into their benchmark's growing near-duplicate index (dedup.index_arrived)."""
+    encoded = dedup.embed_texts(dedup.arrived_texts(change_ids, item_ids))
+    dedup.index_arrived(change_ids, item_ids)
+    return encoded
 
 
 @shared_task
