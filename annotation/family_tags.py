@@ -4,7 +4,7 @@ capabilities, Spatial457's level. Each family's values are the ones its scorer g
 
 from benchmarks.importers.spatial457 import SPATIAL457_LEVELS
 from core.errors import DomainError
-from scoring.threedsrbench import SUBTYPE_CATEGORY
+from scoring.threedsrbench import CATEGORY_SUBTYPES, SUBTYPE_CATEGORY
 
 CAUSAL_TASKS = ("collision", "compatibility", "occlusion", "trajectory")
 CAUSAL_LEVELS = ("L1", "L2")
@@ -21,6 +21,8 @@ def _one_of(tags: dict, key: str, allowed) -> str:
 
 def _threedsrbench(tags: dict) -> dict:
     subtype = _one_of(tags, "subtype", tuple(SUBTYPE_CATEGORY))
+    if tags.get("category") not in (None, "", SUBTYPE_CATEGORY[subtype]):
+        raise DomainError(f"The subtype {subtype} is of the category {SUBTYPE_CATEGORY[subtype]}.", field="tags")
     return {"category": SUBTYPE_CATEGORY[subtype], "subtype": subtype}
 
 
@@ -50,3 +52,25 @@ def family_tags(family: str, tags) -> dict:
     if not isinstance(tags, dict):
         raise DomainError("Give the item's family tags.", field="tags")
     return FAMILY_TAGS[family](tags)
+
+
+def _field(key: str, label: str, options, multiple: bool = False, groups: dict | None = None) -> dict:
+    return {"key": key, "label": label, "multiple": multiple,
+            "options": [{"value": o, "group": (groups or {}).get(o, "")} for o in options]}
+
+
+# The authoring page's tag picker: one list per tag, in the order the page shows them; a subtype's
+# `group` is its category, so picking one narrows the other.
+TAG_FIELDS = {
+    "3dsrbench": (_field("category", "Category", tuple(CATEGORY_SUBTYPES)),
+                  _field("subtype", "Subtype", tuple(SUBTYPE_CATEGORY), groups=SUBTYPE_CATEGORY)),
+    "causalspatial": (_field("level", "Level", CAUSAL_LEVELS), _field("task", "Task", CAUSAL_TASKS)),
+    "m3verse": (_field("state_type", "State type", M3_STATE_TYPES),
+                _field("capabilities", "Capabilities", M3_CAPABILITIES, multiple=True)),
+    "spatial457": (_field("level", "Level", SPATIAL457_LEVELS),),
+}
+
+
+def tag_fields(family: str) -> list[dict]:
+    """The family's tags as lists to pick from ([] for a family without any)."""
+    return list(TAG_FIELDS.get(family, ()))

@@ -18,6 +18,8 @@ NO_CORRECT_OPTION = "No correct option is listed."
 NOT_SURE = "Not sure"
 MAX_CHOICES = 7
 UNFLIPPED = ("causalspatial", "spatial457")  # families no mirrored-image evaluation reads
+# Families whose scorer reads an open answer: the correct choice's text becomes the item's answer.
+OPEN_ANSWER_FAMILIES = ("spatial457",)
 MAX_ANSWER_WORDS = 10
 # Bounds on what a worker types (a pasted page must not reach the review queue): characters.
 MAX_QUESTION_CHARS = 300
@@ -162,9 +164,14 @@ def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict
         tags["flip"] = "swap" if flip else "same"
     # the arrows, start boxes and bounding boxes drawn on the scene's images (benchmarks/overlays.py)
     marks = overlays.validate(answer.get("overlays"), assignment.scene.assets.filter(role=AssetRole.IMAGE).count())
+    answer_format = AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE
+    if family in OPEN_ANSWER_FAMILIES:  # its paper asks without options and scores the answer's words
+        if len(correct) != 1 or not_sure:
+            raise DomainError("A Spatial457 item has one correct answer and no 'Not sure'.", field="correct")
+        choices, correct, answer_format = [], [choices[LETTERS.index(correct[0])]], AnswerFormat.OPEN
     item = Item.objects.create(
         benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
-        answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
+        answers=correct, answer_format=answer_format,
         author=worker, provenance=_provenance(assignment), tags=tags, overlays=marks,
     )
     return {"items": [item.pk]}

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from annotation import progress as annotation_progress
 from annotation import services as annotation_services
+from annotation.family_tags import tag_fields
 from annotation.guidelines import render_guidelines
 from annotation.models import Assignment, Campaign
 from benchmarks.material.viewer import cached_scene_viewer_data
@@ -145,6 +146,7 @@ def annotate(request, assignment):
     return render(request, "frontend/annotate_task.html", {
         **context,
         "task": annotation_services.task_of(assignment),
+        "tag_fields": tag_fields(campaign.benchmark.family),
         "show_viewer": bool(viewer["points_url"]) and campaign.kind not in SCENELESS_KINDS,
     })
 

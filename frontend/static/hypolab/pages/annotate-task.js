@@ -29,6 +29,43 @@ function setChoices(n, values = [], correct = []) {
     choicesBox.append(row);
   }
 }
+// The family's tags, picked from lists (annotation/family_tags.py TAG_FIELDS); the server names a
+// tag left unpicked. A subtype's data-group is its category: picking one narrows the other.
+const tagSelects = () => [...document.querySelectorAll("#family-tags select[data-tag]")];
+function pickedTags() {
+  const tags = {};
+  for (const select of tagSelects()) {
+    tags[select.dataset.tag] = select.multiple ? [...select.selectedOptions].map((o) => o.value) : select.value;
+  }
+  return tags;
+}
+function narrowGroups() {
+  const groups = new Set([...document.querySelectorAll("#family-tags option[data-group]")].map((o) => o.dataset.group));
+  const parent = tagSelects().find((select) => [...select.options].some((o) => groups.has(o.value)));
+  if (!parent) return;
+  for (const option of document.querySelectorAll("#family-tags option[data-group]")) {
+    option.hidden = Boolean(parent.value) && option.dataset.group !== parent.value;
+  }
+}
+function restoreTags(tags) {
+  for (const select of tagSelects()) {
+    const value = tags[select.dataset.tag];
+    if (select.multiple) [...select.options].forEach((o) => { o.selected = (value || []).includes(o.value); });
+    else if (typeof value === "string") select.value = value;
+  }
+  narrowGroups();
+}
+if ($("family-tags")) {
+  $("family-tags").addEventListener("change", (e) => {
+    const picked = e.target.selectedOptions?.[0];
+    const parent = tagSelects().find((select) => [...select.options].some((o) => o.value === picked?.dataset.group));
+    if (picked?.dataset.group && parent) parent.value = picked.dataset.group;  // a subtype sets its category
+    narrowGroups();
+    const child = e.target.querySelector("option[data-group]") ? null
+      : tagSelects().find((select) => select.selectedOptions[0]?.hidden);
+    if (child) child.value = "";  // a category that no longer holds the picked subtype clears it
+  });
+}
 function collect() {
   if (kind === "world_frame") {
     return { anchor: $("anchor").value, side: (form.querySelector("input[name=side]:checked") || {}).value,
@@ -45,10 +82,7 @@ function collect() {
   if (kind === "choice_image") { answer.flip_swaps = $("flip-swaps").checked; answer.overlays = overlayTool ? overlayTool.marks : []; }
   else answer.hallucination = $("hallucination").checked;
   answer.not_sure = $("not-sure").checked;
-  if ($("family-tags")) {
-    // the server names what is wrong with tags it cannot read
-    try { answer.tags = JSON.parse($("family-tags").value || "null"); } catch (e) { answer.tags = $("family-tags").value; }
-  }
+  if ($("family-tags")) answer.tags = pickedTags();
   return answer;
 }
 function restore(c) {
@@ -71,7 +105,7 @@ function restore(c) {
   if (kind === "choice_image") { $("choice-count").value = String(Math.min(Math.max(values.length, 2), 7)); $("flip-swaps").checked = !!c.flip_swaps; }
   else $("hallucination").checked = !!c.hallucination;
   $("not-sure").checked = !!c.not_sure;
-  if ($("family-tags") && c.tags) $("family-tags").value = typeof c.tags === "string" ? c.tags : JSON.stringify(c.tags);
+  if ($("family-tags") && c.tags && typeof c.tags === "object") restoreTags(c.tags);
   setChoices(kind === "choice_image" ? Number($("choice-count").value) : Math.max(values.length, 2), values, c.correct || []);
 }
 
