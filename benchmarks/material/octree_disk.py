@@ -49,9 +49,10 @@ from .pointcloud import (
 )
 
 RECORD = np.dtype([("q", "<u2", 3), ("priority", "<f4"), ("rgb", "u1", 3), ("instance", "<u2")])
+RAW = np.dtype(f"V{RECORD.itemsize}")
 CHUNK_POINTS = 1_000_000
-# A node up to this many points is finished in memory (about 70 bytes a point while sorted: 560 MB).
-MEMORY_POINTS = 8_000_000
+# A node up to this many points is finished in memory (about 70 bytes a point while sorted: 420 MB).
+MEMORY_POINTS = 6_000_000
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]  # float32 (n, 3) xyz, uint8 (n, 3) rgb, uint16 (n,) ids
 Chunks = Callable[[], Iterator[Chunk]]  # each call starts the cloud again from its first point
@@ -116,9 +117,9 @@ class _Writer:
         self.handle = open(path, "w+b")  # noqa: SIM115 - closed in assemble
         self.rows: list[tuple[int, tuple, int, int, int]] = []  # depth, cell, points, offset, bytes
 
-    def node(self, depth: int, cell: tuple, records: np.ndarray) -> None:
-        order = np.argsort(morton_codes(records["q"]), kind="stable")
-        records = records[order]
+    def node(self, depth: int, cell: tuple, records: np.ndarray, in_morton_order: bool = False) -> None:
+        if not in_morton_order:
+            records = _gather(records, np.argsort(morton_codes(records["q"]), kind="stable"))
         section = encode_section(records["q"], records["rgb"], records["instance"])
         self.rows.append((depth, tuple(int(c) for c in cell), len(records), self.handle.tell(), len(section)))
         self.handle.write(section)
@@ -144,21 +145,31 @@ class _Writer:
         return nodes
 
 
-def _smallest(records: Callable[[], Iterator[np.ndarray]], k: int) -> tuple[float, int]:
+def _root_priorities(n: int, chunk_points: int) -> Callable[[], Iterator[np.ndarray]]:
+    """The root's priorities without reading the cloud: they are the seeded draw alone."""
+    def priorities():
+        rng = np.random.default_rng(LEVEL_SEED)
+        for start in range(0, n, chunk_points):
+            yield rng.random(min(chunk_points, n - start), dtype=np.float32)
+    return priorities
+
+
+def _smallest(priorities: Callable[[], Iterator[np.ndarray]], k: int) -> tuple[float, int]:
     """The k-th smallest priority of a node's records and how many records equal to it the node keeps
     (the earliest ones), by one streaming pass holding at most k + one chunk of priorities."""
     best = np.zeros(0, dtype=np.float32)
-    for block in records():
-        both = np.concatenate([best, block["priority"]])
+    for block in priorities():
+        both = np.concatenate([best, block])
         best = np.partition(both, k - 1)[:k] if len(both) > k else both
     threshold = float(np.max(best))
     return threshold, k - int(np.count_nonzero(best < np.float32(threshold)))
 
 
-def _split(records, depth: int, cell: tuple, top: int, node_points: int, folder: Path, writer: _Writer):
+def _split(records, priorities, depth: int, cell: tuple, top: int, node_points: int, folder: Path,
+           writer: _Writer):
     """A node too large for memory: its sample to the writer, the rest to its children's spill files.
     Returns the children as (depth, cell, path, points)."""
-    threshold, ties = _smallest(records, node_points)
+    threshold, ties = _smallest(priorities, node_points)
     threshold = np.float32(threshold)
     kept, counts = [], [0] * 8
     paths = [folder / f"d{depth + 1}_{'_'.join(str(2 * c + (child >> a & 1)) for a, c in enumerate(cell))}.rec"
@@ -180,7 +191,7 @@ def _split(records, depth: int, cell: tuple, top: int, node_points: int, folder:
             bounds = np.searchsorted(octant[order], np.arange(9))
             for child in range(8):
                 if bounds[child] < bounds[child + 1]:
-                    handles[child].write(rest[order[bounds[child]:bounds[child + 1]]].tobytes())
+                    handles[child].write(_gather(rest, order[bounds[child]:bounds[child + 1]]).tobytes())
                     counts[child] += int(bounds[child + 1] - bounds[child])
     finally:
         for handle in handles:
@@ -196,12 +207,32 @@ def _split(records, depth: int, cell: tuple, top: int, node_points: int, folder:
     return children
 
 
-def _finish_in_memory(records: np.ndarray, depth: int, cell: tuple, top: int, node_points: int,
+def _gather(records: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """records[indices], as raw 15-byte items (numpy gathers a structured dtype field by field: 2x slower)."""
+    return records.view(RAW)[indices].view(RECORD)
+
+
+def _codes(q: np.ndarray, chunk_points: int = CHUNK_POINTS) -> np.ndarray:
+    """morton_codes a chunk at a time: its temporaries cost a chunk, not five copies of the node."""
+    codes = np.empty(len(q), dtype=np.uint64)
+    for start in range(0, len(q), chunk_points):
+        codes[start:start + chunk_points] = morton_codes(q[start:start + chunk_points])
+    return codes
+
+
+def _finish_in_memory(load: Callable[[], np.ndarray], depth: int, cell: tuple, top: int, node_points: int,
                       writer: _Writer) -> None:
-    codes = morton_codes(records["q"])
-    for node_depth, node_cell, indices in subtree_nodes(codes, records["priority"], top, node_points, depth, cell):
-        writer.node(node_depth, node_cell, records[np.sort(indices)])
+    """A node that fits: its records read whole, put in Morton order, its subtree built and written."""
+    records = load()
+    codes = _codes(records["q"])
+    order = np.argsort(codes, kind="stable")  # Morton order first: each node's gather below reads forwards
+    records = _gather(records, order)
+    codes = codes[order]
+    del order
+    nodes = subtree_nodes(codes, records["priority"], top, node_points, depth, cell, presorted=True)
     del codes
+    for node_depth, node_cell, indices in nodes:
+        writer.node(node_depth, node_cell, _gather(records, indices), in_morton_order=True)
 
 
 def build_octree_file(chunks: Chunks, out_path, *, node_points: int = NODE_POINTS,
@@ -224,11 +255,15 @@ def build_octree_file(chunks: Chunks, out_path, *, node_points: int = NODE_POINT
             depth, cell, path, count = stack.pop()
             records = _root_records(chunks, lo, step) if path is None else _file_records(path, chunk_points)
             if count <= memory_points or depth == top:
-                block = np.concatenate(list(records())) if path is None else np.fromfile(path, dtype=RECORD)
-                _finish_in_memory(block, depth, cell, top, node_points, writer)
-                del block
+                load = (lambda records=records: np.concatenate(list(records()))) if path is None else (  # noqa: E731
+                    lambda path=path: np.fromfile(path, dtype=RECORD))
+                _finish_in_memory(load, depth, cell, top, node_points, writer)
             else:
-                stack.extend(reversed(_split(records, depth, cell, top, node_points, folder, writer)))
+                if path is None:
+                    priorities = _root_priorities(n, chunk_points)
+                else:
+                    priorities = lambda records=records: (block["priority"] for block in records())  # noqa: E731
+                stack.extend(reversed(_split(records, priorities, depth, cell, top, node_points, folder, writer)))
             if path is not None:
                 path.unlink()
         nodes = writer.assemble(out_path, n, lo, step, top)

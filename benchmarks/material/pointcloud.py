@@ -236,23 +236,26 @@ def octree_top(largest_quantised: int) -> int:
 
 
 def subtree_nodes(codes: np.ndarray, priority: np.ndarray, top: int, node_points: int = NODE_POINTS,
-                  depth: int = 0, cell: tuple = (0, 0, 0)) -> list[tuple]:
+                  depth: int = 0, cell: tuple = (0, 0, 0), presorted: bool = False) -> list[tuple]:
     """The nodes (as octree_nodes gives them, breadth first) of the subtree rooted at the node of
     `depth` and `cell`, over the points in its cube that no ancestor holds: their Morton codes and
     priorities; indices are positions in these arrays. octree_nodes is this from the root; the
-    out-of-core builder (octree_disk.py) calls it on each node that fits in memory."""
-    order = np.argsort(codes)
-    codes = codes[order]  # sorted: a node's points are the ones whose code starts with its prefix
-    priority = priority[order]
+    out-of-core builder (octree_disk.py) calls it on each node that fits in memory, with the points
+    already in Morton order (`presorted`: no second sort, and the indices are positions)."""
+    order = None
+    if not presorted:
+        order = np.argsort(codes)
+        codes = codes[order]  # sorted: a node's points are the ones whose code starts with its prefix
+        priority = priority[order]
     nodes, queue = [], deque([(depth, tuple(cell), np.arange(len(codes)))])  # positions in the sorted order
     while queue:
         depth, cell, positions = queue.popleft()
         if len(positions) <= node_points or depth == top:
-            nodes.append((depth, cell, order[positions]))
+            nodes.append((depth, cell, positions if order is None else order[positions]))
             continue
         keep = np.zeros(len(positions), dtype=bool)
         keep[np.argpartition(priority[positions], node_points)[:node_points]] = True
-        nodes.append((depth, cell, order[positions[keep]]))
+        nodes.append((depth, cell, positions[keep] if order is None else order[positions[keep]]))
         rest = positions[~keep]
         octant = (codes[rest] >> np.uint64(3 * (top - depth - 1))) & np.uint64(7)
         bounds = np.searchsorted(octant, np.arange(9, dtype=np.uint64))  # rest is sorted by octant too

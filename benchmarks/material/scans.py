@@ -464,9 +464,10 @@ def _read_ply_file(handle) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def ply_chunks(path, chunk_points: int = 1_000_000):
     """A function that yields a PLY file's vertices chunk by chunk as (xyz, rgb, instance), the
-    arrays read_ply gives, for the out-of-core octree (octree_disk.py): a binary PLY is mapped
-    (numpy memmap), so a chunk costs its own arrays and the file any size; an ASCII one is read
-    whole (scanners write binary)."""
+    arrays read_ply gives, for the out-of-core octree (octree_disk.py): a binary PLY is read a chunk
+    at a time (plain reads, not a mapping, whose pages would count as the process's memory), so a
+    chunk costs its own arrays and the file may be any size; an ASCII one is read whole (scanners
+    write binary)."""
     with open(path, "rb") as handle:
         fmt, elements, body = _parse_header(handle.read(HEADER_LIMIT))
     endian = FORMATS[fmt]
@@ -495,10 +496,11 @@ def ply_chunks(path, chunk_points: int = 1_000_000):
         raise ScanError("the file has no vertices")
 
     def chunks():
-        table = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(element.count,))
-        for start in range(0, element.count, chunk_points):
-            part = table[start:start + chunk_points]
-            yield _vertex_columns({name: np.asarray(part[name]) for name in dtype.names}, len(part))
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            for start in range(0, element.count, chunk_points):
+                part = np.fromfile(handle, dtype=dtype, count=min(chunk_points, element.count - start))
+                yield _vertex_columns({name: part[name] for name in dtype.names}, len(part))
 
     return chunks
 
