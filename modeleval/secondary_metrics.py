@@ -73,15 +73,16 @@ def rate_predictions(run: Run) -> int:
     return rated
 
 
-def before_scoring(run_id: int) -> None:
-    """What a Hypo3D run's scoring needs that is slow, done before its row is locked: the judge's
-    ratings (HTTP) and the SBERT model loaded into this process."""
-    run = Run.objects.select_related("benchmark", "judge_model", "prompt_template").filter(pk=run_id).first()
-    if run is None or run.status != Run.Status.SCORING or run.benchmark.family != FAMILY:
-        return
-    if run.judge_model_id:
-        rate_predictions(run)
-    sbert.load_encoder()
+def before_scoring(run_id: int) -> Run | None:
+    """The run if it waits for its scores, with what a Hypo3D run's scoring needs that is slow done
+    before its row is locked: the judge's ratings (HTTP) and the SBERT model loaded into this process."""
+    run = (Run.objects.select_related("benchmark", "judge_model", "prompt_template")
+           .filter(pk=run_id, status=Run.Status.SCORING).first())
+    if run is not None and run.benchmark.family == FAMILY:
+        if run.judge_model_id:
+            rate_predictions(run)
+        sbert.load_encoder()
+    return run
 
 
 def rated_line(line: dict, rating: float | None) -> dict:

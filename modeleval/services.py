@@ -389,18 +389,20 @@ def stalled_scoring_runs() -> list[int]:
 
 
 def score_run(run_id: int) -> dict | None:
-    secondary_metrics.before_scoring(run_id)  # Hypo3D: the judge asked and SBERT loaded, with no lock held
+    run = secondary_metrics.before_scoring(run_id)  # waiting for scores; Hypo3D's judge asked, SBERT loaded
+    if run is None:
+        return None
+    items, family = {i.pk: i for i in run.items.all()}, run.benchmark.family
+    gold, rows = scoring_lines(run, items)
+    # Scored with no lock held (a judge's requests), broken down for the paper tables and radar chart, with
+    # each metric's interval and the units' tallies the results tables pair runs on; stored under the lock.
+    scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=secondary_metrics.sbert_wanted(family),
+                           rows=True, judge=run_judge(run), ci=TABLE_LEVEL, units=True)
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("benchmark").filter(pk=run_id).first()
         if run is None or run.status != Run.Status.SCORING:
             return None
-        items = {i.pk: i for i in run.items.all()}
-        gold, rows = scoring_lines(run, items)
-        # Broken down for the family's paper table and radar chart; Hypo3D's SBERT where installed
-        family = run.benchmark.family
-        # with each metric's interval, and the units' tallies the results tables pair runs on
-        run.scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=secondary_metrics.sbert_wanted(
-            family), rows=True, judge=run_judge(run), ci=TABLE_LEVEL, units=True)
+        run.scores = scores
         _store_extractions(run, items, run.scores.pop("rows"))
         run.scores["inference_errors"] = run.predictions.exclude(error="").count()
         run.move_to(Run.Status.FINISHED)

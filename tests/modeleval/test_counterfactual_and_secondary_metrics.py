@@ -3,6 +3,7 @@
 (accuracy, drop, flips on an irrelevant change) in the results API; SBERT and the judge score stored
 per run and shown in the tables (API, page, CSV)."""
 
+import contextlib
 import io
 import json
 
@@ -14,7 +15,7 @@ from benchmarks.models import Item
 from benchmarks.services import store_asset
 from core import roles
 from core.errors import DomainError
-from modeleval import recipes, secondary_metrics
+from modeleval import recipes, secondary_metrics, services
 from modeleval.models import ModelSpec, Prediction
 from modeleval.recipes.report import as_text, recipe_report
 from scoring.counterfactual import PairedItem, counterfactual_scores
@@ -225,3 +226,34 @@ def secondary_sbert(pred: str, ref: str) -> float:
     from scoring import sbert
 
     return sbert.similarities(sbert.load_encoder(), [pred], [ref])[0]
+
+
+def test_the_judge_is_asked_with_no_lock_held_on_the_run(monkeypatch, chat_servers,
+                                                         django_capture_on_commit_callbacks):
+    """score_run asks the judge (HTTP) before it locks the run's row to store the scores."""
+    benchmark = hypo3d_benchmark()
+    ItemFactory(change=ChangeFactory(scene=benchmark.scenes.get(), status="approved"), answers=["left"])
+    model, judge = (endpoint_model(chat_servers(reply="left"), "gpt-4o"),
+                    endpoint_model(chat_servers(reply="4"), "gpt-4o-mini", modality="caption_only"))
+    held, asked = [], []
+    real = services.transaction
+
+    class Watched:
+        on_commit = staticmethod(real.on_commit)
+
+        @staticmethod
+        @contextlib.contextmanager
+        def atomic(*args, **kwargs):
+            held.append(True)
+            try:
+                with real.atomic(*args, **kwargs):
+                    yield
+            finally:
+                held.pop()
+
+    rate = secondary_metrics.rate_predictions
+    monkeypatch.setattr(services, "transaction", Watched)
+    monkeypatch.setattr(secondary_metrics, "rate_predictions", lambda run: asked.append(bool(held)) or rate(run))
+    runs = launch("hypo3d-table10", benchmark, [model], django_capture_on_commit_callbacks, judge=judge.pk)
+    assert asked == [False, False]
+    assert all(run.scores["overall"]["judge"] == 75.0 for run in runs)
