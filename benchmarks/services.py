@@ -255,7 +255,8 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
                     benchmark=benchmark, version=version, notes=notes, created_by=created_by, previous=previous)
         except IntegrityError:  # written around the lock (another database client): still a 409
             raise Conflict(f"Version {version} of this benchmark already exists.", field="version") from None
-        release.items_file, counts, digests = freeze_lines(release, items, frames_by_scene, prefix)
+        release.items_file, counts, digests = freeze_lines(release, items, frames_by_scene, prefix,
+                                                           with_digests=previous is not None)
         without_consensus = {"require_consensus": require_consensus, "n_left_out_without_consensus": (
             Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - counts.n)}
         release.diff = streamed_diff(iter_release_lines(previous), digests) if previous else {}

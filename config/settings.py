@@ -24,7 +24,7 @@ env = environ.Env()
 # anyone (the demo's crowd workers too). The test suite turns it on (pyproject's pytest env).
 DEBUG = env.bool("DEBUG", default=False)
 # The embedded default (no services named): the demo and a laptop, on http://127.0.0.1.
-EMBEDDED = not any(os.environ.get(name) for name in ("DATABASE_URL", "REDIS_URL", "S3_BUCKET"))
+EMBEDDED = not any(os.environ.get(name) for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "S3_BUCKET"))
 
 
 def installed_secret_key(path: Path) -> str:
@@ -153,6 +153,13 @@ else:
     # runs every request on a new thread, and would leave a connection open behind each.
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Behind PgBouncer in transaction mode (PGBOUNCER=1; docs/DEPLOY.md) a connection may serve another
+    # client between two transactions: no server-side cursors (the release export then reads in keyset
+    # pages, benchmarks/release_export.py) and no prepared statements (psycopg prepares a query it has run 5
+    # times). Advisory locks here are transaction-scoped (core/reads.py), which transaction pooling keeps.
+    if env.bool("PGBOUNCER", default=False):
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -174,7 +181,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"  # filled by `collectstatic` in the Docker image only
+STATIC_ROOT = Path(env("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))  # filled by `collectstatic` (the image)
 # Local media: MEDIA_URL is served only through benchmarks.media.serve_media, which checks who asks;
 # never point a web server or a public folder at MEDIA_ROOT.
 MEDIA_URL = "/media/"
@@ -206,7 +213,12 @@ else:
     DEFAULT_STORAGE_OPTIONS = {}
 STORAGES = {
     "default": {"BACKEND": DEFAULT_FILE_STORAGE_BACKEND, "OPTIONS": DEFAULT_STORAGE_OPTIONS},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Production (DEBUG off, services named): names carry a hash of the content (app.3f9a1c.js) written by
+    # collectstatic with a manifest, so a CDN or browser may keep them for a year; without a manifest (no
+    # collectstatic yet) the plain names are served (config/static.py). The demo and tests: plain names.
+    "staticfiles": {"BACKEND": "config.static.ManifestStaticStorage"
+                    if env.bool("STATIC_MANIFEST", default=not (DEBUG or EMBEDDED))
+                    else "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 # Content-Security-Policy (django-csp): scripts only from this site, and inline scripts only with the
 # request's nonce (`<script nonce="{{ request.csp_nonce }}">` in templates; no inline event handlers);
@@ -247,26 +259,39 @@ IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 102
 # them (its card says so). 0: no limit.
 RELEASE_HARNESS_MAX_ITEMS = env.int("RELEASE_HARNESS_MAX_ITEMS", default=100_000)
 
-# Redis: unset means the embedded default (in-process tasks, in-memory channel layer).
+# Redis: unset means the embedded default (in-process tasks, in-memory channel layer). One REDIS_URL serves
+# every role unless a role has its own (#33, docs/DEPLOY.md): CELERY_BROKER_URL, CELERY_RESULT_BACKEND,
+# CACHE_REDIS_URL (cache and sessions), CHANNEL_REDIS_URL (websockets), LOCK_REDIS_URL (beat's lock, in-flight
+# batches). Each may be a Sentinel URL, `sentinel://s1:26379;sentinel://s2:26379/0`, for the master named
+# REDIS_SENTINEL_MASTER (config/redis_roles.py).
+from config import redis_roles  # noqa: E402 -- no Django import in it
+
 REDIS_URL = env("REDIS_URL", default="")
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="mymaster")
+BROKER_REDIS_URL = env("CELERY_BROKER_URL", default="") or REDIS_URL
+RESULT_REDIS_URL = env("CELERY_RESULT_BACKEND", default="") or REDIS_URL
+CACHE_REDIS_URL = env("CACHE_REDIS_URL", default="") or REDIS_URL
+CHANNEL_REDIS_URL = env("CHANNEL_REDIS_URL", default="") or REDIS_URL
+LOCK_REDIS_URL = env("LOCK_REDIS_URL", default="") or REDIS_URL
 # Several stacks may share one Redis (parallel test runs): a prefix keeps their queues apart. The
 # suite's parallel workers (pytest-xdist names each in PYTEST_XDIST_WORKER, inherited by the servers
 # and Celery workers a test starts) each add their own.
 REDIS_KEY_PREFIX = env("REDIS_KEY_PREFIX", default="") + (
     f"{os.environ['PYTEST_XDIST_WORKER']}-" if os.environ.get("PYTEST_XDIST_WORKER") else "")
 CACHES = {
-    "default": {"BACKEND": "config.cache.RedisCache", "LOCATION": REDIS_URL,
-                "KEY_PREFIX": REDIS_KEY_PREFIX}
-    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    "default": {"BACKEND": "config.cache.RedisCache", "LOCATION": CACHE_REDIS_URL,
+                "KEY_PREFIX": REDIS_KEY_PREFIX,
+                "OPTIONS": redis_roles.cache_options(CACHE_REDIS_URL, REDIS_SENTINEL_MASTER)}
+    if CACHE_REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 # Sessions are read on every request: from the cache (Redis with the services stack), written
 # through to the database so a cache flush logs nobody out (config/sessions.py). Signed-in users
 # and their roles are cached too (core/auth.py).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "core.auth.CachedModelBackend"]
 SESSION_ENGINE = env("SESSION_ENGINE", default="config.sessions")
-if REDIS_URL:
-    CELERY_BROKER_URL = REDIS_URL
-    CELERY_RESULT_BACKEND = REDIS_URL
+if BROKER_REDIS_URL:
+    CELERY_BROKER_URL = BROKER_REDIS_URL
+    CELERY_RESULT_BACKEND = RESULT_REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
     # Redis hands an unacknowledged task to another worker after this many seconds: inference
     # batches are small so they finish well inside it, and a crashed worker's batch comes back.
@@ -281,13 +306,20 @@ if REDIS_URL:
     # batch not beaten for INFERENCE_STALE_S (modeleval/inflight.py): running again within ~35 s.
     if REDIS_KEY_PREFIX:
         CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = REDIS_KEY_PREFIX
-    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = dict(CELERY_BROKER_TRANSPORT_OPTIONS)
+    if redis_roles.is_sentinel(BROKER_REDIS_URL):  # kombu and celery read sentinel:// URLs given the master
+        CELERY_BROKER_TRANSPORT_OPTIONS["master_name"] = REDIS_SENTINEL_MASTER
+    if redis_roles.is_sentinel(RESULT_REDIS_URL):
+        CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS["master_name"] = REDIS_SENTINEL_MASTER
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_KEY_PREFIX}asgi"},
+            "CONFIG": {"hosts": [redis_roles.channel_host(CHANNEL_REDIS_URL, REDIS_SENTINEL_MASTER)],
+                       "prefix": f"{REDIS_KEY_PREFIX}asgi"},
         }
     }
+    # Beat replicas share a lock (config/beat.py): run two for failover, only one sends.
+    CELERY_BEAT_SCHEDULER = "config.beat.LockedScheduler"
 else:
     CELERY_BROKER_URL = "memory://"
     CELERY_RESULT_BACKEND = "cache+memory://"
@@ -295,6 +327,7 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CELERY_TASK_EAGER_PROPAGATES = True
+BEAT_LOCK_TTL_S = env.float("BEAT_LOCK_TTL_S", default=30.0)
 # Nothing reads a task's return value: tasks write their results to the database. Without this, sending
 # a task also subscribes to its result in Redis, and with Redis down that retried for 20 s and then left
 # the process unable to send any task until restarted; now a send fails in under a second (503).
