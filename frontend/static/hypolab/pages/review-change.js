@@ -38,7 +38,9 @@ if (byId("question-form")) {
   byId("question-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const r = await post(base + "questions/", { question: byId("question").value, answer: byId("answer").value,
-                                                question_type: ticked("question_type") });
+                                                question_type: ticked("question_type"),
+                                                unchanged_answer: byId("unchanged-answer").value,
+                                                irrelevant_change: byId("irrelevant-change").checked });
     if (r.ok) location.reload(); else show("question-error", r);
   });
 }
