@@ -69,13 +69,15 @@ def release(conflict_id, by=None) -> SessionConflict:
 @transaction.atomic
 def reassign(conflict_id, by=None) -> SessionConflict:
     """Someone else entered the id first: their account is detached from the id (renamed
-    `detached-<n>-<id>`, signed-in no more, its sessions kept for the record) and the id is free, so
+    account and id renamed `detached-<n>-…`, signed in no more, its sessions kept for the record) and the id is free, so
     the refused link makes the real participant's own account."""
     conflict, worker = _locked(conflict_id)
     if worker is not None:
         worker.worker_id = f"{DETACHED_PREFIX}{worker.pk}-{worker.worker_id}"[:100]
         worker.session_id = ""
         worker.save(update_fields=["worker_id", "session_id"])
-        worker.user.is_active = False
-        worker.user.save(update_fields=["is_active"])
+        user = worker.user  # the account's name comes from the id: freed with it
+        user.username = f"{DETACHED_PREFIX}{worker.pk}-{user.username}"[:150]
+        user.is_active = False
+        user.save(update_fields=["username", "is_active"])
     return _resolve(conflict, SessionConflict.Resolution.REASSIGNED, by)

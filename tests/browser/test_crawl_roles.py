@@ -194,6 +194,14 @@ def submit_empty_study(crawler: Crawler, path: str, form: str) -> None:
         crawler.problems.append(f"{where}: the message is out of view")
 
 
+def enter_by_link(crawler, link: str, lands: str) -> None:
+    """Open a crowd link (its start page posts itself) and crawl the page it lands on."""
+    page = crawler.page
+    page.goto(crawler.base + link, wait_until="commit")
+    page.wait_for_url(lambda url: lands in url, wait_until="load")
+    crawler.crawl([urlsplit(page.url).path], follow=False)
+
+
 def test_every_page_as_every_role_reads_clean(demo, new_page):
     base = demo["base"]
     ids = stack_json(demo, SETUP)
@@ -207,10 +215,11 @@ def test_every_page_as_every_role_reads_clean(demo, new_page):
     crawlers.append(anonymous)
 
     # A crowd worker opens what the platform sends: an annotation campaign's link, a study's link.
+    # The link's GET shows a start page whose form POSTs it (sent at once): the crawl reads where it lands.
     worker = Crawler(new_page(), base, "crowd worker")
-    worker.crawl([f"/crowd/campaigns/{ids['campaign']}/" + crowd_params("crawl-annotator")], follow=False)
+    enter_by_link(worker, f"/crowd/campaigns/{ids['campaign']}/" + crowd_params("crawl-annotator"), "/annotate/")
     participant = Crawler(new_page(), base, "crowd participant")
-    participant.crawl([f"/crowd/studies/{ids['study']}/" + crowd_params("crawl-participant")], follow=False)
+    enter_by_link(participant, f"/crowd/studies/{ids['study']}/" + crowd_params("crawl-participant"), "/eval/sessions/")
     crawlers += [worker, participant]
 
     for role in ("annotator", "evaluator", "reviewer", "admin"):
