@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.conf import settings
 
-from benchmarks.material.processing import build_viewer_assets, scenes_to_reprocess
+from benchmarks.material.processing import build_large_scene_assets, build_viewer_assets, scenes_to_reprocess
 from benchmarks.material.scans import load_scene_points
 
 from . import dispatch, services
@@ -27,6 +27,8 @@ def process_scene(self, scene_id: int) -> int:
     the derived assets (see processing.build_viewer_assets). Progress meta: {done, total} steps."""
     scene = Scene.objects.get(pk=scene_id)
     self.update_state(state="PROGRESS", meta={"done": 0, "total": 2})
+    if build_large_scene_assets(scene) is not None:  # over OUT_OF_CORE_POINTS: built from the file
+        return scene.pk
     xyz, rgb, instance, objects = load_scene_points(scene)
     self.update_state(state="PROGRESS", meta={"done": 1, "total": 2})
     build_viewer_assets(scene, xyz, rgb, instance, objects)

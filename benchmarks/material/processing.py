@@ -5,15 +5,20 @@ Importers (the demo generator, PLY/ScanNet scans through `benchmarks.tasks.proce
 the decoded cloud here; this is the one place that turns points into what pages show.
 """
 
+import hashlib
+import shutil
+import tempfile
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
+from django.core.files import File
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, Scene
-from benchmarks.services import store_asset
+from benchmarks.services import scene_asset, store_asset
 
 from .pointcloud import (
     LEVEL_SEED,
@@ -85,6 +90,74 @@ def build_viewer_assets(
         Asset.objects.filter(pk__in=[asset.pk for asset in old]).delete()
         created = [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in files]
         transaction.on_commit(lambda: _delete_files(old))
+    return created
+
+
+# --- scans over the in-memory builder's reach --------------------------------------------------------
+
+# Over this many points the octree is built out of core from the stored PLY (octree_disk.py, bounded
+# memory) rather than in memory (about 60 bytes a point: 10M points peaked at 1.35 GB).
+OUT_OF_CORE_POINTS = 20_000_000
+
+
+def _file_asset(scene: Scene, role: str, filename: str, path: Path, meta: dict) -> Asset:
+    """store_asset for a file on disk: hashed and copied to storage in blocks, never read whole."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    asset = Asset(scene=scene, role=role, size=path.stat().st_size, sha256=digest.hexdigest(), meta=meta)
+    with open(path, "rb") as handle:
+        asset.file.save(filename, File(handle), save=False)
+    try:
+        asset.save()
+    except BaseException:
+        asset.file.storage.delete(asset.file.name)
+        raise
+    return asset
+
+
+def build_large_scene_assets(scene: Scene) -> list[Asset] | None:
+    """The viewer assets of a scene whose canonical PLY holds over OUT_OF_CORE_POINTS points, built
+    from the file chunk by chunk (the octree out of core, the top views from the same seeded sample
+    as build_viewer_assets); None for a smaller scan, which build_viewer_assets handles in memory.
+    A scan in object storage is first copied to a local temporary file in blocks."""
+    from .octree_disk import build_octree_file
+    from .scans import ply_chunks
+
+    scan = scene_asset(scene, AssetRole.POINT_CLOUD)
+    if scan is None or int((scan.meta or {}).get("points", 0)) <= OUT_OF_CORE_POINTS:
+        return None
+    objects = [{"instance_id": o.instance_id, "label": o.label, "center": list(o.center), "size": list(o.size),
+                "yaw": o.yaw} for o in scene.scene_objects.order_by("instance_id")]
+    with tempfile.TemporaryDirectory(prefix="scene-") as tmp:
+        try:
+            ply = Path(scan.file.path)
+        except NotImplementedError:  # object storage: no local path
+            ply = Path(tmp) / "scan.ply"
+            with scan.file.open("rb") as source, open(ply, "wb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)
+        chunks = ply_chunks(ply)
+        points = Path(tmp) / "points.hlpc"
+        meta = build_octree_file(chunks, points)
+        sample = _topview_sample(meta["points"])
+        picked, start = [], 0
+        for xyz, rgb, _ in chunks():
+            here = sample[(sample >= start) & (sample < start + len(xyz))] - start
+            picked.append((xyz[here], rgb[here]))
+            start += len(xyz)
+        top_xyz, top_rgb = np.concatenate([p[0] for p in picked]), np.concatenate([p[1] for p in picked])
+        plain_png, plain_meta = render_topview(top_xyz, top_rgb, objects)
+        semantic_png, semantic_meta = render_topview(top_xyz, top_rgb, objects, semantic=True)
+        name = scene.external_id
+        with transaction.atomic():
+            old = list(Asset.objects.select_for_update().filter(scene=scene, role__in=DERIVED_ROLES))
+            Asset.objects.filter(pk__in=[asset.pk for asset in old]).delete()
+            created = [_file_asset(scene, AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, meta),
+                       store_asset(scene, AssetRole.TOPVIEW_PLAIN, f"{name}_topview_plain.png", plain_png, plain_meta),
+                       store_asset(scene, AssetRole.TOPVIEW_SEMANTIC, f"{name}_topview_semantic.png", semantic_png,
+                                   semantic_meta)]
+            transaction.on_commit(lambda: _delete_files(old))
     return created
 
 

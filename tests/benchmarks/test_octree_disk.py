@@ -102,3 +102,30 @@ def test_an_unreadable_las_file_is_refused(tmp_path):
     path.write_bytes(b"LASF" + b"\0" * 50)
     with pytest.raises(ScanError, match="LAS/LAZ"):
         las_chunks(path)
+
+
+@pytest.mark.django_db
+def test_a_scan_over_the_in_memory_limit_is_processed_from_its_file(monkeypatch):
+    from benchmarks.material import processing
+    from benchmarks.models import AssetRole
+    from benchmarks.services import store_asset
+    from benchmarks.tasks import process_scene
+    from tests.factories import SceneFactory
+
+    xyz, rgb, instance = grid_cloud(40_000, seed=8)
+    scene = SceneFactory()
+    store_asset(scene, AssetRole.POINT_CLOUD, "scan.ply", write_points_ply(xyz, rgb, instance), {"points": 40_000})
+    monkeypatch.setattr(processing, "OUT_OF_CORE_POINTS", 10_000)
+    monkeypatch.setattr(processing, "TOPVIEW_POINTS", 5_000)  # the top views drawn from a sample, as for 10M+
+    monkeypatch.setattr("benchmarks.tasks.load_scene_points",
+                        lambda scene: pytest.fail("the scan must not be loaded whole"))
+
+    process_scene.apply(args=[scene.pk]).get()
+
+    points = scene.assets.get(role=AssetRole.VIEWER_POINTS)
+    with points.file.open("rb") as handle:
+        assert handle.read() == encode_octree(xyz, rgb, instance)
+    assert points.meta["points"] == 40_000 and points.size == points.file.size
+    assert scene.assets.filter(role__in=[AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC]).count() == 2
+    monkeypatch.setattr(processing, "OUT_OF_CORE_POINTS", 40_000)
+    assert processing.build_large_scene_assets(scene) is None, "at or under the limit: the in-memory path"
