@@ -19,6 +19,7 @@ from crowd import services as crowd_services
 from humaneval.models import EvalSession, ItemRole, SessionItem, Study
 from humaneval.services import design as humaneval_design
 from humaneval.services import invitations as humaneval_invitations
+from humaneval.services import prolific_places
 from humaneval.services import results as humaneval_results
 from humaneval.services import sessions as humaneval_sessions
 from humaneval.services.design import StudyDesign
@@ -29,6 +30,7 @@ from ..templatetags.safe_urls import http_url
 from .common import BACKEND, carries_platform_ids, csv_attachment, entry_params, error_page, squatted_page
 from .home import crowd_links
 from .manage import protocols_for, results_export
+from .planner import planner_context
 
 
 def proceed_page(request, title: str, text: str, button: str, action: str | None = None):
@@ -53,6 +55,7 @@ def crowd_enter_study(request, study_id):
             return error_page(request, exc)
         return proceed_page(request, study.name, "Press Start to open the study's instructions.", "Start")
     try:
+        prolific_places.verify_entry(entry_params(request))  # before the entry's transaction: a network call
         user, session = humaneval_sessions.enter_study_from_crowd_link(study_id, entry_params(request),
                                                                        signed_in=request.user)
     except crowd_services.SessionSquatted as exc:
@@ -205,14 +208,16 @@ def _design_context(benchmark, form, **extra):
 def study_design(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if request.method != "POST":
-        return render(request, "frontend/study_design.html", _design_context(benchmark, _design_form()))
+        planned = planner_context(benchmark, request.GET)
+        return render(request, "frontend/study_design.html", _design_context(benchmark, _design_form(), **planned),
+                      status=400 if planned["planner"]["error"] else 200)
     form = _design_form(request.POST)
     try:
         # a blank box takes the design's default
         design = StudyDesign(**{name: value for name, value in form.items() if value != "" or name == "name"})
         study = humaneval_design.create_study(benchmark, design, request.user)
     except DomainError as exc:
-        context = _design_context(benchmark, form, error={exc.field: exc.message})
+        context = _design_context(benchmark, form, error={exc.field: exc.message}, **planner_context(benchmark, {}))
         return render(request, "frontend/study_design.html", context, status=exc.status_code)
     return redirect("study_results", study_id=study.pk)
 
@@ -234,6 +239,19 @@ def study_invitations(request, study_id):
     return redirect(reverse("study_settings", args=[study.pk]) + "#invitations")
 
 
+@role_required(roles.ADMIN)
+@require_POST
+def study_check_places(request, study_id):
+    """Check the study's places against Prolific's submissions (PROLIFIC_API_TOKEN): the report on the
+    study's settings page."""
+    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    try:
+        report = prolific_places.check_places(study.pk)
+    except DomainError as exc:
+        return _settings_page(request, study, places_error=exc.message, status=exc.status_code)
+    return _settings_page(request, study, places_report=report)
+
+
 def _db_id(value, field: str) -> int:
     text = str(value or "")
     if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**63):
@@ -247,7 +265,8 @@ def _settings_page(request, study, form=None, error=None, status=200, **extra):
     return render(request, "frontend/study_settings.html", {
         "study": study, "form": form, "error": error or {}, "default_consent": DEFAULT_CONSENT,
         "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
-        "invitations": study.invitations.select_related("user").order_by("created_at"), **extra,
+        "invitations": study.invitations.select_related("user").order_by("created_at"),
+        "prolific_checks": prolific_places.enabled(), **extra,
     }, status=status)
 
 

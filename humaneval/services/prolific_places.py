@@ -1,0 +1,108 @@
+"""Who holds a study's places, checked against Prolific (where PROLIFIC_API_TOKEN is set): every
+session entered with a Prolific link must have its submission (SESSION_ID) in Prolific's list of the
+study's submissions, for the same participant, in a status that holds a place. A session with no such
+submission (a made-up PID or SESSION_ID) or whose submission was returned, rejected or timed out is
+ended now, so its unanswered items go back to the pool, and flagged: its submission row records why
+(PlatformSubmission.status) and the report lists it. Run from the study's settings page or
+`manage.py check_prolific_places`."""
+
+import time
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import Conflict, Forbidden
+from crowd.models import CrowdPlatform, CrowdWorker, PlatformSubmission, ProlificStudy
+from crowd.prolific import ProlificClient, ProlificError
+from crowd.webhooks import normalise_status
+
+from ..models import EvalSession
+
+# A submission in one of these has given its place back (CROWD-CONTRACTS §2.3).
+FREED = {"RETURNED", "REJECTED", "TIMED-OUT"}
+NOT_ON_PROLIFIC = "NOT ON PROLIFIC"  # recorded on a submission row Prolific does not know
+
+
+def enabled() -> bool:
+    return bool(settings.PROLIFIC_API_TOKEN)
+
+
+def verify_entry(params) -> None:
+    """At a Prolific link's entry, where PROLIFIC_API_TOKEN is set: its SESSION_ID must be a submission
+    of this participant that holds a place on Prolific, or the entry takes no place (403). A Prolific
+    that does not answer lets the entry in (check_places catches it later)."""
+    if not enabled() or not params.get("PROLIFIC_PID"):
+        return
+    session_id, pid = params.get("SESSION_ID", ""), params.get("PROLIFIC_PID", "")
+    try:
+        row = ProlificClient(attempts=2, timeout_s=5).get_submission(session_id) or {}
+    except ProlificError as exc:
+        if exc.status in (400, 404):
+            raise Forbidden("Prolific has no submission with this session id (SESSION_ID): open the study from "
+                            "its page on Prolific.", field="SESSION_ID") from None
+        return
+    if (row.get("participant") or row.get("participant_id")) != pid:
+        raise Forbidden("This session id (SESSION_ID) belongs to another Prolific participant: open the study "
+                        "from its page on Prolific.", field="SESSION_ID")
+    if normalise_status(row.get("status")) in FREED:
+        raise Forbidden("Prolific says this submission is over (returned, rejected or timed out), so it holds no "
+                        "place in the study.", field="SESSION_ID")
+
+
+def check_places(study_id: int, client=None) -> dict:
+    """Compare the study's Prolific entries with Prolific's submissions; end and flag those that hold no
+    place there. Returns {"checked", "holding", "flagged": [{"session", "participant", "submission",
+    "reason"}]}."""
+    if not enabled() and client is None:
+        raise Conflict("Set PROLIFIC_API_TOKEN to check places against Prolific.", field="prolific")
+    scope = f"study:{study_id}"
+    entries = list(PlatformSubmission.objects.filter(platform=CrowdPlatform.PROLIFIC, scope=scope)
+                   .select_related("worker"))
+    prolific_ids = {e.study_id for e in entries if e.study_id}
+    prolific_ids |= set(ProlificStudy.objects.filter(scope=scope).values_list("prolific_id", flat=True))
+    client = client or ProlificClient()
+    listed = {}
+    for prolific_id in sorted(prolific_ids):
+        listed |= {row["id"]: row for row in client.submissions(prolific_id)}
+    workers = {w.user_id: w for w in CrowdWorker.objects.filter(
+        platform=CrowdPlatform.PROLIFIC, user__eval_sessions__study_id=study_id)}
+    by_worker = {}
+    for entry in entries:
+        if entry.worker_id is not None:
+            by_worker.setdefault(entry.worker_id, []).append(entry)
+    flagged, holding, now = [], 0, timezone.now()
+    sessions = EvalSession.objects.filter(study_id=study_id, participant_id__in=list(workers)).order_by("pk")
+    for session in sessions:
+        worker = workers[session.participant_id]
+        reason, entry = _verdict(by_worker.get(worker.pk, []), listed, worker)
+        if reason is None:
+            holding += 1
+            continue
+        with transaction.atomic():
+            if session.status == EvalSession.Status.ACTIVE and session.deadline > now:
+                EvalSession.objects.filter(pk=session.pk).update(deadline=now)  # its places go back
+            if entry is not None and reason.startswith("not on Prolific"):
+                PlatformSubmission.objects.filter(pk=entry.pk).update(status=NOT_ON_PROLIFIC,
+                                                                      status_at=int(time.time()))
+        flagged.append({"session": session.pk, "participant": worker.worker_id,
+                        "submission": entry.submission_id if entry else "", "reason": reason})
+    return {"checked": len(flagged) + holding, "holding": holding, "flagged": flagged}
+
+
+def _verdict(entries: list[PlatformSubmission], listed: dict, worker: CrowdWorker):
+    """Why the worker's entries hold no place (None: one does), with the entry it is about."""
+    if not entries:
+        return "not on Prolific: the session was entered with no Prolific session id", None
+    for entry in entries:
+        row = listed.get(entry.submission_id)
+        if row is not None and row.get("participant_id") == worker.worker_id \
+                and normalise_status(row.get("status")) not in FREED:
+            return None, entry
+    entry = entries[-1]
+    row = listed.get(entry.submission_id)
+    if row is None:
+        return "not on Prolific: Prolific lists no submission with this session id", entry
+    if row.get("participant_id") != worker.worker_id:
+        return "not on Prolific: the submission belongs to another participant", entry
+    return f"the submission is {normalise_status(row.get('status')).lower()} on Prolific", entry
