@@ -20,6 +20,11 @@ export function attachPipeline(section) {
   const form = section.querySelector("#stage-form");
   const error = section.querySelector("#stage-error");
   const { kind, params } = form.elements;
+  // A refused add or run shows its message here, brought into view (the stage list can be long).
+  const say = (text) => {
+    error.textContent = text;
+    if (text) error.scrollIntoView({ block: "center" });
+  };
   const showExample = () => { params.value = JSON.stringify(examples[kind.value] || {}, null, 1); };
   kind.addEventListener("change", showExample);
   showExample();
@@ -39,13 +44,13 @@ export function attachPipeline(section) {
     try {
       parsed = params.value.trim() ? JSON.parse(params.value) : {};
     } catch (e) {
-      error.textContent = `params: not valid JSON (${e.message})`;
+      say(`params: not valid JSON (${e.message})`);
       return;
     }
     const r = await post(`/api/v1/benchmarks/${slug}/stages/`,
       { kind: kind.value, name: form.elements.name.value, params: parsed });
     if (!r.ok) {
-      error.textContent = stageErrorText(r.data);
+      say(stageErrorText(r.data));
       return;
     }
     location.hash = "pipeline";
@@ -61,15 +66,15 @@ export function attachPipeline(section) {
     try {
       if (button.dataset.action === "run") {
         const r = await post(`/api/v1/stages/${row.dataset.stage}/run/`, { again: button.dataset.again === "1" });
-        if (r.ok) follow(row, r.data); else error.textContent = stageErrorText(r.data);
+        if (r.ok) follow(row, r.data); else say(stageErrorText(r.data));
       } else if (button.dataset.action === "run-all") {
         const again = section.querySelector("#pipeline-again").checked;
         const r = await post(`/api/v1/benchmarks/${slug}/pipeline/run/`, { again });
         const rows = section.querySelectorAll("tr[data-stage]");
-        if (r.ok) r.data.jobs.forEach((job, i) => follow(rows[i], job)); else error.textContent = stageErrorText(r.data);
+        if (r.ok) r.data.jobs.forEach((job, i) => follow(rows[i], job)); else say(stageErrorText(r.data));
       } else if (button.dataset.action === "remove") {
         const r = await del(`/api/v1/stages/${row.dataset.stage}/`);
-        if (r.ok) location.reload(); else error.textContent = stageErrorText(r.data);
+        if (r.ok) location.reload(); else say(stageErrorText(r.data));
       }
     } finally {
       button.disabled = false;
