@@ -9,6 +9,8 @@ from annotation.models import Campaign
 from benchmarks.demo.sandbox import build_demo_benchmark
 from core import roles
 from frontend import demo_seed
+from humaneval.models import Study
+from humaneval.services import invitations
 from modeleval import services as modeleval_services
 
 DEMO_PASSWORD = demo_seed.DEMO_PASSWORD
@@ -41,6 +43,8 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(benchmark=benchmark).order_by("pk").first()
         finished = [] if options["sandbox_only"] else demo_seed.build_finished_demo(
             log=lambda line: self.stdout.write(line), movement_guidelines=GUIDELINES)
+        for study in Study.objects.filter(is_open=True):  # the demo evaluator is invited to every study
+            invitations.invite(study.pk, roles.EVALUATOR)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: benchmark '{benchmark.slug}' with {benchmark.scenes.count()} scenes.\n"
             f"Accounts (password '{DEMO_PASSWORD}'): {', '.join(roles.ROLES)}.\n"
