@@ -22,6 +22,7 @@ urlpatterns = [
     path("review/", review.review_queue, name="review_queue"),
     path("review/changes/<int:change_id>/", review.review_change, name="review_change"),
     path("review/items/<int:item_id>/", review.review_item, name="review_item"),
+    path("review/items/<int:item_id>/complement/", review.review_item_complement, name="review_item_complement"),
     path("review/filtering/", review.filter_questions, name="review_filtering"),
     path("review/duplicates/<int:run_id>/", review.duplicates, name="review_duplicates"),
     path("review/agreement/<slug:slug>/", review.agreement, name="review_agreement"),

@@ -6,6 +6,7 @@ from benchmarks.models import Benchmark, ContextChange, Item
 from core import roles
 from core.errors import DomainError
 from modeleval.models import ModelSpec
+from review import complements as review_complements
 from review import consensus as review_consensus
 from review import dedup as review_dedup
 from review import polish as review_polish
@@ -52,7 +53,8 @@ def review_change(request, change_id):
 
 @role_required(roles.REVIEWER)
 def review_item(request, item_id):
-    item = get_object_or_404(Item.objects.select_related("change", "scene", "author"), pk=item_id)
+    item = get_object_or_404(Item.objects.select_related("change", "scene", "author", "benchmark", "complement_of"),
+                             pk=item_id)
     return render(request, "frontend/review_item.html", {
         "item": item,
         "viewer": scene_viewer_data(item.scene) if item.scene else None,
@@ -62,8 +64,30 @@ def review_item(request, item_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
         "awaiting_second_review": review_services.awaiting_second_review(item),
+        # 3DSRBench's complementary image pairs (review/complements.py)
+        "complement_letters": [chr(ord("A") + i) for i in range(len(item.choices))]
+        if item.benchmark.family == "3dsrbench" and item.choices else [],
+        "complements": item.complements.order_by("pk"),
         "page_data": {"item": item.pk, "version": item.version},
     })
+
+
+@role_required(roles.REVIEWER)
+@require_http_methods(["POST"])
+def review_item_complement(request, item_id):
+    """The review page's form: the item's question on an uploaded complementary image, written as a
+    draft beside it; the new draft's page, or the fault in words."""
+    upload = request.FILES.get("image")
+    try:
+        if upload is not None and upload.size > review_complements.MAX_IMAGE_BYTES:
+            raise DomainError("The image is larger than 20 MB.", field="image")
+        made = review_complements.add_complementary_image(
+            item_id, request.user, image=upload.read() if upload is not None else None,
+            scene_id=None if upload is not None else (request.POST.get("scene") or None),
+            answers=request.POST.getlist("answers") or None)
+    except DomainError as exc:
+        return error_page(request, exc)
+    return redirect("review_item", item_id=made.pk)
 
 
 @role_required(roles.REVIEWER)

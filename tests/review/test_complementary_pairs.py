@@ -122,3 +122,17 @@ def test_the_balance_stage_links_its_rewrites_to_their_originals():
     made = _complement(type("Stage", (), {"pk": 1})(), item, "Is the cup lower than the plate?", ["B"],
                        "higher -> lower", 0)
     assert made.complement_of == item and made.status == "draft"
+
+
+def test_the_review_page_adds_the_complementary_image_from_a_form(reviewer, original):
+    page = reviewer.get(f"/review/items/{original.pk}/").content.decode()
+    assert 'id="complement-image"' in page and '<option value="A" disabled>' in page
+    response = reviewer.post(f"/review/items/{original.pk}/complement/",
+                             {"image": io.BytesIO(png()), "answers": "B"})
+    pair = Item.objects.get(complement_of=original)
+    assert response.status_code == 302 and response["Location"] == f"/review/items/{pair.pk}/"
+    assert pair.status == "draft" and pair.answers == ["B"]
+    assert f"item #{original.pk}" in reviewer.get(response["Location"]).content.decode()
+    refused = reviewer.post(f"/review/items/{original.pk}/complement/", {"answers": "B"})
+    assert refused.status_code == 409  # one complementary image per item
+    assert reviewer.get(f"/review/items/{original.pk}/complement/").status_code == 405
