@@ -2,8 +2,9 @@
 cell of the benchmark's main paper table (`scoring.comparison.plan_cells`, the normal
 approximation with the design effect of several items per participant).
 
-Each cell's accuracy comes from a pilot: the given study's human row, else the benchmark's first
-human row; a cell without one assumes 50 %, the widest interval (`assumed` says so).
+Each cell's accuracy comes from the admin (the paper's numbers), else a pilot: the given study's
+human row, else the benchmark's first human row; a cell without one assumes 50 %, the widest
+interval (`assumed` says so). The study design page shows it (`frontend.pages.humaneval`).
 """
 
 import math
@@ -31,10 +32,13 @@ def _number(value, field: str, low: float, high: float, inclusive: bool = False)
     return number
 
 
-def study_plan(benchmark: Benchmark, half_width, items_per_participant, icc=0.0, study: Study | None = None) -> dict:
+def study_plan(benchmark: Benchmark, half_width, items_per_participant, icc=0.0, study: Study | None = None,
+               accuracies: dict | None = None) -> dict:
     """{"metric", "level", "half_width", "items_per_participant", "icc", "pilot", "cells": [{"column",
-    "accuracy", "assumed", "answers", "participants", "design_effect"}], "participants"}; the study
-    needs the largest number of participants over the cells."""
+    "accuracy", "assumed", "source", "answers", "participants", "design_effect"}], "participants"}; the
+    study needs the largest number of participants over the cells. `accuracies`: {column: accuracy in
+    %} the admin gives (the paper's numbers), in place of the pilot's; a blank one keeps the pilot's.
+    `source` is "given", "pilot" or "assumed"."""
     half_width = _number(half_width, "half_width", 0, 100)
     icc = _number(icc, "icc", 0, 1, inclusive=True)
     try:
@@ -50,12 +54,19 @@ def study_plan(benchmark: Benchmark, half_width, items_per_participant, icc=0.0,
     titles = [f"{group} {label}" if group else label for group, label in zip(table["groups"], table["columns"],
                                                                             strict=True)]
     values = [cell[0]["value"] for cell in pilot["cells"]] if pilot else [None] * len(titles)
-    accuracies = {title: ASSUMED_ACCURACY if value is None else value for title, value in zip(titles, values,
-                                                                                             strict=True)}
-    planned = plan_cells(accuracies, half_width, per_participant, icc, TABLE_LEVEL)
+    sources = ["assumed" if value is None else "pilot" for value in values]
+    for index, title in enumerate(titles):
+        given = (accuracies or {}).get(title)
+        if given not in (None, ""):
+            values[index] = _number(given, f"accuracy {title}", 0, 100, inclusive=True)
+            sources[index] = "given"
+    chosen = {title: ASSUMED_ACCURACY if value is None else value for title, value in zip(titles, values,
+                                                                                         strict=True)}
+    planned = plan_cells(chosen, half_width, per_participant, icc, TABLE_LEVEL)
     cells = [
-        {"column": title, "accuracy": accuracies[title], "assumed": value is None, **planned[title]}
-        for title, value in zip(titles, values, strict=True)
+        {"column": title, "accuracy": chosen[title], "assumed": source == "assumed", "source": source,
+         **planned[title]}
+        for title, source in zip(titles, sources, strict=True)
     ]
     return {
         "metric": metric,
