@@ -31,7 +31,7 @@ import numpy as np
 
 EXACT_MAX = 50_000  # below this many vectors exact search wins; at it, the base is trained
 DELTA_MAX = 20_000  # appended vectors searched exactly before a merge into the base
-NPROBE = 48  # inverted lists probed per query (of about 4 * sqrt(n))
+NPROBE = 16  # inverted lists probed per query (of 1,024 at 10⁶; bench/scale.py sweeps 8-64 for recall)
 FACTORY = "IVF{nlist},SQ8"
 TRAIN_SAMPLE = 60_000
 
