@@ -3,12 +3,14 @@ payment report at the campaign's rate, and a worker's own earnings (crowd.servic
 
 import statistics
 
-from django.db.models import Count
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Case, CharField, Count, F, Value, When
+from django.utils import timezone
 
 from benchmarks.models import ContextChange, Item
 from crowd import services as crowd_services
 
-from . import services
 from .models import Assignment, Campaign
 
 
@@ -37,10 +39,35 @@ def _work_by_author(campaign: Campaign, author=None) -> dict:
     return work
 
 
+def progress_key(campaign_id: int) -> str:
+    return f"annotation:campaign-progress:{campaign_id}"
+
+
+def forget_progress(campaign_id) -> None:
+    """A write to the campaign's assignments, changes or items: its dashboard counts again."""
+    if campaign_id:
+        cache.delete(progress_key(campaign_id))
+
+
 def campaign_progress(campaign: Campaign) -> dict:
+    """The dashboard's aggregates, cached (#33) until a write to the campaign's assignments, changes or items
+    (annotation/apps.py connects forget_progress) or CAMPAIGN_PROGRESS_CACHE_S at most (writes by a bulk
+    update send no signal). A read only: a lease past its expiry counts as expired without being written
+    (beat's sweep writes it, annotation.tasks.expire_stale_leases)."""
+    key = progress_key(campaign.pk)
+    found = cache.get(key)
+    if found is None:
+        found = _campaign_progress(campaign)
+        cache.set(key, found, settings.CAMPAIGN_PROGRESS_CACHE_S)
+    return found
+
+
+def _campaign_progress(campaign: Campaign) -> dict:
     """Assignments by status, produced work by review outcome, and per-worker throughput."""
-    services.expire_stale_leases(campaign)
-    by_status = dict(campaign.assignments.values_list("status").annotate(n=Count("id")))
+    status_now = Case(
+        When(status=Assignment.Status.LEASED, lease_expires_at__lt=timezone.now(), then=Value(Assignment.Status.EXPIRED)),
+        default=F("status"), output_field=CharField())
+    by_status = dict(campaign.assignments.annotate(now=status_now).values_list("now").annotate(n=Count("id")))
     changes = dict(_campaign_changes(campaign).values_list("status").annotate(n=Count("id")))
     items = dict(Item.objects.filter(provenance__campaign=campaign.pk).values_list("status").annotate(n=Count("id")))
     per_description = campaign.descriptions_per_assignment if campaign.kind == Campaign.Kind.CONTEXT_CHANGE else 1

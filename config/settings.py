@@ -328,6 +328,8 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CELERY_TASK_EAGER_PROPAGATES = True
 BEAT_LOCK_TTL_S = env.float("BEAT_LOCK_TTL_S", default=30.0)
+# A campaign dashboard's counts are cached until a write to the campaign, or this long at most (annotation/progress.py).
+CAMPAIGN_PROGRESS_CACHE_S = env.int("CAMPAIGN_PROGRESS_CACHE_S", default=30)
 # Nothing reads a task's return value: tasks write their results to the database. Without this, sending
 # a task also subscribes to its result in Redis, and with Redis down that retried for 20 s and then left
 # the process unable to send any task until restarted; now a send fails in under a second (503).
