@@ -25,13 +25,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DB = "hypolab_bench_scale_export"
+DB = os.environ.get("HYPOLAB_SCALE_EXPORT_DB") or "hypolab_bench_scale_export"  # the children get the call's own
 N_SCENES = 100
 ITEMS_PER_CHANGE = 100
 
 
 def _child(step: str, *args: str, media: str) -> dict:
-    env = {**os.environ, "MEDIA_ROOT": media, "SECRET_KEY": os.environ.get("SECRET_KEY") or "scale-export-bench"}
+    env = {**os.environ, "MEDIA_ROOT": media, "SECRET_KEY": os.environ.get("SECRET_KEY") or "scale-export-bench",
+           "HYPOLAB_SCALE_EXPORT_DB": f"hypolab_bench_scale_export_{os.getpid()}"}  # two runs never share one
     for variable in ("REDIS_URL", "S3_BUCKET", "PYTEST_XDIST_WORKER"):
         env.pop(variable, None)
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), step, *args], env=env,
