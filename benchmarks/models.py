@@ -219,7 +219,8 @@ class Item(StatusTransitions, models.Model):
         FLAGGED = "flagged", "No consensus (flagged)"
         ADJUDICATED = "adjudicated", "Adjudicated by a reviewer"
 
-    TRANSITIONS = {"draft": {"approved", "rejected"}, "approved": {"rejected"}, "rejected": {"approved"}}
+    # approved -> draft: sent back for review (review.services.send_to_rereview, from the item analysis)
+    TRANSITIONS = {"draft": {"approved", "rejected"}, "approved": {"rejected", "draft"}, "rejected": {"approved"}}
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="items")
     scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.CASCADE, related_name="items")

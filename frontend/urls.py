@@ -1,7 +1,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .pages import annotation, campaigns, common, home, humaneval, manage, releases, review, scenes
+from .pages import (
+    annotation,
+    campaigns,
+    common,
+    home,
+    humaneval,
+    item_analysis,
+    manage,
+    releases,
+    review,
+    scenes,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -26,6 +37,9 @@ urlpatterns = [
     path("review/filtering/", review.filter_questions, name="review_filtering"),
     path("review/duplicates/<int:run_id>/", review.duplicates, name="review_duplicates"),
     path("review/agreement/<slug:slug>/", review.agreement, name="review_agreement"),
+    path("review/item-analysis/<slug:slug>/", item_analysis.item_analysis, name="review_item_analysis"),
+    path("review/item-analysis/<slug:slug>/<int:item_id>/rereview/", item_analysis.rereview,
+         name="review_item_rereview"),
     path("review/duplicates/start/<slug:slug>/", review.start_dedup, name="start_dedup"),
     path("review/polish/start/", review.start_polish, name="start_polish"),
     # admins

@@ -6,6 +6,7 @@ import difflib
 
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
@@ -470,3 +471,30 @@ def item_history(item: Item) -> list[dict]:
         entries.append({"kind": "decision", "action": decision.action, "criteria": decision.criteria,
                         "note": decision.note, "author": _user(decision.reviewer), "at": decision.created_at})
     return sorted(entries, key=lambda e: e["at"])
+
+
+# --- Items sent back for review from the item analysis (#31) --------------------------------------
+
+REREVIEW_FLAGS = ("all_right", "none_right", "humans_over_models", "models_over_humans")
+
+
+@transaction.atomic
+def send_to_rereview(item_id: int, reviewer, flags, note: str = "") -> Item:
+    """An approved item the item analysis flags goes back to the draft queue (`filtering_queue`), out of
+    runs, studies' new samples and releases until a reviewer keeps or drops it again; why is kept in
+    its provenance (`rereview`: the flags, the note, who and when)."""
+    item = locked(Item, item_id, "item")
+    flags = [flags] if isinstance(flags, str) else list(flags or [])
+    unknown = [flag for flag in flags if flag not in REREVIEW_FLAGS]
+    if not flags or unknown:
+        raise DomainError(f"Name the flags that call for review: {', '.join(REREVIEW_FLAGS)}.", field="flags")
+    if item.status != Item.Status.APPROVED:
+        raise DomainError("Only an approved item is sent back for review (a draft already waits there).",
+                          field="item")
+    item.move_to(Item.Status.DRAFT)
+    requests = list((item.provenance or {}).get("rereview", []))
+    requests.append({"flags": flags, "note": (note or "").strip()[:2000], "by": _user(reviewer),
+                     "at": timezone.now().isoformat()})
+    item.provenance = {**(item.provenance or {}), "rereview": requests}
+    bump(item, ["status", "provenance"])
+    return item
