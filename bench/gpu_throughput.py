@@ -82,7 +82,8 @@ def seed_items(checkpoint: Path):
     Item.objects.bulk_create(items)
     model = ModelSpec.objects.create(
         name="qwen2-vl-2b-random", adapter=ModelSpec.Adapter.HF_LOCAL, modality=ModelSpec.Modality.IMAGE,
-        max_new_tokens=NEW_TOKENS, config={"checkpoint": str(checkpoint), "generation_batch": GENERATION_BATCH})
+        max_new_tokens=NEW_TOKENS, config={"checkpoint": str(checkpoint), "generation_batch": GENERATION_BATCH,
+                                           "worker_queue": "bench"})
     return benchmark, model
 
 
@@ -102,7 +103,7 @@ def queue_throughput(benchmark, model, worker_env: dict) -> float:
     from modeleval import services
 
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "--pool", "solo",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu.bench", "--pool", "solo",
          "--concurrency", "1", "--hostname", "gpu@bench", "--loglevel", "WARNING", "--without-gossip",
          "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=worker_env, stdout=(WORK / "worker.log").open("w"), stderr=subprocess.STDOUT)
@@ -191,6 +192,8 @@ def main():
         "MEDIA_ROOT": str(WORK / "media"),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "HF_HUB_OFFLINE": "1",
+        "SECRET_KEY": "gpu-bench-throwaway",  # DEBUG is off and DATABASE_URL is set: the settings need one
+        "HTTPS": "false",
     })
     try:
         import django
@@ -200,7 +203,8 @@ def main():
 
         call_command("migrate", verbosity=0)
         benchmark, model = seed_items(checkpoint)
-        queued = queue_throughput(benchmark, model, os.environ.copy())
+        # the GPU worker of this model's queue is the only process that loads the checkpoint
+        queued = queue_throughput(benchmark, model, {**os.environ, "LOCAL_CHECKPOINTS": "1"})
         baseline = baseline_throughput(benchmark, model)
     finally:
         redis.terminate()
