@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 
 from core.errors import Conflict, DomainError, NotFound
 
@@ -216,6 +217,11 @@ def release_lines(release: Release) -> list[dict]:
     return list(iter_release_lines(release))
 
 
+# Sent while a release is exported (release, items: its queryset); each receiver answers a dict merged
+# into the dataset card: review's gives the independent answers' agreement (`release_agreement`).
+release_card_extras = Signal()
+
+
 def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "",
                    require_consensus: bool = False) -> Release:
     """Freeze the releasable items as a versioned release: items JSONL plus a manifest, a diff
@@ -261,6 +267,9 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
             Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - counts.n)}
         release.diff = streamed_diff(iter_release_lines(previous), digests) if previous else {}
         release.card = counts.card() | without_consensus
+        # agreement statistics review computes (Krippendorff's alpha; benchmarks does not import review)
+        for _, extra in release_card_extras.send(sender=Release, release=release, items=items):
+            release.card |= extra or {}
         del digests
         scenes = Scene.objects.filter(pk__in=scene_ids).prefetch_related("scene_objects").order_by("external_id")
         assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")

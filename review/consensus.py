@@ -158,3 +158,13 @@ def agreement_report(benchmark: Benchmark) -> dict:
         "flagged": benchmark_items.filter(consensus=Item.Consensus.FLAGGED).count(),
         "adjudicated": benchmark_items.filter(consensus=Item.Consensus.ADJUDICATED).count(),
     }
+
+
+def release_agreement(items) -> dict:
+    """The dataset card's agreement (`benchmarks.services.release_card_extras`): over the release's items
+    with two or more independent answers, percent agreement, Fleiss' kappa and Krippendorff's alpha with
+    its 95 % bootstrap interval (ordinal too where every answer is a number)."""
+    item_ids = items.order_by().values("pk")
+    answers = grouped_by_item(answers_by_person(item_ids))
+    chosen = Item.objects.filter(pk__in=answers).only("pk", "choices")
+    return {"agreement": agreement.agreement_summary([labels_of(item, answers[item.pk]) for item in chosen])}
