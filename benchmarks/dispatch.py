@@ -10,7 +10,20 @@ def send_release_formats(release_id: int) -> None:
 
 
 def send_scene_processing(scene_id: int) -> None:
-    """Viewer files and top views for a scene whose scan was just stored."""
+    """Viewer files and top views for a scene whose scan was just stored (or whose processing died: each
+    attempt is its own job, so a redelivered message of one attempt runs it once)."""
     from .tasks import process_scene
 
-    process_scene.delay(scene_id)
+    process_scene.delay(scene_id, scene_processing_job(scene_id))
+
+
+def scene_processing_job(scene_id: int, attempt: str | None = None) -> int:
+    """The core.Job that a scene's processing reports through (pages and /api/v1/jobs/ show it)."""
+    from core.jobs import request_job
+
+    from .models import Scene
+
+    scene = Scene.objects.get(pk=scene_id)
+    attempt = attempt or str(scene.meta.get("processing_attempts", 0))
+    return request_job("scene_processing", f"scene-processing:{scene_id}:{attempt}",
+                       subject=f"Scene {scene.external_id}: viewer files and top views").job.pk
