@@ -10,9 +10,20 @@ from core.errors import DomainError, NotFound
 APPROVE, REJECT = "approve", "reject"
 
 
-def frames_to_review(benchmark) -> list[WorldFrame]:
-    return list(WorldFrame.objects.filter(scene__benchmark=benchmark, status=WorldFrame.Status.SUBMITTED)
-                .select_related("scene", "anchor").order_by("scene_id", "pk"))
+def frames_to_review(benchmark=None) -> list[WorldFrame]:
+    """Crowd frames waiting for a verdict (of one benchmark, or all), by scene."""
+    frames = WorldFrame.objects.filter(status=WorldFrame.Status.SUBMITTED)
+    if benchmark is not None:
+        frames = frames.filter(scene__benchmark=benchmark)
+    return list(frames.select_related("scene__benchmark", "anchor").order_by("scene_id", "pk"))
+
+
+def approved_by_scene(scene_ids) -> dict[int, str]:
+    """The text of each scene's approved frame (what approving another would supersede)."""
+    texts: dict[int, list[str]] = {}
+    for frame in WorldFrame.objects.filter(scene_id__in=scene_ids, status=WorldFrame.Status.APPROVED).order_by("pk"):
+        texts.setdefault(frame.scene_id, []).append(frame.text)
+    return {scene_id: " ".join(parts) for scene_id, parts in texts.items()}
 
 
 @transaction.atomic

@@ -9,6 +9,7 @@ from modeleval.models import ModelSpec
 from review import complements as review_complements
 from review import consensus as review_consensus
 from review import dedup as review_dedup
+from review import frames as review_frames
 from review import polish as review_polish
 from review import services as review_services
 from review.models import DedupRun, ItemDecision, Polish
@@ -26,6 +27,7 @@ def review_queue(request):
         "approved": approved,
         "returned": review_services.returned_work(request.user),
         "n_drafts": review_services.filtering_queue(request.user).count(),
+        "n_frames": len(review_frames.frames_to_review()),
         "dedup_runs": DedupRun.objects.select_related("benchmark")[:5],
         "is_admin": roles.has_role(request.user, roles.ADMIN),
         "benchmarks": Benchmark.objects.order_by("name"),
@@ -88,6 +90,26 @@ def review_item_complement(request, item_id):
     except DomainError as exc:
         return error_page(request, exc)
     return redirect("review_item", item_id=made.pk)
+
+
+@role_required(roles.REVIEWER)
+def review_world_frames(request):
+    """Crowd world frames waiting for review (Hypo3D Stage 2): approve one per scene, or reject."""
+    frames = review_frames.frames_to_review()
+    current = review_frames.approved_by_scene({f.scene_id for f in frames})
+    return render(request, "frontend/review_world_frames.html", {
+        "frames": [{"frame": f, "current": current.get(f.scene_id, "")} for f in frames],
+    })
+
+
+@role_required(roles.REVIEWER)
+@require_http_methods(["POST"])
+def review_world_frame(request, frame_id, action):
+    try:
+        review_frames.review_frame(frame_id, action)
+    except DomainError as exc:
+        return error_page(request, exc)
+    return redirect("review_world_frames")
 
 
 @role_required(roles.REVIEWER)

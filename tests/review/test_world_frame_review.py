@@ -77,3 +77,18 @@ def test_an_imported_frame_is_approved_and_reaches_the_prompt():
     item.scene.world_frames.create(anchor=item.scene.scene_objects.first(), side="left",
                                    text="The desk is to the left of the scene.")
     assert "Scene Orientation: The desk is to the left of the scene." in prompt_of(item)
+
+
+def test_the_review_page_lists_crowd_frames_and_approves_one(reviewer):
+    item = ItemFactory()
+    item.scene.world_frames.create(anchor=item.scene.scene_objects.first(), side="back",
+                                   text="The desk is at the back of the scene.")  # imported: approved
+    frame = crowd_frame(item.scene, "The desk was located at the left of the scene.")
+    assert "1 crowd world frame to review" in reviewer.get("/review/").content.decode()
+    page = reviewer.get("/review/world-frames/").content.decode()
+    assert "The desk was located at the left of the scene." in page and "The desk is at the back of the scene." in page
+    response = reviewer.post(f"/review/world-frames/{frame.pk}/approve/")
+    assert response.status_code == 302 and response["Location"] == "/review/world-frames/"
+    assert list(item.scene.world_frames.filter(status="approved").values_list("pk", flat=True)) == [frame.pk]
+    assert "Nothing waiting." in reviewer.get("/review/world-frames/").content.decode()
+    assert reviewer.post(f"/review/world-frames/{frame.pk}/keep/").status_code == 400
