@@ -78,14 +78,15 @@ class LoginAttempts(AxesDatabaseHandler):
 
 
 def crowd_entry_limited(view):
-    """Answer 429 to an address that opened crowd links more than CROWD_ENTRY_PER_MINUTE times in
-    the current minute."""
+    """Answer 429 to an address that entered by crowd links more than CROWD_ENTRY_PER_MINUTE times in
+    the current minute. Only entries count (the POST that signs in): a link's GET writes nothing."""
 
     @wraps(view)
     def limited(request, *args, **kwargs):
         limit = getattr(settings, "CROWD_ENTRY_PER_MINUTE", 30)
         address = client_ip(request)
-        if limit and address and address not in getattr(settings, "THROTTLE_EXEMPT_ADDRESSES", ()):
+        if (request.method == "POST" and limit and address
+                and address not in getattr(settings, "THROTTLE_EXEMPT_ADDRESSES", ())):
             now = time.time()
             key = f"throttle:crowd-entry:{address}:{int(now // 60)}"
             cache.add(key, 0, 120)
