@@ -130,17 +130,14 @@ def store_stream(filename: str, write: Callable[[HashingWriter], None], meta: di
         finally:
             draft.unlink(missing_ok=True)
     else:
-        handle = storage.open(name, "wb")
-        out = HashingWriter(handle)
+        sink = _BucketSink(storage, name)
+        out = HashingWriter(sink)
         try:
             write(out)
         except BaseException:
-            multipart = getattr(handle, "_multipart", None)
-            if multipart is not None:  # no half-written object left behind
-                multipart.abort()
-                handle._multipart, handle._is_dirty = None, False
+            sink.abort()
             raise
-        handle.close()
+        name = sink.close()
     asset.file.name = name
     asset.size, asset.sha256 = out.size, out.sha256.hexdigest()
     try:
@@ -149,6 +146,38 @@ def store_stream(filename: str, write: Callable[[HashingWriter], None], meta: di
         storage.delete(name)
         raise
     return asset
+
+
+class _BucketSink:
+    """Bytes for an object in a bucket: a file under one part (5 MiB) is sent with one PUT; a larger one
+    becomes a multipart upload (django-storages' S3File sends a part every AWS_S3_FILE_BUFFER_SIZE bytes),
+    begun once the first part is full, so memory holds one part at most."""
+
+    def __init__(self, storage, name: str, part_bytes: int = 5 * 1024 * 1024):
+        self.storage, self.name, self.part_bytes = storage, name, part_bytes
+        self.head, self.handle = io.BytesIO(), None
+
+    def write(self, data: bytes) -> None:
+        if self.handle is None:
+            self.head.write(data)
+            if self.head.tell() < self.part_bytes:
+                return
+            self.handle = self.storage.open(self.name, "wb")
+            data, self.head = self.head.getvalue(), None
+        self.handle.write(data)
+
+    def close(self) -> str:
+        if self.handle is None:
+            self.head.seek(0)
+            return self.storage.save(self.name, self.head)
+        self.handle.close()
+        return self.name
+
+    def abort(self) -> None:
+        multipart = getattr(self.handle, "_multipart", None)
+        if multipart is not None:  # no half-written object left behind
+            multipart.abort()
+            self.handle._multipart, self.handle._is_dirty = None, False
 
 
 # --- The formats ------------------------------------------------------------------------------------
