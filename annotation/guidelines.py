@@ -2,6 +2,7 @@
 (headings, paragraphs, lists, bold, italics, code) with every other character escaped."""
 
 import re
+from pathlib import Path
 
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
@@ -51,3 +52,13 @@ def render_guidelines(markdown: str):
             paragraph.append(line.strip())
     flush()
     return mark_safe("\n".join(blocks))
+
+
+# A new campaign's guidelines start from its paper's own: Hypo3D's Fig. 6 (movement changes, five
+# per assignment, the new campaign form's defaults), shipped verbatim in annotation/prompts/.
+PAPER_GUIDELINES = {"hypo3d": "hypo3d/fig6_movement_guidelines.md"}
+
+
+def paper_guidelines(family: str) -> str:
+    path = PAPER_GUIDELINES.get(family)
+    return (Path(__file__).with_name("prompts") / path).read_text(encoding="utf-8").rstrip("\n") if path else ""

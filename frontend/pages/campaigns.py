@@ -5,6 +5,7 @@ with what was typed."""
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import services as annotation_services
+from annotation.guidelines import paper_guidelines
 from annotation.models import Campaign, default_question_types
 from benchmarks.models import Benchmark, ChangeType
 from core import roles
@@ -26,7 +27,8 @@ BLANK_TYPE_ROWS = 3
 def _form_of(campaign: Campaign | None, benchmark) -> dict:
     """The form's values (as the inputs show them) for a campaign, or a new campaign's defaults."""
     defaults = campaign or Campaign(benchmark=benchmark, descriptions_per_assignment=5,
-                                    question_types=default_question_types())
+                                    question_types=default_question_types(),
+                                    guidelines=paper_guidelines(benchmark.family))
     form = {name: getattr(defaults, name) for name in (*TEXTS, *NUMBERS, *OPTIONAL_NUMBERS)}
     form = {key: "" if value is None else value for key, value in form.items()}
     form["is_active"] = defaults.is_active

@@ -94,3 +94,16 @@ def test_named_placeholders_read_counts_too():
     scene = SceneFactory(object_labels=["chair", "chair", "desk"])
     template = DraftingPrompt(name="t", target="changes", change_type="movement", text="Objects: {objects}. {unknown}")
     assert drafting.build_prompt(template, scene, None) == "Objects: 2 chair, 1 desk. {unknown}"
+
+
+def test_a_new_hypo3d_campaign_starts_from_the_papers_fig6_guidelines(client):
+    from core import roles
+    from tests.factories import BenchmarkFactory, UserFactory
+
+    client.force_login(UserFactory(role=roles.ADMIN))
+    hypo3d = BenchmarkFactory(family="hypo3d")
+    page = client.get(f"/manage/{hypo3d.slug}/campaigns/new/").content.decode()
+    assert "Explore the given 3D scene visualization and describe five different ways to move objects" in page
+    assert "Each description should be more than 10 words." in page
+    other = BenchmarkFactory(family="3dsrbench")
+    assert "Explore the given 3D scene" not in client.get(f"/manage/{other.slug}/campaigns/new/").content.decode()
