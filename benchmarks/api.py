@@ -50,7 +50,7 @@ class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
         fields = ["id", "benchmark", "scene", "change", "question", "answer_format", "choices", "answers",
-                  "unchanged_answers", "tags", "status", "provenance", "version", "consensus", "agreement"]
+                  "unchanged_answers", "tags", "overlays", "status", "provenance", "version", "consensus", "agreement"]
 
 
 class ItemList(ListAPIView):

@@ -218,8 +218,8 @@ class ResubmitChange(ChangeAction):
 class ReviewItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
-        fields = ["id", "question", "answer_format", "choices", "answers", "unchanged_answers", "tags", "status",
-                  "version", "consensus", "agreement"]
+        fields = ["id", "question", "answer_format", "choices", "answers", "unchanged_answers", "tags", "overlays",
+                  "status", "version", "consensus", "agreement"]
 
 
 class ItemEditSerializer(VersionSerializer):
