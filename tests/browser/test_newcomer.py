@@ -47,6 +47,8 @@ study = create_study(bench, StudyDesign(
     "Newcomer study", [items[0].pk], 60, 600, familiarisation_count=1, seed=3,
     instructions="Look at **each** question carefully.\\n\\n- Pick one option.\\n- Work alone.",
     consent_text="I agree to take part in the newcomer study."), None)
+from humaneval.models import StudyInvitation
+StudyInvitation.objects.create(study=study, user=User.objects.get(username="newcomer-evaluator"))
 print(json.dumps({"campaign": campaign.pk, "change": change.pk, "study": study.pk}))
 """
 
@@ -115,7 +117,7 @@ def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, ne
 
     evaluator = new_page()
     login(evaluator, base, "newcomer-evaluator", PASSWORD)
-    evaluator.get_by_role("link", name="Start “Newcomer study”").click()  # 1
+    evaluator.get_by_role("button", name="Start “Newcomer study”").click()  # 1 (a form: starting is a POST)
     evaluator.wait_for_selector("#consent-form")
     evaluator.goto(base + "/")
     sessions = evaluator.locator("#home-evaluator")
