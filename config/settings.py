@@ -428,3 +428,7 @@ LOGGING = {
 # Serve app static folders directly (no collectstatic step needed for the demo or tests).
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request when the folder is missing
+
+# Hypo3D runs store SBERT when scored (modeleval.secondary_metrics); SCORE_SBERT=0 skips it (the test
+# suite, where loading the sentence model in each process would dominate the timings it measures).
+SCORE_SBERT = os.environ.get("SCORE_SBERT", "1") != "0"

@@ -27,7 +27,7 @@ JUDGE_TRIES = 3  # VLMEvalKit asks again when the judge's own reply names no opt
 def run_judge(run: Run):
     """The scorer's judge(question, {letter: option text}, output) -> letter or None for a run that
     names a judge model: the MMBench extraction prompt sent to it, its reply read by rule."""
-    if not run.judge_model_id or run.benchmark.family != "3dsrbench":  # a Hypo3D judge rates (secondary_metrics)
+    if not run.judge_model_id:
         return None
     adapter = load_adapter(run.judge_model_id, model_settings_key(run.judge_model), run.benchmark_id)
 

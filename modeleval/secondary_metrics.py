@@ -13,6 +13,8 @@ keeps model calls outside its locks): a slow or failing endpoint never holds the
 
 import re
 
+from django.conf import settings
+
 from scoring import sbert
 
 from .adapters import load_adapter, model_settings_key
@@ -46,8 +48,9 @@ def read_rating(reply: str) -> int | None:
 
 
 def sbert_wanted(family: str) -> bool | None:
-    """None (the scorer computes SBERT when the extra is installed) for Hypo3D; False elsewhere."""
-    return None if family == FAMILY else False
+    """None (the scorer computes SBERT when the extra is installed) for Hypo3D unless settings.SCORE_SBERT
+    is off; False elsewhere."""
+    return None if family == FAMILY and settings.SCORE_SBERT else False
 
 
 def rate_predictions(run: Run) -> int:
@@ -81,7 +84,8 @@ def before_scoring(run_id: int) -> Run | None:
     if run is not None and run.benchmark.family == FAMILY:
         if run.judge_model_id:
             rate_predictions(run)
-        sbert.load_encoder()
+        if settings.SCORE_SBERT:
+            sbert.load_encoder()
     return run
 
 

@@ -1,3 +1,4 @@
+import os
 import re
 
 import pytest
@@ -46,6 +47,16 @@ _flush_by_delete()
 @pytest.fixture(autouse=True)
 def media_in_tmp(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+
+
+# Runs score Hypo3D's SBERT only in the tests that ask for it (settings.SCORE_SBERT = True): loading the
+# sentence model would dominate the timings other tests measure. Workers started by tests inherit this.
+os.environ.setdefault("SCORE_SBERT", "0")
+
+
+@pytest.fixture(autouse=True)
+def no_sbert_by_default(settings):
+    settings.SCORE_SBERT = False
 
 
 @pytest.fixture(autouse=True)

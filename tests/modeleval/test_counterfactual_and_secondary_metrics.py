@@ -180,8 +180,9 @@ def test_counterfactual_scores_without_django():
                        "answer_changed": 50.0, "flip_rate": 50.0}}
 
 
-def test_sbert_and_the_judge_score_are_stored_per_run_and_shown(client, chat_servers,
+def test_sbert_and_the_judge_score_are_stored_per_run_and_shown(client, chat_servers, settings,
                                                                  django_capture_on_commit_callbacks):
+    settings.SCORE_SBERT = True  # off elsewhere in the suite (tests/conftest.py)
     benchmark = hypo3d_benchmark()
     scene = benchmark.scenes.get()
     change = ChangeFactory(scene=scene, status="approved")
