@@ -34,7 +34,9 @@ class RadarSerializer(serializers.Serializer):
 
 
 class ResultTablesSerializer(serializers.Serializer):
-    tables = serializers.JSONField(help_text="The family's paper tables, the main one first.")
+    tables = serializers.JSONField(help_text="The family's paper tables, the main one first; each cell with its "
+                                   "interval, each table with its comparisons and human_comparisons (model - human, "
+                                   "participants resampled, Holm-corrected).")
     radar = RadarSerializer()
     rows = ResultRowSerializer(many=True)
 
@@ -68,6 +70,7 @@ class PlannedCellSerializer(serializers.Serializer):
     column = serializers.CharField()
     accuracy = serializers.FloatField(help_text="The pilot's value in points, or 50 where assumed.")
     assumed = serializers.BooleanField()
+    source = serializers.CharField(required=False, help_text="given (typed on the design page), pilot or assumed.")
     answers = serializers.IntegerField(help_text="Answers the cell needs.")
     participants = serializers.IntegerField()
     design_effect = serializers.FloatField()
