@@ -26,6 +26,7 @@ share the cores).
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,13 +57,18 @@ def load() -> str:
 
 def run_child(command: list[str], timeout: float) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    # Its own session, so a part stopped at the bound takes its children (the export's) with it.
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=max(timeout, 1))
+        stdout, stderr = child.communicate(timeout=max(timeout, 1))
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
         return {"error": "timeout"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode or not lines:
-        sys.stderr.write(done.stdout[-2000:] + done.stderr[-4000:])
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if child.returncode or not lines:
+        sys.stderr.write(stdout[-2000:] + stderr[-4000:])
         return {"error": "failed"}
     return json.loads(lines[-1])
 
