@@ -81,12 +81,20 @@ class ReleaseSerializer(serializers.ModelSerializer):
         help_text="Release only items whose answerers agreed or that a reviewer adjudicated (said in the card).",
     )
 
+    progress = serializers.SerializerMethodField(help_text="Percent of the other formats written (its job's).")
+
     class Meta:
         model = Release
         fields = ["id", "benchmark", "version", "notes", "created_at", "n_items", "items_url", "manifest_url",
-                  "status", "progress", "require_consensus"]
-        read_only_fields = ["created_at", "status", "progress"]
+                  "status", "progress", "job", "require_consensus"]
+        read_only_fields = ["created_at", "status", "progress", "job"]
         validators = []  # uniqueness is the service's job: it answers 409, not 400
+
+    def get_progress(self, release) -> int:
+        if release.status == Release.Status.READY:
+            return 100
+        job = release.job
+        return 100 * job.done // job.total if job is not None and job.total else 0
 
     def get_items_url(self, release) -> str | None:
         return release.items_file.file.url if release.items_file else None
@@ -104,7 +112,7 @@ class ReleaseList(APIView):
 
     @extend_schema(responses=ReleaseSerializer(many=True), operation_id="releases_list")
     def get(self, request):
-        return Response(ReleaseSerializer(Release.objects.select_related("benchmark")[:100], many=True).data)
+        return Response(ReleaseSerializer(Release.objects.select_related("benchmark", "job")[:100], many=True).data)
 
     @extend_schema(request=ReleaseSerializer, responses={201: ReleaseSerializer, 409: error(409), 503: error(503)})
     @idempotent
@@ -141,7 +149,7 @@ class ReleaseDetail(APIView):
     serializer_class = ReleaseDetailSerializer
 
     def get(self, request, pk):
-        release = get_object_or_404(Release.objects.select_related("benchmark", "previous"), pk=pk)
+        release = get_object_or_404(Release.objects.select_related("benchmark", "previous", "job"), pk=pk)
         return Response(ReleaseDetailSerializer(release).data)
 
 

@@ -319,7 +319,8 @@ class Release(StatusTransitions, models.Model):
         Asset, related_name="+", blank=True, help_text="The other formats (JSON, CSV), written by a task."
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.EXPORTING)
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the format files written.")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="Writing the other formats: its progress and report (core/jobs.py).")
     previous = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="The release this one is compared with (the benchmark's latest before it).",

@@ -348,10 +348,11 @@ def format_bytes(fmt: str, lines: list[dict]) -> bytes:
     raise DomainError(f"Unknown format '{fmt}'; choose from {', '.join(FORMATS)}.", field="format")
 
 
-def write_release_formats(release_id: int) -> Release:
+def write_release_formats(release_id: int, on_written=None) -> Release:
     """Write the JSON, CSV and Parquet files, the family's published shape and the harness files
-    (benchmarks/harness.py) and the dataset card beside the JSONL. Idempotent: each format is
-    written under a row lock and skipped when already there, so a retried task finishes the rest."""
+    (benchmarks/harness.py) and the dataset card beside the JSONL, calling `on_written(done, format)`
+    after each. Idempotent: each format is written under a row lock and skipped when already there, so
+    a retried task finishes the rest."""
     release = Release.objects.filter(pk=release_id).select_related("benchmark").first()
     if release is None:
         raise NotFound("No such release.", field="release")
@@ -364,8 +365,7 @@ def write_release_formats(release_id: int) -> Release:
     from .release_export import store_stream, write_release_format
 
     prefix = f"{release.benchmark.slug}-{release.version}"
-    outputs = [*FORMATS, *HARNESS_FORMATS, "card"]
-    for done, fmt in enumerate(outputs, start=1):
+    for done, fmt in enumerate(dispatch.release_outputs(), start=1):
         with transaction.atomic():
             locked = Release.objects.select_for_update().get(pk=release.pk)
             if not locked.files.filter(meta__format=fmt).exists():
@@ -389,7 +389,8 @@ def write_release_formats(release_id: int) -> Release:
                 else:
                     if content is not None:
                         locked.files.add(store_asset(None, AssetRole.EXPORT, name, content, meta={"format": fmt}))
-        Release.objects.filter(pk=release.pk).update(progress=100 * done // len(outputs))
+        if on_written is not None:
+            on_written(done, fmt)
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
         if release.status != Release.Status.READY:

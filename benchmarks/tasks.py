@@ -14,14 +14,23 @@ from .models import Scene
 
 
 @shared_task
-def write_release_formats(release_id: int) -> int:
-    """Idempotent: formats already written are skipped (see services.write_release_formats)."""
+def write_release_formats(release_id: int, job_id: int | None = None) -> int:
+    """Reported through the release's core.Job, one step a file. Idempotent: formats already written are
+    skipped (services.write_release_formats); a redelivered message of a job that ran or runs does nothing."""
+    job_id = job_id or dispatch.release_export_job(release_id)
     try:
-        return services.write_release_formats(release_id).pk
+        with running_job(job_id, message="Writing the other formats") as job:
+            if job is None:
+                return release_id
+            release = services.write_release_formats(
+                release_id, on_written=lambda done, fmt: advance_job(job_id, done=done, message=f"Wrote {fmt}"))
+            finish_job(job_id, {"files": sorted(services.release_files(release)),
+                                "not_written": sorted((release.card or {}).get("not_written", {}))})
     except Exception:
         # The page shows 'failed'; running the task again resumes from the formats not yet written.
         services.mark_release_failed(release_id)
         raise
+    return release_id
 
 
 @shared_task

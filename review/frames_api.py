@@ -1,6 +1,7 @@
 """Reviewer endpoints for crowd world frames: the frames waiting for review, and a verdict on one."""
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,6 +27,7 @@ class FrameQueue(APIView):
     permission_classes = [IsReviewer]
     serializer_class = FrameSerializer
 
+    @extend_schema(responses=FrameSerializer(many=True))
     def get(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
         return Response(FrameSerializer(frames.frames_to_review(benchmark), many=True).data)

@@ -11,7 +11,7 @@ from ..access import role_required
 
 @role_required(roles.ADMIN)
 def release_detail(request, release_id):
-    release = get_object_or_404(Release.objects.select_related("benchmark", "previous"), pk=release_id)
+    release = get_object_or_404(Release.objects.select_related("benchmark", "previous", "job"), pk=release_id)
     return render(request, "frontend/release_detail.html", {
         "release": release,
         "files": benchmark_services.release_files(release),

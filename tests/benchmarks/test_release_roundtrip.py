@@ -47,7 +47,9 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
     with django_capture_on_commit_callbacks(execute=True):
         release = benchmark_services.export_release(benchmark, "1.0.0", None)
     release.refresh_from_db()
-    assert release.status == "ready" and release.progress == 100
+    # written as the release's job (core.Job), one step a file, with what it wrote as its report
+    assert release.status == "ready" and release.job.status == "done" and release.job.kind == "release_export"
+    assert release.job.done == release.job.total == 7 and release.job.report["files"][0] == "card"
     files = benchmark_services.release_files(release)
     assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
     lines = [json.loads(line) for line in read(files["jsonl"]).decode().splitlines()]
@@ -68,8 +70,10 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
     assert card["by_split"] == {"real": 1, "test": 3}
     # Distinct changes: 11, 9 and 15 words (the factory's default change) -> 35 / 3.
     assert card["words_per_change"] == 11.67
-    # Running the task again changes nothing.
+    # Running the task again changes nothing; its message delivered again runs nothing.
     benchmark_services.write_release_formats(release.pk)
+    from benchmarks.tasks import write_release_formats
+    write_release_formats(release.pk, release.job_id)
     assert release.files.count() == 7
 
 
@@ -186,7 +190,9 @@ def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, dja
                               content_type="application/json")
     assert created.status_code == 201, created.json()
     detail = client.get(f"/api/v1/releases/{created.json()['id']}/").json()
-    assert detail["status"] == "ready" and detail["progress"] == 100
+    assert detail["status"] == "ready" and detail["progress"] == 100 and detail["job"]
+    job = client.get(f"/api/v1/jobs/{detail['job']}/").json()  # the one job API shows it
+    assert job["status"] == "done" and job["kind"] == "release_export"
     assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
     assert detail["card"]["n_items"] == 4 and detail["previous"] is None
 

@@ -1,0 +1,24 @@
+// One release (release_detail.html): the job widget follows the export of the other formats live
+// (job-progress.js); when it ends, the status and the files are read once from the release's API.
+import { get, readJSON } from "../api.js";
+import "../job-progress.js";
+
+const releaseId = readJSON("release-id");
+
+async function showRelease() {
+  const r = await get(`/api/v1/releases/${releaseId}/`);
+  if (!r.ok) return;
+  document.getElementById("release-status").textContent = { ready: "Ready", failed: "Failed" }[r.data.status]
+    || "Writing the other formats";
+  document.getElementById("release-files").replaceChildren(...Object.entries(r.data.files).map(([format, file]) => {
+    const item = document.createElement("li");
+    const link = Object.assign(document.createElement("a"), { href: file.url, textContent: format });
+    item.append(link, ` · ${(file.size / 1024).toFixed(1)} KB · `,
+      Object.assign(document.createElement("code"), { textContent: `${file.sha256.slice(0, 16)}…` }));
+    return item;
+  }));
+}
+
+document.addEventListener("job:state", (event) => {
+  if (event.detail.status === "done" || event.detail.status === "failed") showRelease();
+});
