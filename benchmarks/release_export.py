@@ -376,10 +376,12 @@ def add_release_items(release, item_ids: list[int]) -> None:
 
 
 def frames_for(scene_ids) -> dict[int, list]:
-    """The world frames of these scenes (a subquery: the items are not listed), by scene, in pk order."""
+    """The approved world frames of these scenes (a subquery: the items are not listed), by scene, in pk
+    order: crowd frames waiting for review, rejected or superseded ones are not released."""
     from .models import WorldFrame
 
     frames: dict[int, list] = {}
-    for frame in WorldFrame.objects.filter(scene_id__in=scene_ids).select_related("anchor").order_by("pk"):
+    for frame in WorldFrame.objects.filter(scene_id__in=scene_ids, status=WorldFrame.Status.APPROVED).select_related(
+            "anchor").order_by("pk"):
         frames.setdefault(frame.scene_id, []).append(frame)
     return frames

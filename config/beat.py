@@ -15,7 +15,7 @@ from celery.beat import PersistentScheduler
 from django.conf import settings
 from redis import exceptions as redis_errors
 
-from .redis_roles import lock_client
+from core.redis_roles import lock_client
 
 log = logging.getLogger(__name__)
 

@@ -263,8 +263,8 @@ RELEASE_HARNESS_MAX_ITEMS = env.int("RELEASE_HARNESS_MAX_ITEMS", default=100_000
 # every role unless a role has its own (#33, docs/DEPLOY.md): CELERY_BROKER_URL, CELERY_RESULT_BACKEND,
 # CACHE_REDIS_URL (cache and sessions), CHANNEL_REDIS_URL (websockets), LOCK_REDIS_URL (beat's lock, in-flight
 # batches). Each may be a Sentinel URL, `sentinel://s1:26379;sentinel://s2:26379/0`, for the master named
-# REDIS_SENTINEL_MASTER (config/redis_roles.py).
-from config import redis_roles  # noqa: E402 -- no Django import in it
+# REDIS_SENTINEL_MASTER (core/redis_roles.py).
+from core import redis_roles  # noqa: E402 -- no Django import in it
 
 REDIS_URL = env("REDIS_URL", default="")
 REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="mymaster")

@@ -34,6 +34,8 @@ import time
 import redis
 from django.conf import settings
 
+from core.redis_roles import lock_client
+
 from . import dispatch
 
 log = logging.getLogger(__name__)
@@ -61,9 +63,10 @@ def enabled() -> bool:
 
 
 def client() -> redis.Redis:
-    key = (os.getpid(), settings.REDIS_URL)
+    """The locks' Redis (LOCK_REDIS_URL, Sentinel included; REDIS_URL unless set): batches' records and beats."""
+    key = (os.getpid(), settings.LOCK_REDIS_URL)
     if key not in _clients:
-        _clients[key] = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=5)
+        _clients[key] = lock_client(socket_connect_timeout=2, socket_timeout=5)
     return _clients[key]
 
 

@@ -10,8 +10,8 @@ import pytest
 import redis
 from celery import Celery
 
-from config import redis_roles
 from config.beat import LockedScheduler, lock_key
+from core import redis_roles
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE_VARIABLES = ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_REDIS_URL", "CHANNEL_REDIS_URL",

@@ -325,7 +325,7 @@ def broker_down(monkeypatch):
     def refuse(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(tasks.infer_batch, "delay", refuse)
+    monkeypatch.setattr(tasks.infer_batch, "apply_async", refuse)  # batches go out with their model's queue
 
 
 @pytest.mark.django_db(transaction=True)

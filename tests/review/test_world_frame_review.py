@@ -92,3 +92,16 @@ def test_the_review_page_lists_crowd_frames_and_approves_one(reviewer):
     assert list(item.scene.world_frames.filter(status="approved").values_list("pk", flat=True)) == [frame.pk]
     assert "Nothing waiting." in reviewer.get("/review/world-frames/").content.decode()
     assert reviewer.post(f"/review/world-frames/{frame.pk}/keep/").status_code == 400
+
+
+def test_a_release_carries_only_the_approved_frame(reviewer):
+    from benchmarks import services as benchmark_services
+    from benchmarks.release_export import iter_release_lines
+
+    item = ItemFactory(status="approved")
+    approved = crowd_frame(item.scene, "The desk was located at the left of the scene.")
+    crowd_frame(item.scene, "The desk was located at the right of the scene.", side="right")  # never reviewed
+    reviewer.post(f"/api/v1/world-frames/{approved.pk}/approve/")
+    release = benchmark_services.export_release(item.benchmark, "1.0.0", None)
+    frames = [line["world_frame"] for line in iter_release_lines(release)]
+    assert len(frames) == 1 and len(frames[0]) == 1 and "left of the scene" in str(frames[0])
