@@ -405,12 +405,19 @@ class DuplicatePairSerializer(serializers.Serializer):
 class DedupRunSerializer(serializers.ModelSerializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     pairs = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField(help_text="Percent of the search done (its job's).")
 
     class Meta:
         model = DedupRun
-        fields = ["id", "benchmark", "threshold", "status", "progress", "n_texts", "error", "created_at",
+        fields = ["id", "benchmark", "threshold", "status", "progress", "job", "n_texts", "error", "created_at",
                   "finished_at", "pairs"]
-        read_only_fields = ["status", "progress", "n_texts", "error", "created_at", "finished_at"]
+        read_only_fields = ["status", "progress", "job", "n_texts", "error", "created_at", "finished_at"]
+
+    def get_progress(self, run) -> int:
+        if run.status == DedupRun.Status.FINISHED:
+            return 100
+        job = run.job
+        return 100 * min(job.done, job.total) // job.total if job is not None and job.total else 0
 
     @extend_schema_field(DuplicatePairSerializer(many=True, help_text="The first 500 pairs found."))
     def get_pairs(self, run):
@@ -419,7 +426,8 @@ class DedupRunSerializer(serializers.ModelSerializer):
 
 
 class StartDedup(APIView):
-    """Start a near-duplicate search (a task on the default queue); poll the run for progress."""
+    """Start a near-duplicate search (a task on the default queue, reported as the run's `job`:
+    /api/v1/jobs/<job>/ and its websocket follow it)."""
 
     permission_classes = [IsAdmin]
     serializer_class = DedupRunSerializer
@@ -436,7 +444,7 @@ class DedupRunDetail(APIView):
 
     @extend_schema(responses=DedupRunSerializer)
     def get(self, request, pk):
-        return Response(DedupRunSerializer(get_object_or_404(DedupRun, pk=pk)).data)
+        return Response(DedupRunSerializer(get_object_or_404(DedupRun.objects.select_related("job"), pk=pk)).data)
 
 
 class ResolveSerializer(serializers.Serializer):

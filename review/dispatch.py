@@ -3,10 +3,11 @@ polish (tasks call the verbs); the verbs send tasks through these functions, whi
 only when they send."""
 
 
-def send_dedup(run_id: int) -> None:
+def send_dedup(run_id: int, job_id: int) -> None:
+    """A near-duplicate search, run by a task that reports through the run's job."""
     from .tasks import find_near_duplicates
 
-    find_near_duplicates.delay(run_id)
+    find_near_duplicates.delay(run_id, job_id)
 
 
 def send_embedding(change_ids: list[int], item_ids: list[int]) -> None:

@@ -105,7 +105,8 @@ class DedupRun(StatusTransitions, models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="dedup_runs")
     threshold = models.FloatField(default=0.8, help_text="Cosine similarity above which a pair is listed.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of texts encoded and compared.")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="The search as a job: its progress and report (core/jobs.py).")
     n_texts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)

@@ -27,7 +27,7 @@ from core.validation import whole_number
 
 from . import dedup, dispatch
 from .generators import m3verse, spatial457
-from .models import DedupRun, DuplicatePair, PipelineStage
+from .models import DedupRun, PipelineStage
 from .stages import balance, llm_filter
 
 logger = logging.getLogger(__name__)
@@ -433,12 +433,10 @@ def filter_duplicates_stage(stage: PipelineStage, progress) -> dict:
     params = dedup_params(stage.params, stage.benchmark)
     run = dedup.new_dedup_run(stage.benchmark, stage.created_by, params["threshold"])
     progress(None, None, "encoding and comparing texts")
-    run = dedup.run_dedup(run.pk)
+    run = dedup.run_dedup(run.pk, progress)
     if run.status == DedupRun.Status.FAILED:
         raise DomainError(run.error, field="dedup")
-    pairs = {kind: run.pairs.filter(kind=kind).count() for kind in DuplicatePair.Kind.values}
-    return {"dedup_run": run.pk, "threshold": run.threshold, "texts": run.n_texts,
-            "pairs": sum(pairs.values()), "pairs_by_kind": pairs}
+    return dedup.run_report(run)
 
 
 def release_stage(stage: PipelineStage, progress) -> dict:

@@ -28,7 +28,7 @@ def review_queue(request):
         "returned": review_services.returned_work(request.user),
         "n_drafts": review_services.filtering_queue(request.user).count(),
         "n_frames": len(review_frames.frames_to_review()),
-        "dedup_runs": DedupRun.objects.select_related("benchmark")[:5],
+        "dedup_runs": DedupRun.objects.select_related("benchmark", "job")[:5],
         "is_admin": roles.has_role(request.user, roles.ADMIN),
         "benchmarks": Benchmark.objects.order_by("name"),
         "polish_models": ModelSpec.objects.filter(adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).order_by("name"),
@@ -124,7 +124,7 @@ def filter_questions(request):
 
 @role_required(roles.REVIEWER)
 def duplicates(request, run_id):
-    run = get_object_or_404(DedupRun.objects.select_related("benchmark"), pk=run_id)
+    run = get_object_or_404(DedupRun.objects.select_related("benchmark", "job"), pk=run_id)
     return render(request, "frontend/review_duplicates.html", {"run": run, "pairs": run.pairs.all()[:500]})
 
 

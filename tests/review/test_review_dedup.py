@@ -51,7 +51,12 @@ def test_dedup_task_lists_paraphrases_and_a_reviewer_keeps_one(client, django_ca
         response = client.post("/api/v1/dedup/", {"benchmark": scene.benchmark.slug}, content_type="application/json")
     assert response.status_code == 201, response.json()
     run = DedupRun.objects.get()
-    assert run.status == "finished" and run.progress == 100 and run.n_texts == 6
+    assert run.status == "finished" and run.n_texts == 6
+    # reported through its core.Job: every step done, what it found as the report
+    assert run.job.kind == "dedup" and run.job.status == "done" and run.job.done == run.job.total
+    assert run.job.report["texts"] == 6 and run.job.report["pairs"] == run.pairs.count()
+    assert response.json()["job"] == run.job_id
+    assert client.get(f"/api/v1/dedup/{run.pk}/").json()["progress"] == 100
     pairs = {(p.kind, p.first_id, p.second_id) for p in run.pairs.all()}
     assert ("change", first.pk, second.pk) in pairs
     assert len([p for p in pairs if p[0] == "question"]) == 1
@@ -121,7 +126,7 @@ def test_a_rerun_encodes_only_texts_it_has_not_seen(monkeypatch):
     ChangeFactory(scene=scene, raw_text="A lamp was placed on the desk.")
     again = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
     assert seen == ["A lamp was placed on the desk."]
-    assert again.n_texts == 4 and again.pairs.count() == 1 and again.progress == 100
+    assert again.n_texts == 4 and again.pairs.count() == 1 and again.status == "finished"
 
 
 def test_vectors_cached_for_other_weights_are_not_reused():
