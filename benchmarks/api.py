@@ -250,11 +250,16 @@ class AssetDetail(APIView):
 
 
 class AssetDownload(APIView):
-    """302 to a short-lived signed URL for the asset's bytes (gold-bearing files: reviewers only)."""
+    """302 to a short-lived signed URL for the asset's bytes (gold-bearing files: reviewers only).
+    The viewer names this URL for a point file on a bucket (uploads.lasting_url): it reads octree
+    nodes through it by range (fetch keeps `Range` across the redirect), so a page left open past
+    the signature's life still loads them. The browser may keep the redirect for half that life."""
 
     @extend_schema(responses={302: OpenApiResponse(description="`Location` is the signed URL.")})
     def get(self, request, pk):
-        return redirect(uploads.download_url(request.user, get_object_or_404(Asset, pk=pk)))
+        response = redirect(uploads.download_url(request.user, get_object_or_404(Asset, pk=pk)))
+        response["Cache-Control"] = f"private, max-age={uploads.download_redirect_max_age()}"
+        return response
 
 
 class AssetFile(APIView):

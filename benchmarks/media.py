@@ -25,7 +25,10 @@ answer a name that does not exist gets: a response never says whether a file exi
 S3: the bucket stays private (objects are written with no ACL, so nobody reads them without a
 signature); the only URLs that work are presigned GETs, which `asset.file.url` gives on pages and
 API views that show the file to their user (an item's stimulus, an annotation task, review and
-admin pages) and `uploads.download_url` after `may_read_asset`.
+admin pages) and `uploads.download_url` after `may_read_asset`. The viewer's point file is the
+exception: pages name its download API URL (`uploads.lasting_url`), which the viewer reads octree
+nodes through for as long as it stays open, each range checked here and redirected to a fresh
+signature.
 
 The stages register what their screens show from their AppConfig.ready(), so this module imports
 neither `annotation` nor `humaneval`.

@@ -206,6 +206,20 @@ def download_url(user, asset: Asset) -> str:
     return _signed_path("asset-file", asset.pk, DOWNLOAD_SALT, f"{asset.pk}:{user.pk}")
 
 
+def lasting_url(asset: Asset) -> str:
+    """A URL for the asset that keeps working while a page stays open (a viewer reading octree nodes
+    by range an hour later): on a bucket, the download API, which checks `may_read_asset` on every
+    request and redirects to a freshly signed URL (the browser keeps the redirect for less time than
+    that URL lives, download_redirect_max_age); on local storage, the /media/ URL, checked by cookie."""
+    return f"/api/v1/assets/{asset.pk}/download/" if on_bucket() else asset.file.url
+
+
+def download_redirect_max_age() -> int:
+    """How long a browser may keep the download API's redirect: half the signed URL's life, so a
+    kept redirect never points at an expired URL."""
+    return settings.DOWNLOAD_URL_EXPIRY_S // 2
+
+
 def local_download(asset_id: int, token: str, requester) -> Asset:
     """The asset a signed same-origin download link points at, if the link still works: unexpired,
     for this file, made for a user who may still read it, and, for a file that states answers,

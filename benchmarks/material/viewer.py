@@ -4,6 +4,7 @@ from django.core.cache import cache
 
 from benchmarks.models import AssetRole, Scene
 from benchmarks.services import scene_asset
+from benchmarks.uploads import lasting_url
 from benchmarks.world_frames import frame_texts
 
 
@@ -33,7 +34,8 @@ def scene_viewer_data(scene: Scene) -> dict:
         "scene_id": scene.pk,
         "external_id": scene.external_id,
         "caption": scene.caption,
-        "points_url": _asset_url(scene, AssetRole.VIEWER_POINTS),
+        # read by range for as long as the page is open: a URL that does not expire (uploads.lasting_url)
+        "points_url": lasting_url(points) if (points := scene_asset(scene, AssetRole.VIEWER_POINTS)) else None,
         "topview_plain_url": plain.file.url if plain else None,
         "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
         "map": plain.meta if plain else None,

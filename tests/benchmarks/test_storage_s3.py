@@ -361,13 +361,18 @@ def test_pages_and_api_hand_out_presigned_urls_only_after_the_check(s3_world, s3
     client.force_login(w["annotator"])
     page = client.get(f"/annotate/{w['assignment'].pk}/")
     assert page.status_code == 200
+    # The viewer's file: the download API (it may be read for hours), led to a presigned URL on each read.
     points = page.context["viewer"]["points_url"]
+    assert points == f"/api/v1/assets/{w['files'][0].pk}/download/"
+    points = client.get(points)["Location"]
     assert is_presigned(points, s3_endpoint) and unsigned_status(points) == 403
     assert urllib.request.urlopen(points, timeout=5).read() == CONTENT
 
     client.force_login(w["evaluator"])
     item = client.get(f"/api/v1/sessions/{w['session'].pk}/current/").json()["item"]
-    urls = [item["scene"]["points_url"], item["images"][0]["url"], item["videos"]["before"], item["videos"]["after"]]
+    assert item["scene"]["points_url"] == f"/api/v1/assets/{w['files'][0].pk}/download/"
+    urls = [client.get(item["scene"]["points_url"])["Location"], item["images"][0]["url"],
+            item["videos"]["before"], item["videos"]["after"]]
     for url in urls:
         assert is_presigned(url, s3_endpoint) and unsigned_status(url) == 403
         assert urllib.request.urlopen(url, timeout=5).read()

@@ -119,7 +119,9 @@ export async function mountPointCloudViewer(element, pointsUrl, scene = {}) {
       (cloud, levelCounts) => {
         if (stale()) throw new Error("replaced");
         const onFirstFrame = () => firstLevel(stale() ? null : viewer.handle);
-        const source = { url: response.url, budget: scene.pointBudget || VIEWER_BUDGET_POINTS, levelCounts };
+        // Nodes are read from the URL the page names, not the one a redirect led to: on a bucket it
+        // is the download API, which signs a fresh URL whenever the last one would have expired.
+        const source = { url: pointsUrl, budget: scene.pointBudget || VIEWER_BUDGET_POINTS, levelCounts };
         viewer = createViewer(element, status, gpu, cloud, source, objects, scene, onFirstFrame);
         mounted.set(element, viewer.handle);
       },
