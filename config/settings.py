@@ -199,7 +199,7 @@ if S3_BUCKET:
         "region_name": env("S3_REGION", default="us-east-1"),
         # The bucket is private: objects are written with no ACL header (so they stay the bucket
         # owner's, and buckets that disable ACLs accept the PUT) and are read only through presigned
-        # GETs, which pages and the API hand out after benchmarks.media's check (docs/ARCHITECTURE.md).
+        # GETs, which pages and the API hand out after benchmarks.media's check (docs/DECISIONS.md).
         "default_acl": None,
         "querystring_auth": True,
         # How long a presigned URL on a page works: longer than the pages' caches of them (300 s) and
