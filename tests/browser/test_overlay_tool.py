@@ -86,9 +86,13 @@ def test_author_draws_an_arrow_a_start_box_and_a_bounding_box_and_the_model_sees
     choices.nth(1).fill("No")
     page.locator("#choices .correct").nth(0).check()
     page.check("#not-sure")
-    page.select_option("#tag-level", "L1")  # the family's tags, picked from lists
-    page.select_option("#tag-task", "collision")
-    page.wait_for_selector("#draft-status:has-text('draft saved')", timeout=15_000)
+    # the family's tags, picked from lists; the reload below waits for the draft save that carries them
+    # (an earlier save may already say "draft saved")
+    with page.expect_request(lambda r: r.method == "PUT" and '"collision"' in (r.post_data or "")
+                             and '"L1"' in (r.post_data or ""), timeout=30_000) as saved:
+        page.select_option("#tag-level", "L1")
+        page.select_option("#tag-task", "collision")
+    saved.value.response()
     page.reload()  # the marks are in the draft
     page.wait_for_function("document.querySelector(\"#media svg[data-image='0']\").getAttribute('viewBox')")
     assert page.locator("#overlay-list li").count() == 3

@@ -152,4 +152,5 @@ def test_the_api_and_run_eval_take_the_run_settings(client):
     assert RunEval().run_options(options) == {
         "subset": {"level": ["L1_single", "L2_objects"]}, "prompts": {"by": "level", "templates": {"L1_single": "main"}},
         "settings": {"temperature": 0.0, "reasoning_effort": "high"}, "examples": [], "judge_model": None,
+        "inputs": {},  # frames per video, fps, extra frames: none given
     }
