@@ -20,6 +20,7 @@ from modeleval.models import ModelSpec, Prediction
 from modeleval.recipes.report import as_text, recipe_report
 from scoring.counterfactual import PairedItem, counterfactual_scores
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
+from tests.modeleval.test_recipes import FIG11  # PROTOCOLS.md 1.3 (a), verbatim
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +29,6 @@ FIG13 = ("Given a top-view of a 3D scene, mentally rotate the image to align wit
          "Scene Orientation: {}\n\n"
          "Then, answer a question based on the aligned scene.\n\n"
          "Question: {}\n\n"
-         "The answer should be a single word or a short phrase.\n\n"
-         "The answer is:")
-FIG11 = ("Given a top-view of a 3D scene, mentally rotate the image to align with the orientation.\n\n"
-         "Scene Orientation: {}\n\n"
-         "Now, given a context change, imagine how the scene would appear after the change has been applied. Then, "
-         "answer a question based on the modified scene.\n\n"
-         "Context Change: {} Question: {}\n\n"
          "The answer should be a single word or a short phrase.\n\n"
          "The answer is:")
 ORIENTATION = "The desk was located at the left of the scene."
