@@ -96,26 +96,24 @@ def test_generated_spatial457_items_are_drafts_too(tmp_path):
     assert {i.provenance["seed"] for i in items} == {2}
 
 
-def test_the_pipelines_generate_stage_leaves_drafts(django_capture_on_commit_callbacks):
+def generated_by_stage(slug, capture):
+    """The items an admin's generate stage writes on a small house pair, and that admin."""
     admin = UserFactory(role=roles.ADMIN)
-    benchmark = BenchmarkFactory(slug="gen-m3-stage", family="m3verse")
+    benchmark = BenchmarkFactory(slug=slug, family="m3verse")
     before, after = house()
     stage = pipeline.add_stage(benchmark, admin, "generate",
                                {"seed": 1, "scenes": {"scene_id": "house_1", "states": [before, after]}})
-    with django_capture_on_commit_callbacks(execute=True):
+    with capture(execute=True):
         pipeline.run_stage(stage, admin)
-    items = Item.objects.filter(benchmark=benchmark)
+    return admin, Item.objects.filter(benchmark=benchmark)
+
+
+def test_the_pipelines_generate_stage_leaves_drafts(django_capture_on_commit_callbacks):
+    _, items = generated_by_stage("gen-m3-stage", django_capture_on_commit_callbacks)
     assert items.exists() and {i.status for i in items} == {Item.Status.DRAFT}
     assert {i.provenance["generator"] for i in items} == {"m3verse"}
 
 
 def test_whoever_ran_the_generate_stage_may_review_what_it_wrote(django_capture_on_commit_callbacks):
-    admin = UserFactory(role=roles.ADMIN)
-    benchmark = BenchmarkFactory(slug="gen-m3-own", family="m3verse")
-    before, after = house()
-    stage = pipeline.add_stage(benchmark, admin, "generate",
-                               {"seed": 1, "scenes": {"scene_id": "house_1", "states": [before, after]}})
-    with django_capture_on_commit_callbacks(execute=True):
-        pipeline.run_stage(stage, admin)
-    items = Item.objects.filter(benchmark=benchmark)
+    admin, items = generated_by_stage("gen-m3-own", django_capture_on_commit_callbacks)
     assert items.exists() and set(services.filtering_queue(admin)) == set(items)
