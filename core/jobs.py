@@ -4,9 +4,13 @@ A stage asks for a job by a key that says what would make two requests the same 
 (`release:12:v3`, `stage:7`): asking again while it is queued, running or done returns the same job,
 so a double click or a redelivered task never starts a second one; a failed job is queued again.
 The task that does the work reports through `advance_job` and ends with `finish_job` or `fail_job`
-(`running_job` does both around a block). Every change is pushed to the websocket group `job-<id>`
+(`running_job` does both around a block). Who asked for a job, or an admin, may cancel it while it is
+queued or running (`cancel_job`): the handler its kind registered with `on_cancel` stops the domain
+work in the same transaction, and the task, checking `job_cancelled` between its steps, just stops;
+its later progress and its end change nothing. Every change is pushed to the websocket group `job-<id>`
 (core/consumers.py), which the progress widget (frontend/static/hypolab/job-progress.js) listens to."""
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -16,7 +20,7 @@ from django.utils import timezone
 
 from core import roles
 from core.broadcast import send_to_group
-from core.errors import Forbidden, NotFound
+from core.errors import Forbidden, IllegalTransition, NotFound
 from core.models import Job
 
 MESSAGE_CHARS = Job._meta.get_field("message").max_length
@@ -55,8 +59,8 @@ class Requested:
 
 
 def request_job(kind: str, key: str, *, subject: str = "", total: int | None = None, user=None) -> Requested:
-    """The job for `key`, created queued if there is none; a failed one is queued again (its
-    progress starts over, its report is kept until the new run writes one)."""
+    """The job for `key`, created queued if there is none; a failed or cancelled one is queued again
+    (its progress starts over, its report is kept until the new run writes one)."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(key=key).first()
         if job is None:
@@ -67,7 +71,7 @@ def request_job(kind: str, key: str, *, subject: str = "", total: int | None = N
             except IntegrityError:  # asked for at the same moment elsewhere
                 return Requested(Job.objects.get(key=key), created=False)
             created = True
-        elif job.status == Job.Status.FAILED:
+        elif job.status in (Job.Status.FAILED, Job.Status.CANCELLED):
             job.move_to(Job.Status.QUEUED)
             job.done, job.total, job.message = 0, total, ""
             job.started_at = job.finished_at = None
@@ -98,7 +102,8 @@ def start_job(job_id: int, *, total: int | None = None, message: str = "") -> Jo
 
 def advance_job(job_id: int, *, done: int | None = None, total: int | None = None, step: int = 0,
                 message: str | None = None) -> None:
-    """Progress: `done` as a count, or `step` more done; `total` when it becomes known."""
+    """Progress: `done` as a count, or `step` more done; `total` when it becomes known. Only a running
+    job moves: progress reported after a cancel changes nothing."""
     job = Job.objects.get(pk=job_id)
     if done is not None:
         job.done = done
@@ -107,14 +112,17 @@ def advance_job(job_id: int, *, done: int | None = None, total: int | None = Non
         job.total = total
     if message is not None:
         job.message = message[:MESSAGE_CHARS]
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(done=job.done, total=job.total,
-                                                                     message=job.message, updated_at=timezone.now())
-    _push(job)
+    if Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+            done=job.done, total=job.total, message=job.message, updated_at=timezone.now()):
+        _push(job)
 
 
 def finish_job(job_id: int, report: dict | None = None, *, message: str = "") -> Job:
+    """End the job done; a job cancelled meanwhile stays cancelled (its task just stops)."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status == Job.Status.CANCELLED:
+            return job
         job.move_to(Job.Status.DONE)
         if job.total is not None:
             job.done = job.total
@@ -127,7 +135,7 @@ def finish_job(job_id: int, report: dict | None = None, *, message: str = "") ->
 def fail_job(job_id: int, reason: str, report: dict | None = None) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        if job.status == Job.Status.FAILED:
+        if job.status in (Job.Status.FAILED, Job.Status.CANCELLED):
             return job
         job.move_to(Job.Status.FAILED)
         job.message, job.finished_at = reason[:MESSAGE_CHARS], timezone.now()
@@ -136,6 +144,42 @@ def fail_job(job_id: int, reason: str, report: dict | None = None) -> Job:
         job.save(update_fields=["status", "message", "finished_at", "report"])
     _push(job)
     return job
+
+
+ENDED = (Job.Status.DONE, Job.Status.FAILED, Job.Status.CANCELLED)
+
+# kind -> what stops that kind's domain work when its job is cancelled (registered in AppConfig.ready)
+_cancel_handlers: dict[str, Callable[[Job], None]] = {}
+
+
+def on_cancel(kind: str, handler: Callable[[Job], None]) -> None:
+    """Register what stops the domain work of jobs of `kind` when one is cancelled: handler(job) runs
+    in the cancel's transaction, after the job has moved (the domain row moves with it or not at all)."""
+    _cancel_handlers[kind] = handler
+
+
+def cancel_job(job_id: int, user) -> Job:
+    """Cancel a queued or running job that `user` may see (NotFound otherwise); IllegalTransition (409)
+    when it has already ended. Its task notices through `job_cancelled` and stops."""
+    job_for(user, job_id)
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status in ENDED:
+            raise IllegalTransition(f"This job has already ended ({job.get_status_display().lower()}): "
+                                    "there is nothing to cancel.", field="status")
+        job.move_to(Job.Status.CANCELLED)
+        job.message = f"Cancelled by {user.get_username()}."[:MESSAGE_CHARS]
+        job.finished_at = timezone.now()
+        job.save(update_fields=["status", "message", "finished_at"])
+        if handler := _cancel_handlers.get(job.kind):
+            handler(job)
+        transaction.on_commit(lambda: _push(job))
+    return job
+
+
+def job_cancelled(job_id: int) -> bool:
+    """For a task between its steps: has its job been cancelled (stop, report nothing more)?"""
+    return Job.objects.filter(pk=job_id, status=Job.Status.CANCELLED).exists()
 
 
 def fail_stalled_jobs(stale_after_s: float) -> list[int]:

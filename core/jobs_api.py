@@ -1,4 +1,4 @@
-"""/api/v1/jobs/: every long-running job's progress and report, in one shape (core/jobs.py)."""
+"""/api/v1/jobs/: every long-running job's progress and report, in one shape, and its cancel (core/jobs.py)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import error
-from core.jobs import job_for, job_state, visible_jobs
+from core.jobs import cancel_job, job_for, job_state, visible_jobs
 from core.models import Job
 from core.permissions import IsReviewer
 
@@ -70,3 +70,13 @@ class JobDetail(APIView):
     @extend_schema(responses={200: JobSerializer, 404: error(404)})
     def get(self, request, pk):
         return Response(JobSerializer(job_state(job_for(request.user, pk))).data)
+
+
+class JobCancel(APIView):
+    """Cancel a queued or running job: reviewers their own, admins any. Its work stops at its next step."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(request=None, responses={200: JobSerializer, 404: error(404), 409: error(409)})
+    def post(self, request, pk):
+        return Response(JobSerializer(job_state(cancel_job(pk, request.user))).data)

@@ -39,12 +39,14 @@ class Job(StatusTransitions, models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
-    # Started again after a failure; a finished job is not run twice under the same key.
+    # Started again after a failure or a cancel; a finished job is not run twice under the same key.
     TRANSITIONS = {
-        Status.QUEUED: {Status.RUNNING, Status.FAILED},
-        Status.RUNNING: {Status.DONE, Status.FAILED},
+        Status.QUEUED: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
+        Status.RUNNING: {Status.DONE, Status.FAILED, Status.CANCELLED},
         Status.FAILED: {Status.QUEUED},
+        Status.CANCELLED: {Status.QUEUED},
         Status.DONE: set(),
     }
 

@@ -3,12 +3,13 @@
  * `<div class="job-progress" data-job-id="12">` (frontend/templates/frontend/_job_progress.html)
  * shows the job's status, a bar, the current step and, once it has ended, its report. It listens on
  * /ws/jobs/<id>/ and, when the socket is down, asks /api/v1/jobs/<id>/ every two seconds until the
- * job has ended.
+ * job has ended. Its Cancel button, shown while the job is queued or running, posts
+ * /api/v1/jobs/<id>/cancel/.
  */
-import { get } from "./api.js";
+import { errorText, get, post } from "./api.js";
 import { subscribe } from "./dashboard.js";
 
-const ENDED = new Set(["done", "failed"]);
+const ENDED = new Set(["done", "failed", "cancelled"]);
 
 const words = (name) => { const text = String(name).replace(/_/g, " "); return text.charAt(0).toUpperCase() + text.slice(1); };
 
@@ -40,6 +41,7 @@ export function showJob(element, state) {
   const counts = state.total === null ? `${state.done}` : `${state.done} / ${state.total}`;
   element.querySelector(".job-counts").textContent = counts;
   element.querySelector(".job-message").textContent = state.message || "";
+  element.querySelector(".job-cancel").hidden = ENDED.has(state.status);
   const report = element.querySelector(".job-report");
   report.replaceChildren(...reportLines(state.report).map((line) => {
     const li = document.createElement("li");
@@ -49,8 +51,15 @@ export function showJob(element, state) {
   element.dispatchEvent(new CustomEvent("job:state", { detail: state, bubbles: true }));
 }
 
+export async function cancelJob(element) {
+  const answer = await post(`/api/v1/jobs/${element.dataset.jobId}/cancel/`);
+  if (answer.ok) showJob(element, answer.data);
+  else element.querySelector(".job-message").textContent = errorText(answer.data);
+}
+
 export function watchJob(element) {
   const id = element.dataset.jobId;
+  element.querySelector(".job-cancel").addEventListener("click", () => cancelJob(element));
   let polling = false;
   const poll = async () => {
     const answer = await get(`/api/v1/jobs/${id}/`);
