@@ -278,6 +278,7 @@ class DraftRequestQueuedSerializer(serializers.Serializer):
     status = serializers.CharField()
     scene = serializers.IntegerField(allow_null=True)
     change = serializers.IntegerField(allow_null=True)
+    job = serializers.IntegerField(allow_null=True, help_text="Its progress: /api/v1/jobs/<job>/.")
 
 
 class DraftRequests(APIView):
@@ -292,6 +293,6 @@ class DraftRequests(APIView):
         fields = validated(DraftRequestSerializer, request)
         model = modeleval_services.language_model(fields["model"])
         requests = drafting.request_drafts(fields["template"], model, fields.get("scenes", []),
-                                           fields.get("changes", []))
-        return Response([{"id": r.pk, "status": r.status, "scene": r.scene_id, "change": r.change_id}
+                                           fields.get("changes", []), user=request.user)
+        return Response([{"id": r.pk, "status": r.status, "scene": r.scene_id, "change": r.change_id, "job": r.job_id}
                          for r in requests], status=202)

@@ -4,7 +4,8 @@ semantic top-view map; M3-Verse: frames of the before and after videos); its JSO
 changes or draft items marked as model-made, which enter the same review queue as crowd work.
 Question drafts may come without answers (Hypo3D's Fig. 8/9 shape: questions keyed by change); a
 reviewer gives the answer when approving. One keyed DraftRequest per (template, model, scene,
-change), so a retried task never drafts twice."""
+change), so a retried task never drafts twice; each runs as its core.Job ("drafting"), which its
+task reports to and which, cancelled, cancels the request before it writes."""
 
 import json
 import re
@@ -15,6 +16,8 @@ from django.db import transaction
 
 from benchmarks.models import AnswerFormat, ContextChange, Family, Item, Scene
 from core.errors import DomainError
+from core.jobs import request_job
+from core.models import Job
 from modeleval import services as modeleval_services
 from scoring.engine import get_family
 
@@ -39,6 +42,7 @@ DEFAULT_PROMPTS = (
 # Figs. 8 and 9 leave two unnamed slots, "Object List for Question Generation {} Context Changes for
 # Question Generation {}": filled in that order.
 POSITIONAL = ("object_list", "change")
+ENDED = (DraftRequest.Status.DONE, DraftRequest.Status.CANCELLED)  # a request in these writes nothing more
 
 
 def paper_prompt(path: str) -> str:
@@ -127,9 +131,25 @@ def parse_output(text: str, target: str) -> list:
     return drafts
 
 
+def draft_job(request: DraftRequest, user=None) -> Job:
+    """The request's job (linked to it; one per request, so a redelivered task finds it)."""
+    if request.job_id is None:
+        target = request.change.text[:80] if request.change_id else request.scene.external_id
+        request.job = request_job("drafting", f"draft:{request.pk}", subject=f"{request.template.name}: {target}"[:200],
+                                  total=1, user=user).job
+        request.save(update_fields=["job"])
+    return request.job
+
+
+def cancel_draft(job: Job) -> None:
+    """on_cancel: a request not yet written is cancelled; its task then writes nothing."""
+    DraftRequest.objects.filter(job=job, status=DraftRequest.Status.QUEUED).update(
+        status=DraftRequest.Status.CANCELLED, error=job.message)
+
+
 @transaction.atomic
-def request_drafts(template: DraftingPrompt, model, scenes=(), changes=()) -> list[DraftRequest]:
-    """Queue one keyed request per target; targets already requested are not asked again."""
+def request_drafts(template: DraftingPrompt, model, scenes=(), changes=(), user=None) -> list[DraftRequest]:
+    """Queue one keyed request per target, each its job; targets already requested are not asked again."""
     from . import tasks
 
     if not template.is_active:
@@ -147,15 +167,16 @@ def request_drafts(template: DraftingPrompt, model, scenes=(), changes=()) -> li
                                                               change=change)
         requests.append(request)
         if created:
-            transaction.on_commit(lambda pk=request.pk: tasks.run_draft_request.delay(pk))
+            job = draft_job(request, user)
+            transaction.on_commit(lambda pk=request.pk, job_id=job.pk: tasks.run_draft_request.delay(pk, job_id))
     return requests
 
 
 def run_draft_request(request_id: int) -> DraftRequest:
-    """Call the model once and write its drafts; a request already done is left as it is."""
+    """Call the model once and write its drafts; a request already done (or cancelled) is left as it is."""
     request = DraftRequest.objects.select_related("template", "model", "scene__benchmark",
                                                                  "change").get(pk=request_id)
-    if request.status == DraftRequest.Status.DONE:
+    if request.status in ENDED:
         return request
     template = request.template
     prompt = build_prompt(template, request.scene, request.change)
@@ -163,13 +184,13 @@ def run_draft_request(request_id: int) -> DraftRequest:
         output = modeleval_services.complete(request.model, prompt, drafting_images(request.model, request.scene))
         drafts = parse_output(output, template.target)
     except Exception as exc:  # the endpoint or the output failed: record it for the admin, write nothing
-        DraftRequest.objects.filter(pk=request.pk).update(status=DraftRequest.Status.FAILED, prompt=prompt,
-                                                          error=str(exc)[:2000])
+        DraftRequest.objects.filter(pk=request.pk).exclude(status__in=ENDED).update(
+            status=DraftRequest.Status.FAILED, prompt=prompt, error=str(exc)[:2000])
         request.refresh_from_db()
         return request
     with transaction.atomic():
         request = DraftRequest.objects.select_for_update().get(pk=request.pk)
-        if request.status == DraftRequest.Status.DONE:
+        if request.status in ENDED:  # a concurrent delivery wrote it, or it was cancelled meanwhile
             return request
         provenance = {"source": "model", "model": request.model.name, "template": template.pk,
                       "draft_request": request.pk}

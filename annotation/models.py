@@ -176,13 +176,14 @@ class DraftingPrompt(models.Model):
 
 
 class DraftRequest(models.Model):
-    """One model call for one template on one scene (changes) or change (questions). Keyed, so a
-    retried or redelivered task never drafts twice."""
+    """One model call for one template on one scene (changes) or change (questions), run as its
+    core.Job. Keyed, so a retried or redelivered task never drafts twice."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     template = models.ForeignKey(DraftingPrompt, on_delete=models.CASCADE, related_name="requests")
     model = models.ForeignKey("modeleval.ModelSpec", on_delete=models.CASCADE, related_name="+")
@@ -194,6 +195,8 @@ class DraftRequest(models.Model):
     error = models.TextField(blank=True)
     created = models.JSONField(default=dict, blank=True, help_text="Ids of the raw rows it produced.")
     created_at = models.DateTimeField(auto_now_add=True)
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="Its progress record (core/jobs.py).")
 
     class Meta:
         constraints = [

@@ -105,3 +105,28 @@ def test_staff_request_drafts_by_api_and_others_cannot(chat_servers, client, com
     assert ContextChange.objects.get().provenance["source"] == "model"
     bad = client.post("/api/v1/drafting/requests/", {**body, "scenes": []}, content_type="application/json")
     assert bad.status_code == 400 and "targets" in bad.json()
+
+
+def test_a_draft_request_runs_as_its_job_and_a_cancelled_one_writes_nothing(chat_servers, committed):
+    from annotation import tasks
+    from core import jobs, roles
+    from core.models import Job
+
+    scenes = [with_top_view(SceneFactory(object_labels=["desk"])) for _ in range(2)]
+    server = chat_servers('{"changes": ["The desk has been moved to the window."]}')
+    template = DraftingPrompt.objects.create(name="movement", target="changes", change_type="movement", text="{objects}")
+    admin = UserFactory(role=roles.ADMIN)
+    model = model_at(server.url)
+    [done] = committed(drafting.request_drafts, template, model, scenes=scenes[:1], user=admin)
+    done.refresh_from_db()
+    assert done.job.kind == "drafting" and done.job.key == f"draft:{done.pk}" and done.job.created_by == admin
+    assert done.job.status == Job.Status.DONE and done.job.report == {"changes": 1}
+    tasks.run_draft_request(done.pk, done.job_id)  # redelivered: its job has ended, nothing is asked
+    assert len(server.prompts) == 1
+
+    [queued] = drafting.request_drafts(template, model, scenes=scenes[1:], user=admin)  # not yet committed: not sent
+    jobs.cancel_job(queued.job_id, admin)
+    queued.refresh_from_db()
+    assert queued.status == "cancelled" and queued.error == f"Cancelled by {admin.username}."
+    tasks.run_draft_request(queued.pk, queued.job_id)  # its message arrives after the cancel
+    assert len(server.prompts) == 1 and ContextChange.objects.count() == 1
