@@ -9,7 +9,7 @@ from django.db.models import Max, Q
 
 from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
 from core.errors import DomainError
-from core.reads import locked
+from core.sql import locked
 from modeleval import services as modeleval_services
 
 from . import dispatch, services
