@@ -21,7 +21,6 @@ from pathlib import Path
 from django.core.files.storage import FileSystemStorage
 from django.db import connections
 
-from . import sql
 from .models import Asset, AssetRole
 
 CHUNK_ROWS = 2_000  # rows fetched from the database at a time
@@ -370,7 +369,10 @@ def add_release_items(release, item_ids: list[int]) -> None:
     if connection.vendor != "postgresql":
         through.objects.bulk_create([through(release_id=release.pk, item_id=pk) for pk in item_ids])
         return
-    sql.insert_release_items(connection, through, release.pk, item_ids)
+    table = connection.ops.quote_name(through._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} (release_id, item_id) SELECT %s, unnest(%s::bigint[])",
+                       [release.pk, item_ids])
 
 
 def frames_for(scene_ids) -> dict[int, list]:

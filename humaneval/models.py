@@ -70,6 +70,8 @@ class Study(models.Model):
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    places_check = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                     help_text="The latest check of its places against Prolific, as its job.")
 
     class Meta:
         verbose_name_plural = "studies"

@@ -473,10 +473,11 @@ class StartPolishSerializer(serializers.Serializer):
 
 class PolishQueuedSerializer(serializers.Serializer):
     queued = serializers.IntegerField(help_text="Changes and items queued.")
+    job = serializers.IntegerField(help_text="The pass's progress: /api/v1/jobs/<job>/.")
 
 
 class StartPolish(APIView):
-    """Queue a grammar pass over a benchmark's approved changes and items (tasks of POLISH_BATCH each)."""
+    """Queue a grammar pass over a benchmark's approved changes and items, one job (while one runs, that one)."""
 
     permission_classes = [IsAdmin]
     serializer_class = StartPolishSerializer
@@ -484,8 +485,8 @@ class StartPolish(APIView):
     @extend_schema(request=StartPolishSerializer, responses={202: PolishQueuedSerializer, 503: error(503)})
     def post(self, request):
         v = validated(StartPolishSerializer, request)
-        queued = polish.start_polish(v["benchmark"], v["model"], request.user)
-        return Response({"queued": queued}, status=202)
+        job = polish.start_polish(v["benchmark"], v["model"], request.user)
+        return Response({"queued": job.total, "job": job.pk}, status=202)
 
 
 class PolishReviewedSerializer(serializers.Serializer):

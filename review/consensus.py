@@ -11,7 +11,7 @@ from annotation import services as annotation_services
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
-from core.sql import locked
+from core.reads import locked
 
 from . import agreement
 from .models import IndependentAnswer
@@ -87,7 +87,7 @@ def decide_consensus(item: Item) -> None:
 
 @transaction.atomic
 def crowd_answer_arrived(item_id: int) -> None:
-    """An answer-only campaign's answer arrived (annotation.signals.crowd_answered): decide again,
+    """An answer-only campaign's answer arrived (annotation.services.crowd_answered): decide again,
     the item locked so that answers submitted at once are all counted by the last to decide."""
     item = Item.objects.select_for_update().filter(pk=item_id).first()
     if item is not None:

@@ -16,16 +16,11 @@ def send_embedding(change_ids: list[int], item_ids: list[int]) -> None:
     embed_arrived_texts.delay(change_ids, item_ids)
 
 
-def send_polish(change_ids: list[int], model_id: int) -> None:
-    from .tasks import polish_changes
+def send_polish(job_id: int, change_ids: list[int], item_ids: list[int], model_id: int) -> None:
+    """A grammar pass over these changes and items, run by one task that reports through the job."""
+    from .tasks import polish_benchmark
 
-    polish_changes.delay(change_ids, model_id)
-
-
-def send_polish_items(item_ids: list[int], model_id: int) -> None:
-    from .tasks import polish_items
-
-    polish_items.delay(item_ids, model_id)
+    polish_benchmark.delay(job_id, change_ids, item_ids, model_id)
 
 
 def send_stage(job_id: int, stage_id: int, following=()) -> None:

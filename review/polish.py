@@ -2,20 +2,25 @@
 corrects each approved change, question and open answer of a benchmark through modeleval's adapter.
 A change's correction is a new revision that a reviewer accepts or reverts (a Polish); an item's is a
 new item revision noted POLISH_NOTE, which a reviewer sees in the item's history and edits back if
-need be. Batches run as tasks on the default queue."""
+need be. A pass over a benchmark is one core.Job ("polish"): its task polishes batch after batch,
+reports each, and stops between batches when the job is cancelled."""
+
+import uuid
 
 from django.db import transaction
 from django.db.models import Max, Q
 
 from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
 from core.errors import DomainError
-from core.sql import locked
+from core.jobs import advance_job, finish_job, job_cancelled, request_job, running_job
+from core.models import Job
+from core.reads import locked
 from modeleval import services as modeleval_services
 
 from . import dispatch, services
 from .models import ChangeRevision, ItemRevision, Polish
 
-POLISH_BATCH = 50  # changes (or items) per task
+POLISH_BATCH = 50  # changes (or items) per progress step
 INSTRUCTION = (
     "Correct the grammar, spelling and punctuation of this {what}. "
     "Keep its meaning, the objects and their positions; change nothing else. "
@@ -31,10 +36,21 @@ def _batches(ids: list[int]) -> list[list[int]]:
     return [ids[i:i + POLISH_BATCH] for i in range(0, len(ids), POLISH_BATCH)]
 
 
-def start_polish(benchmark: Benchmark, model_id, created_by) -> int:
-    """Queue the approved changes and items of a benchmark in batches, once committed; returns how
-    many."""
+def running_passes(benchmark: Benchmark | None = None):
+    """The grammar passes (their jobs) queued or running, of one benchmark or all, newest first."""
+    passes = Job.objects.filter(kind="polish", status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+    if benchmark is not None:
+        passes = passes.filter(key__startswith=f"polish:{benchmark.pk}:")
+    return passes.order_by("-created_at")
+
+
+@transaction.atomic
+def start_polish(benchmark: Benchmark, model_id, created_by) -> Job:
+    """Queue a pass over the approved changes and items of a benchmark as one job, sent once committed;
+    while a pass over it is queued or running, that one is returned and no second starts."""
     model = modeleval_services.language_model(model_id)
+    if running := running_passes(benchmark).first():
+        return running
     change_ids = list(ContextChange.objects.filter(scene__benchmark=benchmark, status=ContextChange.Status.APPROVED)
                       .order_by("pk").values_list("pk", flat=True))
     item_ids = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
@@ -42,14 +58,27 @@ def start_polish(benchmark: Benchmark, model_id, created_by) -> int:
     if not change_ids and not item_ids:
         raise DomainError("This benchmark has no approved changes or questions to polish.", field="benchmark")
 
-    def send():
-        for batch in _batches(change_ids):
-            dispatch.send_polish(batch, model.pk)
-        for batch in _batches(item_ids):
-            dispatch.send_polish_items(batch, model.pk)
+    job = request_job("polish", f"polish:{benchmark.pk}:{uuid.uuid4().hex}", subject=f"Grammar pass: {benchmark.name}",
+                      total=len(change_ids) + len(item_ids), user=created_by).job
+    transaction.on_commit(lambda: dispatch.send_polish(job.pk, change_ids, item_ids, model.pk))
+    return job
 
-    transaction.on_commit(send)
-    return len(change_ids) + len(item_ids)
+
+def run_polish(job_id: int, change_ids: list[int], item_ids: list[int], model_id: int) -> None:
+    """The pass as its job: a batch at a time, each reported; stops between batches once cancelled.
+    Idempotent like the batches: a redelivered message of a job that ran or runs does nothing."""
+    with running_job(job_id, message="Polishing changes") as job:
+        if job is None:
+            return
+        polished = {"changes": 0, "items": 0}
+        steps = [("changes", polish_changes, batch) for batch in _batches(change_ids)]
+        steps += [("items", polish_items, batch) for batch in _batches(item_ids)]
+        for what, polish_batch, batch in steps:
+            if job_cancelled(job_id):
+                return
+            polished[what] += polish_batch(batch, model_id)
+            advance_job(job_id, step=len(batch), message=f"Polishing {what}")
+        finish_job(job_id, {"polished": polished}, message=f"{sum(polished.values())} texts polished")
 
 
 def _current_number(change: ContextChange) -> int:

@@ -40,15 +40,11 @@ def embed_arrived_texts(change_ids: list[int], item_ids: list[int]) -> int:
 
 
 @shared_task
-def polish_changes(change_ids: list[int], model_id: int) -> int:
-    """Idempotent: a change already polished at its current revision is skipped (see polish.py)."""
-    return polish.polish_changes(change_ids, model_id)
-
-
-@shared_task
-def polish_items(item_ids: list[int], model_id: int) -> int:
-    """Idempotent: an item the pass wrote or polished before is skipped (see polish.py)."""
-    return polish.polish_items(item_ids, model_id)
+def polish_benchmark(job_id: int, change_ids: list[int], item_ids: list[int], model_id: int) -> int:
+    """A grammar pass as its core.Job (polish.run_polish). Idempotent: a change or item already
+    polished is skipped, and a redelivered message of a job that ran or runs does nothing."""
+    polish.run_polish(job_id, change_ids, item_ids, model_id)
+    return job_id
 
 
 @shared_task

@@ -1,14 +1,14 @@
 # The history triggers' functions read the actor once per statement, from the statement's tail
-# (core/sql.py): matching the whole text once per row made bulk inserts quadratic in their size.
+# (core/reads.py): matching the whole text once per row made bulk inserts quadratic in their size.
 
 from django.db import migrations
 
-from core import sql
+from core import reads
 
 
 def redefine_functions(apps, schema_editor):
-    for statement in sql.status_functions(schema_editor.connection.vendor):
-        schema_editor.execute(statement, None)
+    for sql in reads.status_functions(schema_editor.connection.vendor):
+        schema_editor.execute(sql, None)
 
 
 class Migration(migrations.Migration):

@@ -242,14 +242,14 @@ def study_invitations(request, study_id):
 @role_required(roles.ADMIN)
 @require_POST
 def study_check_places(request, study_id):
-    """Check the study's places against Prolific's submissions (PROLIFIC_API_TOKEN): the report on the
-    study's settings page."""
+    """Start the check of the study's places against Prolific's submissions (PROLIFIC_API_TOKEN), a job
+    whose widget and, once done, report the study's settings page shows."""
     study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
     try:
-        report = prolific_places.check_places(study.pk)
+        prolific_places.start_places_check(study.pk, request.user)
     except DomainError as exc:
         return _settings_page(request, study, places_error=exc.message, status=exc.status_code)
-    return _settings_page(request, study, places_report=report)
+    return redirect(reverse("study_settings", args=[study.pk]) + "#places")
 
 
 def _db_id(value, field: str) -> int:
@@ -266,7 +266,7 @@ def _settings_page(request, study, form=None, error=None, status=200, **extra):
         "study": study, "form": form, "error": error or {}, "default_consent": DEFAULT_CONSENT,
         "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
         "invitations": study.invitations.select_related("user").order_by("created_at"),
-        "prolific_checks": prolific_places.enabled(), **extra,
+        "prolific_checks": prolific_places.enabled(), "places_check": study.places_check, **extra,
     }, status=status)
 
 

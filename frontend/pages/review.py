@@ -33,6 +33,7 @@ def review_queue(request):
         "benchmarks": Benchmark.objects.order_by("name"),
         "polish_models": ModelSpec.objects.filter(adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).order_by("name"),
         "polished": Polish.objects.filter(status=Polish.Status.APPLIED).select_related("change")[:50],
+        "polish_passes": review_polish.running_passes(),
     })
 
 
@@ -49,6 +50,7 @@ def review_change(request, change_id):
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
         "polish": polish,
+        "polish_pass": review_polish.running_passes(change.scene.benchmark).first(),
         "page_data": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
     })
 

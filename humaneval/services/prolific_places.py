@@ -3,21 +3,27 @@ session entered with a Prolific link must have its submission (SESSION_ID) in Pr
 study's submissions, for the same participant, in a status that holds a place. A session with no such
 submission (a made-up PID or SESSION_ID) or whose submission was returned, rejected or timed out is
 ended now, so its unanswered items go back to the pool, and flagged: its submission row records why
-(PlatformSubmission.status) and the report lists it. Run from the study's settings page or
-`manage.py check_prolific_places`."""
+(PlatformSubmission.status) and the report lists it. A check is a core.Job ("prolific_places", linked
+as the study's `places_check`), started from the study's settings page or run by
+`manage.py check_prolific_places`, reported a session at a time and stopped between sessions when
+cancelled."""
 
 import time
+import uuid
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict, Forbidden
+from core.errors import Conflict, Forbidden, NotFound
+from core.jobs import advance_job, finish_job, job_cancelled, request_job, running_job
+from core.models import Job
 from crowd.models import CrowdPlatform, CrowdWorker, PlatformSubmission, ProlificStudy
 from crowd.prolific import ProlificClient, ProlificError
 from crowd.webhooks import normalise_status
 
-from ..models import EvalSession
+from .. import dispatch
+from ..models import EvalSession, Study
 
 # A submission in one of these has given its place back (CROWD-CONTRACTS §2.3).
 FREED = {"RETURNED", "REJECTED", "TIMED-OUT"}
@@ -50,10 +56,39 @@ def verify_entry(params) -> None:
                         "place in the study.", field="SESSION_ID")
 
 
-def check_places(study_id: int, client=None) -> dict:
+def start_places_check(study_id: int, user, *, send: bool = True) -> Job:
+    """The study's check as a new job, linked as its `places_check` and sent once committed (`send=False`:
+    the caller runs it, `run_places_check`); while one is queued or running, that one."""
+    if not enabled():
+        raise Conflict("Set PROLIFIC_API_TOKEN to check places against Prolific.", field="prolific")
+    with transaction.atomic():
+        study = Study.objects.select_for_update().filter(pk=study_id).first()
+        if study is None:
+            raise NotFound("No such study.", field="study")
+        if study.places_check is not None and study.places_check.status in (Job.Status.QUEUED, Job.Status.RUNNING):
+            return study.places_check
+        study.places_check = request_job("prolific_places", f"prolific-places:{study.pk}:{uuid.uuid4().hex}",
+                                         subject=f"Places of “{study.name}” on Prolific"[:200], user=user).job
+        study.save(update_fields=["places_check"])
+        if send:
+            transaction.on_commit(lambda: dispatch.send_places_check(study.places_check_id, study.pk))
+    return study.places_check
+
+
+def run_places_check(job_id: int, study_id: int, client=None) -> None:
+    """The check as its job; what it found as the report. A redelivered message of a job that ran or
+    runs does nothing."""
+    with running_job(job_id, message="Reading Prolific's submissions") as job:
+        if job is not None:
+            report = check_places(study_id, client, job_id=job_id)
+            finish_job(job_id, report, message=f"{report['holding']} of {report['checked']} sessions hold a place")
+
+
+def check_places(study_id: int, client=None, job_id: int | None = None) -> dict:
     """Compare the study's Prolific entries with Prolific's submissions; end and flag those that hold no
     place there. Returns {"checked", "holding", "flagged": [{"session", "participant", "submission",
-    "reason"}]}."""
+    "reason"}]}. With `job_id`, each session is reported to that job, and the check stops between
+    sessions once it is cancelled."""
     if not enabled() and client is None:
         raise Conflict("Set PROLIFIC_API_TOKEN to check places against Prolific.", field="prolific")
     scope = f"study:{study_id}"
@@ -72,8 +107,12 @@ def check_places(study_id: int, client=None) -> dict:
         if entry.worker_id is not None:
             by_worker.setdefault(entry.worker_id, []).append(entry)
     flagged, holding, now = [], 0, timezone.now()
-    sessions = EvalSession.objects.filter(study_id=study_id, participant_id__in=list(workers)).order_by("pk")
-    for session in sessions:
+    sessions = list(EvalSession.objects.filter(study_id=study_id, participant_id__in=list(workers)).order_by("pk"))
+    for done, session in enumerate(sessions):
+        if job_id is not None:
+            if job_cancelled(job_id):
+                break
+            advance_job(job_id, done=done, total=len(sessions), message="Checking sessions")
         worker = workers[session.participant_id]
         reason, entry = _verdict(by_worker.get(worker.pk, []), listed, worker)
         if reason is None:

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from crowd.models import PlatformSubmission
-from humaneval import sql
+from humaneval import reads
 from humaneval.models import EvalSession
 from humaneval.services import prolific_places
 from humaneval.services.design import StudyDesign, create_study
@@ -81,7 +81,7 @@ def test_entries_prolific_does_not_list_are_ended_and_flagged(fake, settings, st
         assert Client().post(f"/crowd/studies/{study.pk}/", link(pid, f"made-up-{pid}", prolific_id)).status_code == 302
     settings.PROLIFIC_API_TOKEN = fake.token
     fake.submissions[returned_session]["status"] = "RETURNED"
-    assert set(sql.places_taken(study.pk).values()) == {4}  # full: the next genuine participant is refused
+    assert set(reads.places_taken(study.pk).values()) == {4}  # full: the next genuine participant is refused
 
     report = prolific_places.check_places(study.pk)
 
@@ -90,12 +90,13 @@ def test_entries_prolific_does_not_list_are_ended_and_flagged(fake, settings, st
     assert set(flagged) == {"RETURNER", "FAKE1", "FAKE2"}
     assert "no submission" in flagged["FAKE1"] and "returned" in flagged["RETURNER"]
     assert PlatformSubmission.objects.get(submission_id="made-up-FAKE1").status == prolific_places.NOT_ON_PROLIFIC
-    assert sum(sql.places_taken(study.pk).values()) == 2  # only GENUINE1's two items hold places now
+    assert sum(reads.places_taken(study.pk).values()) == 2  # only GENUINE1's two items hold places now
     enter(fake, prolific_id, "GENUINE2")  # the place is free again
     assert EvalSession.objects.count() == 5
 
 
-def test_the_check_from_the_study_page_and_the_command(fake, settings, study, capsys):
+def test_the_check_from_the_study_page_and_the_command_is_the_study_s_job(fake, settings, study, capsys,
+                                                                          django_capture_on_commit_callbacks):
     prolific_id = on_prolific(fake, study)
     settings.PROLIFIC_API_TOKEN = ""
     Client().post(f"/crowd/studies/{study.pk}/", link("FAKE9", "made-up-9", prolific_id))
@@ -103,8 +104,33 @@ def test_the_check_from_the_study_page_and_the_command(fake, settings, study, ca
     admin = Client()
     admin.force_login(admin_user())
     assert admin.get(f"/studies/{study.pk}/settings/").status_code == 200
-    page = admin.post(f"/studies/{study.pk}/places/check/")
-    html = page.content.decode()
-    assert page.status_code == 200 and "0 of 1 sessions hold a place" in html and "FAKE9" in html
-    call_command("check_prolific_places", str(study.pk))
+    with django_capture_on_commit_callbacks(execute=True):
+        started = admin.post(f"/studies/{study.pk}/places/check/")
+    assert started.status_code == 302 and started["Location"].endswith("#places")
+    study.refresh_from_db()
+    job = study.places_check
+    assert job.kind == "prolific_places" and job.status == "done" and (job.done, job.total) == (1, 1)
+    assert job.report["holding"] == 0 and [f["participant"] for f in job.report["flagged"]] == ["FAKE9"]
+    html = admin.get(f"/studies/{study.pk}/settings/").content.decode()
+    assert f'data-job-id="{job.pk}"' in html and "0 of 1 sessions hold a place" in html and "FAKE9" in html
+    call_command("check_prolific_places", str(study.pk))  # the same verb: a new job, run in-process
     assert '"flagged"' in capsys.readouterr().out
+    study.refresh_from_db()
+    assert study.places_check != job and study.places_check.status == "done"
+
+
+def test_a_check_cancelled_before_it_runs_ends_nobody(fake, settings, study):
+    from core.jobs import cancel_job
+
+    prolific_id = on_prolific(fake, study)
+    settings.PROLIFIC_API_TOKEN = ""
+    Client().post(f"/crowd/studies/{study.pk}/", link("FAKE9", "made-up-9", prolific_id))
+    settings.PROLIFIC_API_TOKEN = fake.token
+    admin = admin_user()
+    job = prolific_places.start_places_check(study.pk, admin, send=False)
+    assert prolific_places.start_places_check(study.pk, admin, send=False) == job  # one check at a time
+    cancel_job(job.pk, admin)
+    prolific_places.run_places_check(job.pk, study.pk)
+    job.refresh_from_db()
+    assert job.status == "cancelled" and job.report == {}
+    assert not PlatformSubmission.objects.filter(status=prolific_places.NOT_ON_PROLIFIC).exists()

@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks.models import ContextChange
 from core import roles
+from core.models import Job
 from modeleval.models import ModelSpec
 from review import polish
 from review import services as review_services
@@ -34,7 +35,8 @@ def test_polish_is_a_revision_that_a_reviewer_accepts_or_reverts(client, chat_se
     with django_capture_on_commit_callbacks(execute=True):
         started = client.post("/api/v1/polish/", {"benchmark": scene.benchmark.slug, "model": str(model.pk)},
                               content_type="application/json")
-    assert started.status_code == 202 and started.json() == {"queued": 2}
+    assert started.status_code == 202 and started.json()["queued"] == 2
+    assert Job.objects.get(pk=started.json()["job"]).status == Job.Status.DONE
     assert len(chat.prompts) == 2 and "the chair have been moved" in chat.prompts[0]
     typo.refresh_from_db()
     assert typo.raw_text == "the chair have been moved to the window"
@@ -98,8 +100,10 @@ def test_the_pass_polishes_questions_and_answers_once(chat_servers, django_captu
                         "Which object moved?")
     model = language_model(chat.url)
     with django_capture_on_commit_callbacks(execute=True):
-        queued = polish.start_polish(item.benchmark, model.pk, UserFactory(role=roles.ADMIN))
-    assert queued == 3  # the change and the two items
+        job = polish.start_polish(item.benchmark, model.pk, UserFactory(role=roles.ADMIN))
+    job.refresh_from_db()
+    assert job.kind == "polish" and job.total == 3  # the change and the two items, in one job
+    assert job.status == "done" and job.report == {"polished": {"changes": 1, "items": 1}}
     assert "question about a 3D scene" in chat.prompts[1] and "what are next to the window now" in chat.prompts[1]
     assert "answer to a question" in chat.prompts[2] and "the chair , by the door" in chat.prompts[2]
     item.refresh_from_db()
@@ -117,3 +121,39 @@ def test_the_pass_polishes_questions_and_answers_once(chat_servers, django_captu
     review_services.edit_item(item.pk, reviewer, item.version, "what are next to the window now",
                               ["the chair , by the door"])
     assert polish.polish_items([item.pk], model.pk) == 0 and len(chat.prompts) == asked
+
+
+def test_a_pass_is_one_job_asked_once_and_a_cancel_stops_it_between_batches(chat_servers, monkeypatch,
+                                                                            django_capture_on_commit_callbacks):
+    from core.jobs import cancel_job
+
+    first = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
+    ChangeFactory(scene=first.scene, status="approved", raw_text="the lamp have been moved to the desk")
+    chat = chat_servers("The chair has been moved to the window.", "The lamp has been moved to the desk.")
+    model = language_model(chat.url)
+    admin = UserFactory(role=roles.ADMIN)
+    monkeypatch.setattr(polish, "POLISH_BATCH", 1)
+    one_batch = polish.polish_changes
+
+    def then_cancel(change_ids, model_id):
+        done = one_batch(change_ids, model_id)
+        cancel_job(job.pk, admin)
+        return done
+
+    monkeypatch.setattr(polish, "polish_changes", then_cancel)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = polish.start_polish(first.scene.benchmark, model.pk, admin)
+        assert polish.start_polish(first.scene.benchmark, model.pk, admin) == job  # one pass at a time
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED and job.done == 0 and len(chat.prompts) == 1
+    assert not polish.running_passes(first.scene.benchmark).exists()
+
+
+def test_a_running_pass_shows_its_job_widget_on_the_queue_and_the_change_page(client, chat_servers):
+    change = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
+    admin = UserFactory(role=roles.ADMIN)
+    job = polish.start_polish(change.scene.benchmark, language_model(chat_servers("x").url).pk, admin)  # not sent
+    client.force_login(admin)
+    for page in ("/review/", f"/review/changes/{change.pk}/"):
+        html = client.get(page).content.decode()
+        assert f'data-job-id="{job.pk}"' in html and 'class="job-cancel"' in html, page

@@ -1,11 +1,13 @@
 """Check who holds a study's places against Prolific's submissions (humaneval.services.prolific_places):
-sessions with no Prolific submission, or a returned, rejected or timed-out one, are ended and listed."""
+sessions with no Prolific submission, or a returned, rejected or timed-out one, are ended and listed.
+Each check is the study's job, as when it is started from the study's page, run here in-process."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
+from core.models import Job
 from humaneval.services import prolific_places
 
 
@@ -16,8 +18,14 @@ class Command(BaseCommand):
         parser.add_argument("study", nargs="+", type=int)
 
     def handle(self, *args, study, **options):
+        report = {}
         try:
-            report = {pk: prolific_places.check_places(pk) for pk in study}
+            for pk in study:
+                job = prolific_places.start_places_check(pk, None, send=False)
+                prolific_places.run_places_check(job.pk, pk)
+                job.refresh_from_db()
+                report[pk] = job.report if job.status == Job.Status.DONE else {"job": job.pk, "status": job.status,
+                                                                               "message": job.message}
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         self.stdout.write(json.dumps(report, indent=2))

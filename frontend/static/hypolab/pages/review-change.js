@@ -1,6 +1,9 @@
 // Reviewing a change (review_change.html): refine, approve or reject it, decide on a model's polish,
-// write questions on an approved change. Every decision carries the version it was made on.
+// write questions on an approved change. Every decision carries the version it was made on. While a
+// grammar pass runs over the benchmark, its job widget follows it (job-progress.js); when it ends, a
+// link offers the page again (the pass may have polished this change), the page does not reload itself.
 import { errorText, post, readJSON } from "../api.js";
+import "../job-progress.js";
 
 const page = readJSON("page-data");
 const base = `/api/v1/changes/${page.change}/`;
@@ -25,6 +28,11 @@ if (byId("save-edit")) {
     act("approve/", {}, "review-error");
   });
   byId("reject").addEventListener("click", () => act("reject/", { criteria: ticked("criteria"), note: byId("reject-note").value }, "review-error"));
+}
+if (byId("polish-pass")) {
+  byId("polish-pass").addEventListener("job:state", (event) => {
+    byId("polish-pass-ended").hidden = !["done", "failed", "cancelled"].includes(event.detail.status);
+  });
 }
 if (byId("polish")) {
   const decide = async (action) => {

@@ -1,10 +1,10 @@
-"""benchmarks.sql gives back, from hand-written SQL, the instances the ORM would load."""
+"""benchmarks.reads gives back, from hand-written SQL, the instances the ORM would load."""
 
 import pytest
 from django.db import connection
 
 from benchmarks.models import ContextChange, Item, Scene
-from benchmarks.sql import columns, instances
+from benchmarks.reads import columns, instances
 from tests.factories import BenchmarkFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,5 @@
-"""Annotation's hand-written SQL, one write: the autosave a worker's page sends every few seconds, as one
-statement that checks ownership, updates the draft and renews the lease (bench/load_annotators.py
-drives it)."""
+"""Annotation's hand-written SQL: the autosave a worker's page sends every few seconds, as one
+statement (bench/load_annotators.py drives it)."""
 
 from datetime import datetime
 from typing import NamedTuple

@@ -1,4 +1,4 @@
-"""review's hand-written SQL, writes only, where the ORM's cost was measured to matter: near-duplicate
+"""review's hand-written statements, where the ORM's cost was measured to matter: near-duplicate
 pairs written with PostgreSQL's COPY (90,000 pairs took 7 s through bulk_create, most of it building
 the statements)."""
 

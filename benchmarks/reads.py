@@ -1,9 +1,8 @@
-"""benchmarks' hand-written SQL. Reads: model instances from hand-written SQL, for the few reads a
-crowd's page repeats every few seconds (those of humaneval.sql). Django builds and compiles a
-queryset's SQL on every call; on an evaluator's answer that was about 40% of the request's CPU
-(docs/PERFORMANCE.md). A hot read writes its SQL once, listing each model's columns with `columns`,
-and turns each row back into the same instances the ORM would give with `instances`. One write: a
-release's item list, a chunk at a time (release_export.py)."""
+"""Model instances from hand-written SQL, for the few reads a crowd's page repeats every few
+seconds. Django builds and compiles a queryset's SQL on every call; on an evaluator's answer that
+was about 40% of the request's CPU (docs/PERFORMANCE.md). A hot read writes its SQL once, listing
+each model's columns with `columns`, and turns each row back into the same instances the ORM would
+give with `instances`."""
 
 from functools import cache
 
@@ -51,12 +50,3 @@ def instances(row, *models) -> list:
 def lock_clause(alias: str) -> str:
     """`FOR UPDATE OF alias` where the database locks rows (SQLite locks the whole database on write)."""
     return f" FOR UPDATE OF {alias}" if connection.features.has_select_for_update_of else ""
-
-
-def insert_release_items(db, through, release_id: int, item_ids: list[int]) -> None:
-    """A chunk of a release's item list (`through`, the release-items table) in one PostgreSQL statement
-    on connection `db`: the ids go as one array (unnest), not one row of parameters each."""
-    table = db.ops.quote_name(through._meta.db_table)
-    with db.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table} (release_id, item_id) SELECT %s, unnest(%s::bigint[])",
-                       [release_id, item_ids])

@@ -1,6 +1,5 @@
-"""The kernel's hand-written SQL, locks and DDL: a row locked by its id, named (advisory) locks for writes
-that have no row to lock yet (the first entry of a crowd worker id), and the status history's triggers:
-their DDL, the actor comment they read, and the lookup of which are installed."""
+"""The kernel's locks and hand-written SQL: a row locked by its id, named locks for writes that have
+no row to lock yet (the first entry of a crowd worker id), the status history's triggers."""
 
 from django.db import connection
 
@@ -21,7 +20,7 @@ def hold(name: str) -> None:
     advisory lock (a 64-bit hash of the name), so requests for the same name queue and others pass.
     SQLite (the embedded default) lets one writer in at a time already, so nothing is needed there."""
     if not connection.in_atomic_block:
-        raise RuntimeError("core.sql.hold needs a transaction (transaction.atomic).")
+        raise RuntimeError("core.reads.hold needs a transaction (transaction.atomic).")
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
@@ -53,12 +52,6 @@ _PG_FUNCTIONS = (
     "VALUES (TG_ARGV[0], NEW.id, OLD.status, NEW.status, clock_timestamp(), core_status_actor()); "
     "END IF; RETURN NULL; END $$",
 )
-
-
-def with_actor(statement: str, actor: int) -> str:
-    """`statement` carrying the user id `actor` for core_status_actor() to read: last in the text, after a
-    newline, so a literal or a -- comment in the statement cannot fake it."""
-    return f"{statement}\n/* actor={int(actor)} */"
 
 
 def status_functions(vendor: str) -> list[str]:

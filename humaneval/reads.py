@@ -1,9 +1,8 @@
-"""The human baseline's hand-written SQL, all reads, two of them taking row locks: the places a study's
-sessions hold, and an evaluator's session, plan entries and responses as the answer and current-item
-requests read them (the session and the response being answered locked for update). A few a minute
-per participant, hundreds of participants at once: Django's query building was most of their CPU
-(docs/PERFORMANCE.md). Each read writes its SQL once from the models' columns (benchmarks.sql) and
-returns the instances the ORM would give, in small typed results."""
+"""The human baseline's hand-written reads: the places a study's sessions hold, and an evaluator's
+session, plan entries and responses as the answer and current-item requests read them (a few a
+minute per participant, hundreds of participants at once: Django's query building was most of
+their CPU, docs/PERFORMANCE.md). Each read writes its SQL once from the models' columns
+(benchmarks.reads) and returns the instances the ORM would give, in small typed results."""
 
 from collections import Counter
 from functools import cache
@@ -13,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item, Scene
-from benchmarks.sql import columns, instances, lock_clause
+from benchmarks.reads import columns, instances, lock_clause
 
 from .models import EvalSession, ItemRole, Response, SessionItem, Study
 

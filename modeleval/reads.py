@@ -1,5 +1,4 @@
-"""modeleval's hand-written SQL, where the ORM's cost was measured to matter: one write, the batched
-UPDATE that stores the answers extracted from predictions."""
+"""modeleval's hand-written statements, where the ORM's cost was measured to matter."""
 
 from django.db import connection
 
