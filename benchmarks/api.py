@@ -14,7 +14,7 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin, IsReviewer
 
-from . import material, media, services, uploads
+from . import material, media, releases, uploads
 from .models import Asset, Benchmark, Item, Release
 
 
@@ -81,7 +81,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
         help_text="Release only items whose answerers agreed or that a reviewer adjudicated (said in the card).",
     )
 
-    progress = serializers.SerializerMethodField(help_text="Percent of the other formats written (its job's).")
+    progress = serializers.SerializerMethodField(help_text="Percent of its export job done (the items, then each file).")
 
     class Meta:
         model = Release
@@ -114,11 +114,13 @@ class ReleaseList(APIView):
     def get(self, request):
         return Response(ReleaseSerializer(Release.objects.select_related("benchmark", "job")[:100], many=True).data)
 
-    @extend_schema(request=ReleaseSerializer, responses={201: ReleaseSerializer, 409: error(409), 503: error(503)})
+    @extend_schema(request=ReleaseSerializer, responses={201: ReleaseSerializer, 409: error(409), 503: error(503)},
+                   description="Export a release: 201 with the release `exporting` and its `job`, which freezes the "
+                               "items and writes every file (follow it at /api/v1/jobs/<job>/).")
     @idempotent
     def post(self, request):
         v = validated(ReleaseSerializer, request)
-        release = services.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
+        release = releases.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
                                           require_consensus=v["require_consensus"])
         return Response(ReleaseSerializer(release).data, status=201)
 
@@ -139,7 +141,7 @@ class ReleaseDetailSerializer(ReleaseSerializer):
     @extend_schema_field(serializers.DictField(child=ReleaseFileSerializer(), help_text="Per format."))
     def get_files(self, release):
         return {fmt: {"url": a.file.url, "size": a.size, "sha256": a.sha256}
-                for fmt, a in services.release_files(release).items()}
+                for fmt, a in releases.release_files(release).items()}
 
 
 class ReleaseDetail(APIView):

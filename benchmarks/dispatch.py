@@ -1,35 +1,13 @@
-"""Sending benchmarks' Celery tasks (default queue). Imports point one way: tasks.py imports services
-and the material pipeline (tasks call the verbs); the verbs send tasks through these functions,
+"""Sending benchmarks' Celery tasks (default queue). Imports point one way: tasks.py imports services,
+releases and the material pipeline (tasks call the verbs); the verbs send tasks through these functions,
 which reach tasks.py only when they send."""
 
 
-def send_release_formats(release_id: int) -> None:
-    """The other formats of a release, written by a task that reports through the release's job."""
-    from .tasks import write_release_formats
+def send_release_export(release_id: int, job_id: int) -> None:
+    """A release's export (releases.export_release), run by a task that reports through the release's job."""
+    from .tasks import export_release
 
-    write_release_formats.delay(release_id, release_export_job(release_id))
-
-
-def release_export_job(release_id: int) -> int:
-    """The release's core.Job (one per release; a failed one is queued again by exporting again)."""
-    from core.jobs import request_job
-
-    from .models import Release
-
-    release = Release.objects.select_related("benchmark").get(pk=release_id)
-    job = request_job("release_export", f"release-export:{release_id}", total=len(release_outputs()),
-                      subject=f"{release.benchmark.name} v{release.version}: the other formats").job
-    if release.job_id != job.pk:
-        Release.objects.filter(pk=release_id).update(job=job)
-    return job.pk
-
-
-def release_outputs() -> list[str]:
-    """What the formats task writes, in order: the formats, the harness files, the card."""
-    from .harness import HARNESS_FORMATS
-    from .services import FORMATS
-
-    return [*FORMATS, *HARNESS_FORMATS, "card"]
+    export_release.delay(release_id, job_id)
 
 
 def send_scene_processing(scene_id: int) -> None:

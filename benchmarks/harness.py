@@ -21,7 +21,8 @@ from .published_shapes import (
     scene_media,
     tsv_bytes,
 )
-from .services import question_types_of, release_lines
+from .releases import release_lines
+from .services import question_types_of
 
 HARNESS_FORMATS = ("published", "vlmevalkit", "lmms_eval")
 

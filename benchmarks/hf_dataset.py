@@ -13,7 +13,7 @@ from core.errors import DomainError
 
 from .models import AssetRole, Release
 from .published_shapes import read_bytes, release_items, scene_media
-from .services import format_bytes, release_lines, split_name
+from .releases import format_bytes, release_lines, split_name
 
 # The release line's columns as the `datasets` library types them (tags and provenance are JSON text).
 TEXT_COLUMNS = ("id", "external_id", "scene_id", "context_change", "context_change_raw", "change_type", "question",
@@ -77,7 +77,7 @@ def features_json(family: str, typed_video: bool = True) -> dict:
 
 def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True,
                     question_ids: bool = False) -> bytes:
-    """The release lines' Parquet (services.format_bytes) plus the media columns, typed in the schema
+    """The release lines' Parquet (releases.format_bytes) plus the media columns, typed in the schema
     metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos). `question_ids` adds
     each item's scorer id as `question_id`, the key a harness's logged samples are read back by."""
     import pyarrow as pa

@@ -3,7 +3,7 @@ cursor, or keyset pages where a pooler forbids one), each line is written to the
 (a local file, or an S3 multipart upload), and each file's size and sha256 are computed as its bytes go.
 Memory stays bounded by one chunk of lines (one Parquet row group), whatever the release's size.
 
-The bytes are those the in-memory export wrote (services.format_bytes and the JSONL join) for the same
+The bytes are those the in-memory export wrote (releases.format_bytes and the JSONL join) for the same
 release; a Parquet file of more than ROW_GROUP_ROWS items is split into row groups of that many rows
 (same rows, same schema), where the in-memory writer made one.
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 from django.core.files.storage import FileSystemStorage
 from django.db import connections
 
+from . import sql
 from .models import Asset, AssetRole
 
 CHUNK_ROWS = 2_000  # rows fetched from the database at a time
@@ -192,7 +193,7 @@ def write_jsonl(lines: Iterable[dict], out) -> None:
 
 
 def write_json(lines: Iterable[dict], out) -> None:
-    """`[`, the lines joined by `,\n`, `]`: services.format_bytes("json") written bit by bit."""
+    """`[`, the lines joined by `,\n`, `]`: releases.format_bytes("json") written bit by bit."""
     write_json_raw((_dumps(line).encode() for line in lines), out)
 
 
@@ -230,7 +231,7 @@ def parquet_schema():
 
 
 def write_parquet(lines: Iterable[dict], out) -> None:
-    """services._parquet_bytes' schema and compression, one row group per ROW_GROUP_ROWS lines. Each line's
+    """releases._parquet_bytes' schema and compression, one row group per ROW_GROUP_ROWS lines. Each line's
     values go straight into the columns and the line is let go: a row group holds its values, not its dicts."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -270,10 +271,11 @@ def write_release_format(release, fmt: str, out) -> None:
 # --- The card and the diff, accumulated as lines go by -----------------------------------------------
 
 class CardCounts:
-    """services.dataset_card computed line by line: the same dict, without holding the lines."""
+    """releases.dataset_card computed line by line: the same dict, without holding the lines."""
 
     def __init__(self):
-        from .services import question_types_of, split_name
+        from .releases import split_name
+        from .services import question_types_of
 
         self._types, self._split = question_types_of, split_name
         self.n = 0
@@ -299,7 +301,7 @@ class CardCounts:
             self.agreements.append(agreement)
 
     def card(self) -> dict:
-        from .services import _mean_words
+        from .releases import _mean_words
 
         def mean(words, count):
             return round(words / count, 2) if count else None
@@ -322,8 +324,8 @@ def line_digest(raw: bytes) -> bytes:
 
 
 def streamed_diff(previous_lines: Iterable[dict], digests: dict[str, bytes]) -> dict:
-    """services.release_diff from a digest per line (16 bytes) instead of the lines themselves."""
-    from .services import _id_order
+    """releases.release_diff from a digest per line (16 bytes) instead of the lines themselves."""
+    from .releases import _id_order
 
     before = {line["id"]: line_digest(_dumps(line).encode()) for line in previous_lines}
     return {
@@ -339,7 +341,7 @@ def freeze_lines(release, items, frames_by_scene: dict, prefix: str,
     item list (inserted a chunk at a time) and a count on the card. Returns the JSONL asset, the card's
     counts and each line's digest (for the diff against the next release). Rows are read as values, not
     models (a third of the time)."""
-    from .services import LINE_VALUES, release_line
+    from .releases import LINE_VALUES, release_line
 
     counts, digests = CardCounts(), {}  # digests only for a diff (16 bytes and an id a line)
     texts = {scene_id: [f.text for f in frames] for scene_id, frames in frames_by_scene.items()}
@@ -369,10 +371,7 @@ def add_release_items(release, item_ids: list[int]) -> None:
     if connection.vendor != "postgresql":
         through.objects.bulk_create([through(release_id=release.pk, item_id=pk) for pk in item_ids])
         return
-    table = connection.ops.quote_name(through._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table} (release_id, item_id) SELECT %s, unnest(%s::bigint[])",
-                       [release.pk, item_ids])
+    sql.insert_release_items(connection, through, release.pk, item_ids)
 
 
 def frames_for(scene_ids) -> dict[int, list]:

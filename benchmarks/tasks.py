@@ -9,27 +9,15 @@ from benchmarks.material.processing import build_large_scene_assets, build_viewe
 from benchmarks.material.scans import load_scene_points
 from core.jobs import advance_job, finish_job, running_job
 
-from . import dispatch, services
+from . import dispatch, releases
 from .models import Scene
 
 
 @shared_task
-def write_release_formats(release_id: int, job_id: int | None = None) -> int:
-    """Reported through the release's core.Job, one step a file. Idempotent: formats already written are
-    skipped (services.write_release_formats); a redelivered message of a job that ran or runs does nothing."""
-    job_id = job_id or dispatch.release_export_job(release_id)
-    try:
-        with running_job(job_id, message="Writing the other formats") as job:
-            if job is None:
-                return release_id
-            release = services.write_release_formats(
-                release_id, on_written=lambda done, fmt: advance_job(job_id, done=done, message=f"Wrote {fmt}"))
-            finish_job(job_id, {"files": sorted(services.release_files(release)),
-                                "not_written": sorted((release.card or {}).get("not_written", {}))})
-    except Exception:
-        # The page shows 'failed'; running the task again resumes from the formats not yet written.
-        services.mark_release_failed(release_id)
-        raise
+def export_release(release_id: int, job_id: int | None = None) -> int:
+    """A release's whole export as its core.Job (releases.run_release_export): the items, then one step a
+    file. Idempotent: what is written is kept; a redelivered message of a job that ran or runs does nothing."""
+    releases.run_release_export(release_id, job_id)
     return release_id
 
 

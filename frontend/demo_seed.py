@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
+from benchmarks import releases
 from benchmarks import services as benchmark_services
 from benchmarks.demo import FAMILY_FILES
 from benchmarks.demo.files import FAMILY_NAMES, FAMILY_SLUGS, MODEL_NAME, FamilyFiles
@@ -471,7 +472,7 @@ class FamilyBuild:
         release = Release.objects.filter(benchmark=benchmark, version=RELEASE_VERSION).first()
         if release is None:
             self.clock.advance(3600)
-            release = benchmark_services.export_release(
+            release = releases.export_release(
                 benchmark,
                 RELEASE_VERSION,
                 self.people["admin"],

@@ -1,3 +1,8 @@
+"""review reacts to the rooms whose work it reviews through their signals, connected here, so that none
+of them imports review: benchmarks' imported texts and release cards, annotation's submitted texts and
+crowd answers (annotation/signals.py). The arrow goes one way: review may call annotation's services,
+annotation knows nothing of review."""
+
 from django.apps import AppConfig
 
 
@@ -6,19 +11,20 @@ class ReviewConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from annotation.services import crowd_answered
+        from annotation.signals import crowd_answered, texts_submitted
         from benchmarks.importers import texts_imported
-        from benchmarks.services import release_card_extras
+        from benchmarks.releases import release_card_extras
 
         from .consensus import crowd_answer_arrived, release_agreement
         from .dedup import texts_arrived
 
-        # imported texts are embedded for near-duplicate search as they arrive (benchmarks does not import review)
-        texts_imported.connect(lambda sender, change_ids, item_ids, **kwargs: texts_arrived(change_ids, item_ids),
-                               weak=False, dispatch_uid="review-embed-imported-texts")
-        # an answer-only campaign's answer counts in the item's consensus (annotation does not import it)
+        # imported and submitted texts are embedded for near-duplicate search as they arrive
+        for texts_written, source in ((texts_imported, "imported"), (texts_submitted, "submitted")):
+            texts_written.connect(lambda sender, change_ids, item_ids, **kwargs: texts_arrived(change_ids, item_ids),
+                                  weak=False, dispatch_uid=f"review-embed-{source}-texts")
+        # an answer-only campaign's answer counts in the item's consensus
         crowd_answered.connect(lambda sender, item_id, **kwargs: crowd_answer_arrived(item_id),
                                weak=False, dispatch_uid="review-consensus-on-crowd-answer")
-        # the dataset card's Krippendorff's alpha (benchmarks does not import review)
+        # the dataset card's Krippendorff's alpha
         release_card_extras.connect(lambda sender, release, items, **kwargs: release_agreement(items),
                                     weak=False, dispatch_uid="review-release-card-agreement")

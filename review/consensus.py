@@ -11,7 +11,7 @@ from annotation import services as annotation_services
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
-from core.reads import locked
+from core.sql import locked
 
 from . import agreement
 from .models import IndependentAnswer
@@ -87,7 +87,7 @@ def decide_consensus(item: Item) -> None:
 
 @transaction.atomic
 def crowd_answer_arrived(item_id: int) -> None:
-    """An answer-only campaign's answer arrived (annotation.services.crowd_answered): decide again,
+    """An answer-only campaign's answer arrived (annotation.signals.crowd_answered): decide again,
     the item locked so that answers submitted at once are all counted by the last to decide."""
     item = Item.objects.select_for_update().filter(pk=item_id).first()
     if item is not None:
@@ -161,7 +161,7 @@ def agreement_report(benchmark: Benchmark) -> dict:
 
 
 def release_agreement(items) -> dict:
-    """The dataset card's agreement (`benchmarks.services.release_card_extras`): over the release's items
+    """The dataset card's agreement (`benchmarks.releases.release_card_extras`): over the release's items
     with two or more independent answers, percent agreement, Fleiss' kappa and Krippendorff's alpha with
     its 95 % bootstrap interval (ordinal too where every answer is a number)."""
     item_ids = items.order_by().values("pk")

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import CommandError
 
 from benchmarks.models import Item
-from benchmarks.services import export_release, gold_row
+from benchmarks.releases import export_release
+from benchmarks.services import gold_row
 from core.errors import DomainError
 from modeleval import services
 from tests.factories import UserFactory
@@ -34,7 +35,7 @@ def srbench_benchmark(tmp_path, slug):
 @recorded
 def test_a_release_of_imported_rotations_scores_circular_and_flip_from_their_ids(tmp_path):
     benchmark = srbench_benchmark(tmp_path, "srbench-release")
-    release = export_release(benchmark, "1.0.0", UserFactory())
+    release = export_release(benchmark, "1.0.0", UserFactory(), inline=True)
     lines = [{"id": qid, "output": output} for qid, output in SRBENCH_OUTPUTS.items()]
     path = tmp_path / "pred.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))

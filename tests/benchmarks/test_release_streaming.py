@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.db import connection
 
-from benchmarks import release_export
+from benchmarks import release_export, releases
 from benchmarks import services as benchmark_services
 from benchmarks.models import Asset, AssetRole, Item, Release, Scene, WorldFrame
 from tests.benchmarks.test_storage_s3 import KEYS, bucket, s3_endpoint, s3_server  # noqa: F401 -- fixtures
@@ -27,7 +27,7 @@ def read(asset) -> bytes:
 def todays_freeze(benchmark, version: str, previous_lines: list[dict] | None) -> dict:
     """The in-memory export as it was before #33 (benchmarks/services.py at 1e2f47a), kept here as the
     reference the streamed bytes are compared with."""
-    s = benchmark_services
+    s = releases
     items = list(s.releasable_items(benchmark))
     without = {"require_consensus": False, "n_left_out_without_consensus": (
         Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - len(items))}
@@ -82,9 +82,9 @@ def benchmark():
 def stream_and_compare(benchmark, django_capture_on_commit_callbacks, version="1.0.0", previous_lines=None):
     expected = todays_freeze(benchmark, version, previous_lines)
     with django_capture_on_commit_callbacks(execute=True):
-        release = benchmark_services.export_release(benchmark, version, None)
+        release = releases.export_release(benchmark, version, None)
     release.refresh_from_db()
-    files = benchmark_services.release_files(release)
+    files = releases.release_files(release)
     for fmt in ("jsonl", "manifest", "json", "csv", "parquet"):
         content = read(files[fmt])
         assert content == expected[fmt], fmt
@@ -100,7 +100,7 @@ def test_streamed_release_bytes_equal_the_in_memory_export(benchmark, django_cap
     stream_and_compare(benchmark, django_capture_on_commit_callbacks)
     # a second release: its diff (added, removed, changed) as the in-memory one said it
     first = Release.objects.get(benchmark=benchmark, version="1.0.0")
-    previous_lines = benchmark_services.release_lines(first)
+    previous_lines = releases.release_lines(first)
     item = Item.objects.get(external_id="hypo-001")
     item.question = "What is directly to the left of the chair now?"
     item.save()
@@ -126,8 +126,9 @@ def test_chunks_smaller_than_the_release_and_keyset_pages_give_the_same_bytes(
     monkeypatch.setattr(release_export, "iterate_chunked", spy)
     expected = todays_freeze(benchmark, "1.0.0", None)
     with django_capture_on_commit_callbacks(execute=True):
-        release = benchmark_services.export_release(benchmark, "1.0.0", None)
-    files = benchmark_services.release_files(release)
+        release = releases.export_release(benchmark, "1.0.0", None)
+    release.refresh_from_db()
+    files = releases.release_files(release)
     for fmt in ("jsonl", "manifest", "json", "csv"):
         assert read(files[fmt]) == expected[fmt], fmt
     # Parquet: the same table, in row groups of two rows
@@ -148,10 +149,10 @@ def test_harness_files_are_left_out_above_the_limit_and_the_card_says_why(
         benchmark, settings, django_capture_on_commit_callbacks):
     settings.RELEASE_HARNESS_MAX_ITEMS = 2
     with django_capture_on_commit_callbacks(execute=True):
-        release = benchmark_services.export_release(benchmark, "1.0.0", None)
+        release = releases.export_release(benchmark, "1.0.0", None)
     release.refresh_from_db()
     assert release.status == "ready"
-    files = benchmark_services.release_files(release)
+    files = releases.release_files(release)
     assert {"json", "csv", "parquet", "card"} <= set(files) and "lmms_eval" not in files
     assert "RELEASE_HARNESS_MAX_ITEMS" in release.card["not_written"]["lmms_eval"]
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmarks.services import export_release
+from benchmarks.releases import export_release
 from core import roles
 from modeleval import services
 from tests.factories import ItemFactory, UserFactory
@@ -37,7 +37,7 @@ def test_run_eval_names_what_is_wrong(items):
 
 
 def test_score_predictions_scores_a_file_against_a_release(items, tmp_path, capsys):
-    release = export_release(items[0].benchmark, "1.0.0", None)
+    release = export_release(items[0].benchmark, "1.0.0", None, inline=True)
     pred = tmp_path / "pred.jsonl"
     pred.write_text(
         json.dumps({"id": str(items[0].pk), "output": "The window."}) + "\n"

@@ -85,10 +85,11 @@ def test_results_page_shows_human_and_model_rows(admin_client, items, django_cap
     assert "100.0" in page
 
 
-def test_release_export_writes_jsonl_and_manifest(admin_client, items):
+def test_release_export_writes_jsonl_and_manifest(admin_client, items, django_capture_on_commit_callbacks):
     slug = items[0].benchmark.slug
-    response = admin_client.post("/api/v1/releases/", {"benchmark": slug, "version": "1.0.0"},
-                                 content_type="application/json")
+    with django_capture_on_commit_callbacks(execute=True):  # the export's job runs when the request commits
+        response = admin_client.post("/api/v1/releases/", {"benchmark": slug, "version": "1.0.0"},
+                                     content_type="application/json")
     assert response.status_code == 201, response.json()
     release = Release.objects.get()
     lines = [json.loads(line) for line in release.items_file.file.read().decode().splitlines()]

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotation import services as annotation_services
 from benchmarks.models import Item, Release
-from benchmarks.services import export_release
+from benchmarks.releases import export_release
 from core import roles
 from review import consensus
 from tests.factories import ItemFactory, SceneFactory, UserFactory
@@ -95,11 +95,11 @@ def manifest_of(release: Release) -> dict:
 
 def test_a_release_requiring_consensus_leaves_out_items_without_it(answered):
     benchmark = answered["agreed"].benchmark
-    kept = export_release(benchmark, "1.0.0", None)
+    kept = export_release(benchmark, "1.0.0", None, inline=True)
     assert set(kept.items.all()) == {answered[n] for n in ("agreed", "choice", "mixed", "unanswered")}
     assert kept.card["require_consensus"] is False and kept.card["n_left_out_without_consensus"] == 1
 
-    strict = export_release(benchmark, "1.1.0", None, require_consensus=True)
+    strict = export_release(benchmark, "1.1.0", None, require_consensus=True, inline=True)
     assert set(strict.items.all()) == {answered[n] for n in ("agreed", "choice", "mixed")}
     assert strict.card["require_consensus"] is True and strict.card["n_left_out_without_consensus"] == 2
     manifest = manifest_of(strict)
@@ -107,16 +107,20 @@ def test_a_release_requiring_consensus_leaves_out_items_without_it(answered):
     assert strict.diff["removed"] == [str(answered["unanswered"].pk)]
 
 
-def test_require_consensus_through_the_api_the_page_and_the_command(answered, admin_client, capsys):
+def test_require_consensus_through_the_api_the_page_and_the_command(answered, admin_client, capsys,
+                                                                     django_capture_on_commit_callbacks):
     slug = answered["agreed"].benchmark.slug
-    response = admin_client.post("/api/v1/releases/", {"benchmark": slug, "version": "1.0.0",
-                                                       "require_consensus": True}, content_type="application/json")
-    assert response.status_code == 201, response.json()
-    assert response.json()["n_items"] == 3
-    page = admin_client.post(f"/manage/{slug}/releases/", {"version": "1.1.0", "require_consensus": "on"})
+    with django_capture_on_commit_callbacks(execute=True):  # each export is a job run when its request commits
+        response = admin_client.post("/api/v1/releases/", {"benchmark": slug, "version": "1.0.0",
+                                                           "require_consensus": True}, content_type="application/json")
+        assert response.status_code == 201, response.json()
+    assert Release.objects.get(version="1.0.0").items.count() == 3
+    with django_capture_on_commit_callbacks(execute=True):
+        page = admin_client.post(f"/manage/{slug}/releases/", {"version": "1.1.0", "require_consensus": "on"})
     assert page.status_code == 302
     assert Release.objects.get(version="1.1.0").card["require_consensus"] is True
-    admin_client.post(f"/manage/{slug}/releases/", {"version": "1.2.0"})
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(f"/manage/{slug}/releases/", {"version": "1.2.0"})
     assert Release.objects.get(version="1.2.0").items.count() == 4
     call_command("export_release", slug, "1.3.0", "--require-consensus")
     assert "3 items, 2 left out without consensus" in capsys.readouterr().out

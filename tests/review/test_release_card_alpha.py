@@ -4,7 +4,7 @@ the same summary the agreement page gives, shown on the release page and written
 
 import pytest
 
-from benchmarks.services import export_release
+from benchmarks.releases import export_release
 from core import roles
 from review import agreement, consensus
 from tests.factories import ItemFactory, UserFactory
@@ -23,7 +23,7 @@ def test_the_dataset_card_carries_krippendorffs_alpha_of_the_released_items(clie
     for item_id, answers in labels.items():
         for user, answer in zip(answerers, answers, strict=False):
             consensus.record_independent_answer(item_id, user, answer)
-    release = export_release(bench, "1.0.0", None)
+    release = export_release(bench, "1.0.0", None, inline=True)
     card = release.card["agreement"]
     expected = agreement.agreement_summary(list(labels.values()))
     assert card == expected and card["n_items"] == 3
@@ -37,5 +37,5 @@ def test_the_dataset_card_carries_krippendorffs_alpha_of_the_released_items(clie
 
 def test_a_release_without_independent_answers_says_alpha_is_not_measured():
     item = ItemFactory(status="approved")
-    card = export_release(item.benchmark, "1.0.0", None).card["agreement"]
+    card = export_release(item.benchmark, "1.0.0", None, inline=True).card["agreement"]
     assert card["n_items"] == 0 and card["krippendorff_alpha"] is None

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.services import export_release
+from benchmarks.releases import export_release
 from core import roles
 from review import agreement, consensus
 from tests.factories import ItemFactory, UserFactory
@@ -55,12 +55,12 @@ def test_items_without_consensus_are_flagged_and_left_out_of_releases_until_adju
     assert agreed.consensus == "reached" and agreed.agreement == 1.0
     assert disputed.consensus == "flagged" and disputed.agreement == 0.0
 
-    first = export_release(agreed.benchmark, "1.0.0", None)
+    first = export_release(agreed.benchmark, "1.0.0", None, inline=True)
     assert list(first.items.all()) == [agreed]
 
     adjudicator = UserFactory(role=roles.REVIEWER)
     consensus.adjudicate_item(disputed.pk, adjudicator, disputed.version, ["desk"])
-    second = export_release(agreed.benchmark, "1.1.0", None)
+    second = export_release(agreed.benchmark, "1.1.0", None, inline=True)
     assert set(second.items.all()) == {agreed, disputed}
     assert second.diff == {"added": [str(disputed.pk)], "removed": [], "changed": []}
 

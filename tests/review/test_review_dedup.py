@@ -93,7 +93,7 @@ def test_dedup_and_release_formats_run_on_the_default_queue():
 
     router = celery_app.amqp.router
     assert router.route({}, "review.tasks.find_near_duplicates")["queue"].name == "default"
-    assert router.route({}, "benchmarks.tasks.write_release_formats")["queue"].name == "default"
+    assert router.route({}, "benchmarks.tasks.export_release")["queue"].name == "default"
 
 
 def bag_of_words_encoder(seen: list[str]):

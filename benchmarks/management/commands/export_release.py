@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import services
+from benchmarks import releases
 from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import Benchmark
 from benchmarks.published_shapes import PUBLISHED_NAMES
@@ -37,15 +37,15 @@ class Command(BaseCommand):
         if benchmark is None:
             raise CommandError(f"No benchmark '{slug}'.")
         try:
-            release = services.export_release(benchmark, version, None, notes, require_consensus=require_consensus)
-            # The task is usually already done (in-process) or queued; writing here is idempotent.
-            release = services.write_release_formats(release.pk)
+            # its job runs here, not in a worker
+            release = releases.export_release(benchmark, version, None, notes, require_consensus=require_consensus,
+                                              inline=True)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from exc
         if out:
             folder = Path(out)
             folder.mkdir(parents=True, exist_ok=True)
-            for fmt, asset in services.release_files(release).items():
+            for fmt, asset in releases.release_files(release).items():
                 with asset.file.open("rb") as handle:
                     content = handle.read()
                 if fmt == "lmms_eval":
@@ -54,7 +54,7 @@ class Command(BaseCommand):
                 else:
                     name = PUBLISHED_NAMES[benchmark.family] if fmt == "published" else FILE_NAMES[fmt]
                     (folder / name).write_bytes(content)
-            for path, asset in services.release_assets(release).items():
+            for path, asset in releases.release_assets(release).items():
                 target = folder / "assets" / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with asset.file.open("rb") as handle:
