@@ -13,19 +13,17 @@ from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
-from django.dispatch import Signal
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
-from core.reads import hold, locked
+from core.sql import hold, locked
 from core.validation import is_http_url
 from crowd import services as crowd_services
 from crowd.models import scope_key
-from review import services as review_services
 
-from . import reads
+from . import signals, sql
 from .checks import check_description
 from .kinds import SUBMITTERS, frame_text
 from .models import Assignment, AssignmentDraft, Campaign, CrowdAnswer, QuizAttempt
@@ -336,10 +334,10 @@ def save_draft(assignment_id: int, worker, text: str = "", revision=None, conten
 
 
 def _update_own_draft(assignment_id: int, worker, text: str, revision, content) -> AssignmentDraft | None:
-    """The hot path: one statement that checks ownership itself (reads.update_own_draft). None when
+    """The hot path: one statement that checks ownership itself (sql.update_own_draft). None when
     nothing matched, and on databases other than PostgreSQL."""
     now = timezone.now()
-    saved = reads.update_own_draft(assignment_id, worker.pk, text, revision, content, now)
+    saved = sql.update_own_draft(assignment_id, worker.pk, text, revision, content, now)
     if saved is None:
         return None
     return AssignmentDraft(id=saved.id, assignment_id=assignment_id, text=text, revision=saved.revision,
@@ -417,10 +415,6 @@ def remove_description(assignment_id: int, worker, index: int) -> AssignmentDraf
 
 # --- Submission ----------------------------------------------------------------------------------
 
-# An answer-only assignment was submitted: review decides the item's consensus again (review/apps.py).
-crowd_answered = Signal()
-
-
 class CrowdAnswerRow(NamedTuple):
     item_id: int
     worker_id: int
@@ -454,10 +448,11 @@ def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict |
     assignment.save(update_fields=["status", "submitted_at", "completion_code", "result"])
     AssignmentDraft.objects.filter(assignment=assignment).delete()
     announce(assignment.campaign_id, "submitted")
-    # the new texts are embedded for near-duplicate search in the background (review.services)
-    review_services.texts_arrived(result.get("changes", []), result.get("items", []))
+    # sent inside this transaction: what the receivers write commits with the submission (signals.py)
+    signals.texts_submitted.send(Assignment, change_ids=result.get("changes", []),
+                                 item_ids=result.get("items", []))
     if "crowd_answer" in result:
-        crowd_answered.send(Campaign, item_id=assignment.item_id)
+        signals.crowd_answered.send(Assignment, item_id=assignment.item_id)
     return assignment
 
 

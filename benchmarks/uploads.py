@@ -29,7 +29,7 @@ from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
 from core.errors import Conflict, DomainError, Forbidden, NotFound
-from core.reads import locked
+from core.sql import locked
 from core.validation import whole_number
 
 from .media import ANSWER_ROLES, may_read_asset

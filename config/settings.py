@@ -156,7 +156,7 @@ else:
     # Behind PgBouncer in transaction mode (PGBOUNCER=1; docs/DEPLOY.md) a connection may serve another
     # client between two transactions: no server-side cursors (the release export then reads in keyset
     # pages, benchmarks/release_export.py) and no prepared statements (psycopg prepares a query it has run 5
-    # times). Advisory locks here are transaction-scoped (core/reads.py), which transaction pooling keeps.
+    # times). Advisory locks here are transaction-scoped (core/sql.py), which transaction pooling keeps.
     if env.bool("PGBOUNCER", default=False):
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None

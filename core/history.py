@@ -1,7 +1,7 @@
 """Status history: every status a row of a stateful model (a StatusTransitions model) is created with
 and every change of it is one row of core.models.StatusChange, never updated or deleted.
 
-Database triggers write it (SQL in core/reads.py, installed by a TrackStatusHistory operation in each
+Database triggers write it (SQL in core/sql.py, installed by a TrackStatusHistory operation in each
 app's migrations), because statuses change along three paths: `move_to` and save, bulk
 `.update(status=...)`, and hand-written SQL on the hot paths. A trigger sees all three and adds no
 round trip to a request. The actor is the signed-in user whose request wrote the statement
@@ -15,7 +15,7 @@ from django.db.migrations.operations.base import Operation
 from django.db.models import Model, QuerySet
 from django.utils.functional import SimpleLazyObject, empty
 
-from core import reads
+from core import sql
 from core.models import StatusChange
 from core.status import StatusTransitions
 
@@ -39,7 +39,7 @@ def changes_of(model: type[Model], row_id: int) -> QuerySet[StatusChange]:
 
 
 class TrackStatusHistory(Operation):
-    """Migration operation: the model's table records its status history (core/reads.py triggers)."""
+    """Migration operation: the model's table records its status history (core/sql.py triggers)."""
 
     reversible = True
     reduces_to_sql = True
@@ -55,15 +55,15 @@ class TrackStatusHistory(Operation):
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
         model = to_state.apps.get_model(app_label, self.model_name)
-        for sql in reads.create_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
-                                                model._meta.label_lower, schema_editor.quote_name):
-            schema_editor.execute(sql, None)  # None: the SQL's % signs are not placeholders
+        for statement in sql.create_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
+                                                    model._meta.label_lower, schema_editor.quote_name):
+            schema_editor.execute(statement, None)  # None: the SQL's % signs are not placeholders
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
         model = from_state.apps.get_model(app_label, self.model_name)
-        for sql in reads.drop_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
-                                              schema_editor.quote_name):
-            schema_editor.execute(sql, None)
+        for statement in sql.drop_status_triggers(schema_editor.connection.vendor, model._meta.db_table,
+                                                  schema_editor.quote_name):
+            schema_editor.execute(statement, None)
 
     def describe(self):
         return f"Record the status history of {self.model_name}"
@@ -77,12 +77,12 @@ def reinstall_sqlite_triggers(using: str, **kwargs) -> None:
     if StatusChange._meta.db_table not in existing:
         return
     tables = {model._meta.db_table: model for model in tracked_models() if model._meta.db_table in existing}
-    present = reads.status_triggers_present(list(tables))
+    present = sql.status_triggers_present(list(tables))
     with db.schema_editor() as editor:
         for table, model in tables.items():
-            if not set(reads.status_trigger_names(table)) <= present:
-                for sql in reads.create_status_triggers(db.vendor, table, model._meta.label_lower, editor.quote_name):
-                    editor.execute(sql, None)
+            if not set(sql.status_trigger_names(table)) <= present:
+                for statement in sql.create_status_triggers(db.vendor, table, model._meta.label_lower, editor.quote_name):
+                    editor.execute(statement, None)
 
 
 # --- the actor --------------------------------------------------------------------------------------
@@ -111,16 +111,15 @@ class _NameActor:
     def __init__(self, request):
         self.request = request
 
-    def __call__(self, execute, sql, params, many, context):
+    def __call__(self, execute, statement, params, many, context):
         actor = _signed_in_id(self.request)
         if actor is None:
-            return execute(sql, params, many, context)
+            return execute(statement, params, many, context)
         if context["connection"].vendor == "postgresql":
-            # Last in the text, after a newline: a literal or a -- comment in the SQL cannot fake it.
-            return execute(f"{sql}\n/* actor={int(actor)} */", params, many, context)
+            return execute(sql.with_actor(statement, actor), params, many, context)
         token = _sqlite_actor.set(actor)
         try:
-            return execute(sql, params, many, context)
+            return execute(statement, params, many, context)
         finally:
             _sqlite_actor.reset(token)
 

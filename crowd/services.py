@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Exists, OuterRef, When
 
-from core import reads as core_reads
 from core import roles
+from core import sql as core_sql
 from core.errors import Conflict, DomainError, Forbidden
 
 from .models import BlockedWorker, CrowdPlatform, CrowdWorker, PlatformSubmission
@@ -138,7 +138,7 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
             )
     # One identity per worker id, whichever parameter carries it: a PID sent as workerId (or
     # participant_id) finds the PROLIFIC_PID account, never a second one with a second session.
-    core_reads.hold(f"crowd-entry:{ids['worker_id']}")
+    core_sql.hold(f"crowd-entry:{ids['worker_id']}")
     worker = (
         CrowdWorker.objects.select_related("user")
         .filter(worker_id=ids["worker_id"])

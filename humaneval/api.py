@@ -16,8 +16,8 @@ from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 
 from .models import ItemRole
-from .reads import ShownItem
 from .services import design, onset, results, sessions, stimuli
+from .sql import ShownItem
 
 # A scene and its files do not change while a study runs, and every participant's item on the same
 # scene shows them again: cache them briefly (well inside the life of a signed storage URL).

@@ -30,7 +30,7 @@ from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, NotFound
-from core.reads import locked
+from core.sql import locked
 from core.validation import whole_number
 from scoring.engine import Source, get_family, score_records
 from scoring.family import Run as ScoringRun
@@ -38,7 +38,7 @@ from scoring.records import RecordError, parse_prediction
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL
 
-from . import dispatch, generation, reads, run_inputs, run_options, secondary_metrics, visual_inputs
+from . import dispatch, generation, run_inputs, run_options, secondary_metrics, sql, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
 from .counterfactual import scored_gold
@@ -430,7 +430,7 @@ def _store_extractions(run: Run, items: dict[int, Item], read: list[dict]) -> No
         row = by_row.get((protocols.row_id(items[item_id].scoring_id, Variant.parse(variant)), repeat))
         if row is not None:
             params.append((row["answer"], row["method"], pk))
-    reads.write_extractions(params)
+    sql.write_extractions(params)
 
 
 def run_summary(run: Run) -> dict | None:

@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item
 from core.errors import DomainError
-from core.reads import locked
+from core.sql import locked
 from scoring.sbert import load_encoder
 
-from . import dispatch, reads
+from . import dispatch, sql
 from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding
 from .similarity import encode_texts, similar_pairs, text_sha
 
@@ -239,7 +239,7 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
 
 def _store_pairs(run: DedupRun, kind: str, rows: list[tuple]) -> None:
     """(first_id, second_id, first_text, second_text, similarity) rows, each pair once (a redelivered
-    run writes nothing twice): on PostgreSQL through COPY (review/reads.py)."""
+    run writes nothing twice): on PostgreSQL through COPY (review/sql.py)."""
     if connection.vendor != "postgresql":
         DuplicatePair.objects.bulk_create(
             [DuplicatePair(run=run, kind=kind, first_id=a, second_id=b, first_text=ta, second_text=tb,
@@ -247,9 +247,9 @@ def _store_pairs(run: DedupRun, kind: str, rows: list[tuple]) -> None:
             ignore_conflicts=True, batch_size=1000,
         )
     elif DuplicatePair.objects.filter(run=run, kind=kind).exists():
-        reads.copy_missing_pairs(run.pk, kind, rows)
+        sql.copy_missing_pairs(run.pk, kind, rows)
     else:
-        reads.copy_pairs(run.pk, kind, rows)
+        sql.copy_pairs(run.pk, kind, rows)
 
 
 def _drop(kind: str, object_id: int, kept_id: int, reviewer) -> None:

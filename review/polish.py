@@ -14,7 +14,7 @@ from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
 from core.errors import DomainError
 from core.jobs import advance_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
-from core.reads import locked
+from core.sql import locked
 from modeleval import services as modeleval_services
 
 from . import dispatch, services

@@ -12,7 +12,7 @@ from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
-from core.reads import locked
+from core.sql import locked
 from scoring.engine import get_family
 
 from .dedup import texts_arrived
@@ -49,7 +49,7 @@ def review_queue(reviewer, campaign_id=None):
 
 
 def locked_change(change_id: int, reviewer, expected_version) -> ContextChange:
-    # Not core.reads.locked: a missing change has always answered 400 here, not 404.
+    # Not core.sql.locked: a missing change has always answered 400 here, not 404.
     change = ContextChange.objects.select_for_update().filter(pk=change_id).first()
     if change is None:
         raise DomainError("No such change.", field="change")

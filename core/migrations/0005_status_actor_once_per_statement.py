@@ -1,14 +1,14 @@
 # The history triggers' functions read the actor once per statement, from the statement's tail
-# (core/reads.py): matching the whole text once per row made bulk inserts quadratic in their size.
+# (core/sql.py): matching the whole text once per row made bulk inserts quadratic in their size.
 
 from django.db import migrations
 
-from core import reads
+from core import sql
 
 
 def redefine_functions(apps, schema_editor):
-    for sql in reads.status_functions(schema_editor.connection.vendor):
-        schema_editor.execute(sql, None)
+    for statement in sql.status_functions(schema_editor.connection.vendor):
+        schema_editor.execute(statement, None)
 
 
 class Migration(migrations.Migration):

@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef
 from benchmarks import protocols
 from benchmarks.models import AssetRole, Benchmark, Item
 from core.errors import DomainError
-from core.reads import locked
+from core.sql import locked
 from core.validation import whole_number
 
 from ..models import ItemRole, Study, StudyItem

@@ -1,7 +1,7 @@
 """A participant's timed session, start to finish: entry (from a crowd link or an invitation), the
 plan drawn for them, consent (the session's clock starts then), the item on screen (its own clock
 starts when it is first shown), answers timed by the server's clock, going back where the study
-allows, and the finish with its completion code. The hot reads are humaneval.reads."""
+allows, and the finish with its completion code. The hot reads are humaneval.sql."""
 
 import random
 import re
@@ -20,9 +20,9 @@ from core.validation import whole_number
 from crowd import services as crowd_services
 from crowd.models import scope_key
 
-from .. import reads
+from .. import sql
 from ..models import EvalSession, ItemRole, Response, SessionItem, Study, StudyItem
-from ..reads import ShownItem
+from ..sql import ShownItem
 from . import invitations
 from .design import is_contaminated
 
@@ -90,7 +90,7 @@ def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant
     entries = list(StudyItem.objects.filter(study=study).values_list("item_id", "role", "position"))
     # Places held or used: an abandoned session's unanswered items go back to the pool. Every starter
     # reads them under the study's lock.
-    fills = reads.places_taken(study.pk)
+    fills = sql.places_taken(study.pk)
     scored = [e for e in entries if e[1] == ItemRole.SCORED and fills[e[0]] < study.participants_per_item]
     if not scored:
         raise Forbidden("This study already has all the participants it needs.", field="study")
@@ -241,12 +241,12 @@ def _db_id(value) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 2**63 else None
 
 
-def _own_session(session_id, participant, for_update: bool) -> reads.SessionRow:
+def _own_session(session_id, participant, for_update: bool) -> sql.SessionRow:
     """The participant's own session with its study, benchmark and plan's length in one read (404 for
     none, 403 for someone else's). for_update: row-locked (another participant's only as long as it
     takes to refuse it)."""
     db_id = _db_id(session_id)
-    found = reads.session_row(db_id, for_update) if db_id else None
+    found = sql.session_row(db_id, for_update) if db_id else None
     if found is None:
         raise NotFound("No such session.", field="session")
     if found.session.participant_id != participant.pk:
@@ -261,7 +261,7 @@ def session_for(session_id, participant, for_update: bool = False) -> EvalSessio
 
 def plan_entry(session: EvalSession, item_id) -> SessionItem:
     db_id = _db_id(item_id)
-    found = reads.plan_entry(session.pk, db_id) if db_id else None
+    found = sql.plan_entry(session.pk, db_id) if db_id else None
     if found is None:
         raise SessionItem.DoesNotExist(f"Item {item_id} is not in session {session.pk}'s plan.")
     return found
@@ -288,14 +288,14 @@ def _on_screen(session: EvalSession) -> ShownItem | None:
             raise Conflict("Read the instructions and agree to take part first: the clock starts then.",
                            field="consent")
         _start_clock(session, now)
-    open_item = reads.open_item(session.pk)
+    open_item = sql.open_item(session.pk)
     if open_item and open_item.response.deadline <= now:
         open_item.response.timed_out = True
         open_item.response.save(update_fields=["timed_out"])
         open_item = None
     if open_item:
         return open_item
-    return _show_next(session, reads.first_unshown_entry(session.pk))
+    return _show_next(session, sql.first_unshown_entry(session.pk))
 
 
 def _show_next(session: EvalSession, next_entry: SessionItem | None) -> ShownItem | None:
@@ -405,10 +405,10 @@ def _store_answer(session_id, participant, item_id, answer_text, client_latency_
     client_latency_ms = whole_number(client_latency_ms, "client_latency_ms", 0, 2**31 - 1, optional=True)
     focus_losses = whole_number(focus_losses, "focus_losses", 0, 100_000)
     db_id = _db_id(item_id)
-    response = reads.locked_response(session.pk, db_id) if db_id else None
+    response = sql.locked_response(session.pk, db_id) if db_id else None
     if response is None:
         raise DomainError("This item is not the one on your screen.", field="item")
-    entry, next_entry = reads.answered_and_next_entry(session.pk, response.item_id)
+    entry, next_entry = sql.answered_and_next_entry(session.pk, response.item_id)
     response.session, response.item = session, entry.item  # already read: no second look-up
     now = timezone.now()
     revised = response.answered_at is not None

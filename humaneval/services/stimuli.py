@@ -15,7 +15,7 @@ from benchmarks.models import Asset, AssetRole, Item
 from benchmarks.protocols import Variant
 from benchmarks.world_frames import frame_texts
 
-from .. import reads
+from .. import sql
 from ..models import EvalSession, ItemRole, Response, SessionItem
 
 # What a family's prompt tells the model about the form of an open answer (Hypo3D Fig. 11,
@@ -117,7 +117,7 @@ def _on_screen_now(entry: SessionItem, now) -> bool:
     is fetched ahead), or an answered one the study lets the participant go back to."""
     response = Response.objects.filter(session_id=entry.session_id, item_id=entry.item_id).first()
     if response is None:
-        following = reads.first_unshown_entry(entry.session_id)
+        following = sql.first_unshown_entry(entry.session_id)
         return following is not None and following.pk == entry.pk
     if response.answered_at is None:
         return not response.timed_out and response.deadline > now
@@ -140,7 +140,7 @@ def shows_asset(user, asset) -> bool:
 
 def following_entry(session_id: int) -> SessionItem | None:
     """The plan entry after the one on screen: the first not shown yet."""
-    return reads.first_unshown_entry(session_id)
+    return sql.first_unshown_entry(session_id)
 
 
 def viewer_points_bytes(scene_id: int) -> int:

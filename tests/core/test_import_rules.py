@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STAGES = {"annotation", "review", "humaneval", "modeleval"}
 OURS = {"config", "core", "crowd", "benchmarks", "results", "scoring", "frontend"} | STAGES
 
-# room -> the rooms it may import (itself always). A stage may also call another stage's services.py.
+# room -> the rooms it may import (itself always). A stage may also call another stage's services.py
+# or connect to its signals.py.
 MAY_IMPORT = {
     "scoring": set(),
     "core": {"scoring"},
@@ -51,8 +52,8 @@ def allowed(room: str, module: str) -> bool:
         return True
     if target in MAY_IMPORT[room]:
         return True
-    # one stage asks another only through that stage's services
-    return room in STAGES and target in STAGES and module.split(".")[1:2] == ["services"]
+    # one stage asks another only through that stage's services, or reacts to its signals
+    return room in STAGES and target in STAGES and module.split(".")[1:2] in (["services"], ["signals"])
 
 
 def violations(room: str) -> list[str]:
@@ -74,6 +75,33 @@ def test_crowd_serves_both_annotation_and_humaneval():
     for stage in ("annotation", "humaneval"):
         modules = {module for path in code_files(stage) for _, module in imported_modules(path)}
         assert any(module.split(".")[0] == "crowd" for module in modules), f"{stage} does not use crowd"
+
+
+def stage_arrows() -> set[tuple[str, str]]:
+    """(importer, imported) for each stage that imports anything of another stage."""
+    return {(stage, module.split(".")[0]) for stage in STAGES for path in code_files(stage)
+            for _, module in imported_modules(path) if module.split(".")[0] in STAGES - {stage}}
+
+
+def both_ways(arrows: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    return sorted((first, second) for first, second in arrows if (second, first) in arrows and first < second)
+
+
+def test_stages_depend_one_way():
+    """Between two stages the calls go one way: review reacts to annotation's signals and may call its
+    services; annotation imports nothing of review."""
+    arrows = stage_arrows()
+    assert both_ways(arrows) == []
+    assert ("annotation", "review") not in arrows
+    assert ("review", "annotation") in arrows  # the arrows are read: review does use annotation
+
+
+def test_the_checker_sees_stages_both_ways(tmp_path, monkeypatch):
+    for stage, module in (("annotation", "review.services"), ("review", "annotation.signals")):
+        (tmp_path / stage).mkdir()
+        (tmp_path / stage / "uses.py").write_text(f"import {module}\n")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert both_ways(stage_arrows()) == [("annotation", "review")]
 
 
 def test_the_checker_sees_a_violation(tmp_path, monkeypatch):

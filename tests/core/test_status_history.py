@@ -13,7 +13,7 @@ from django.test import Client
 from annotation.models import Assignment
 from annotation.services import create_campaign
 from benchmarks.models import ContextChange
-from core import reads
+from core import sql
 from core.history import _NameActor, changes_of, tracked_models
 from core.models import Job, StatusChange
 from humaneval.models import EvalSession
@@ -37,8 +37,8 @@ def test_every_stateful_model_keeps_a_history():
             "benchmarks.contextchange", "benchmarks.item", "benchmarks.release", "benchmarks.upload"} <= names
     assert len({model._meta.model_name for model in models}) == len(models)  # the API names them so
     tables = [model._meta.db_table for model in models]
-    present = reads.status_triggers_present(tables)
-    missing = [table for table in tables if not set(reads.status_trigger_names(table)) <= present]
+    present = sql.status_triggers_present(tables)
+    missing = [table for table in tables if not set(sql.status_trigger_names(table)) <= present]
     assert not missing, f"No status history triggers on {missing}: add TrackStatusHistory to a migration."
 
 
@@ -175,8 +175,8 @@ def test_the_sqlite_triggers_record_the_same():
     db.execute("CREATE TABLE core_statuschange (id INTEGER PRIMARY KEY, model TEXT, row_id INTEGER, "
                "from_status TEXT, to_status TEXT, at TEXT, actor_id INTEGER)")
     db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, status TEXT, note TEXT)")
-    for sql in reads.create_status_triggers("sqlite", "t", "app.t", connection.ops.quote_name) * 2:  # idempotent
-        db.execute(sql)
+    for statement in sql.create_status_triggers("sqlite", "t", "app.t", connection.ops.quote_name) * 2:  # idempotent
+        db.execute(statement)
     db.execute("INSERT INTO t (status) VALUES ('queued'), ('queued')")
     db.execute("UPDATE t SET note = 'x'")
     actor["id"] = 7
@@ -184,6 +184,6 @@ def test_the_sqlite_triggers_record_the_same():
     rows = db.execute("SELECT model, row_id, from_status, to_status, actor_id FROM core_statuschange ORDER BY id")
     assert rows.fetchall() == [("app.t", 1, None, "queued", None), ("app.t", 2, None, "queued", None),
                                ("app.t", 1, "queued", "running", 7)]
-    for sql in reads.drop_status_triggers("sqlite", "t", connection.ops.quote_name):
-        db.execute(sql)
+    for statement in sql.drop_status_triggers("sqlite", "t", connection.ops.quote_name):
+        db.execute(statement)
     assert not db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from crowd.models import PlatformSubmission
-from humaneval import reads
+from humaneval import sql
 from humaneval.models import EvalSession
 from humaneval.services import prolific_places
 from humaneval.services.design import StudyDesign, create_study
@@ -81,7 +81,7 @@ def test_entries_prolific_does_not_list_are_ended_and_flagged(fake, settings, st
         assert Client().post(f"/crowd/studies/{study.pk}/", link(pid, f"made-up-{pid}", prolific_id)).status_code == 302
     settings.PROLIFIC_API_TOKEN = fake.token
     fake.submissions[returned_session]["status"] = "RETURNED"
-    assert set(reads.places_taken(study.pk).values()) == {4}  # full: the next genuine participant is refused
+    assert set(sql.places_taken(study.pk).values()) == {4}  # full: the next genuine participant is refused
 
     report = prolific_places.check_places(study.pk)
 
@@ -90,7 +90,7 @@ def test_entries_prolific_does_not_list_are_ended_and_flagged(fake, settings, st
     assert set(flagged) == {"RETURNER", "FAKE1", "FAKE2"}
     assert "no submission" in flagged["FAKE1"] and "returned" in flagged["RETURNER"]
     assert PlatformSubmission.objects.get(submission_id="made-up-FAKE1").status == prolific_places.NOT_ON_PROLIFIC
-    assert sum(reads.places_taken(study.pk).values()) == 2  # only GENUINE1's two items hold places now
+    assert sum(sql.places_taken(study.pk).values()) == 2  # only GENUINE1's two items hold places now
     enter(fake, prolific_id, "GENUINE2")  # the place is free again
     assert EvalSession.objects.count() == 5
 

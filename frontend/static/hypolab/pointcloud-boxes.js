@@ -108,3 +108,26 @@ export function frameTopCamera(camera, controls, box) {
   controls.update();
   controls.saveState();
 }
+
+/** The red boxes in `scene`: `show(ids)` outlines the objects with these instance ids instead. */
+export function redBoxes(scene, objects) {
+  let shown = [];
+  const clear = () => {
+    for (const lines of shown) {
+      scene.remove(lines);
+      lines.material.dispose();
+    }
+    shown = [];
+  };
+  return {
+    /** Returns how many boxes are shown. */
+    show(instanceIds) {
+      clear();
+      const wanted = new Set(instanceIds || []);
+      shown = objects.filter((o) => wanted.has(o.instance_id)).map((o) => objectBox(o, RED));
+      for (const lines of shown) scene.add(lines);
+      return shown.length;
+    },
+    dispose: clear,
+  };
+}

@@ -81,3 +81,60 @@ export function splatTexture(pixels, width, height) {
   texture.needsUpdate = true;
   return texture;
 }
+
+/**
+ * The still frame's points: pixels (and their texture) and z-buffer of the drawing buffer's size,
+ * the clip matrix and colour mode they were splatted with, and how many levels they hold.
+ * `dequantise` is the points' transform from quantised units to metres (set by the viewer).
+ */
+export function stillFrame(renderer, material, background) {
+  const backgroundPixel = pixel(background);
+  const bufferSize = new THREE.Vector2();
+  const clipMatrix = new THREE.Matrix4();
+  const dequantise = new THREE.Matrix4();
+  let splat = null;
+  let stale = false; // a level left the set the frame was splatted from
+  return {
+    dequantise,
+    invalidate() {
+      stale = true;
+    },
+    /**
+     * Splat the levels the frame lacks (all of them when the view or the colours changed) and
+     * return its texture. `colours(level)` gives a level's pixels in the colour `mode`.
+     */
+    update(camera, levels, mode, colours) {
+      const { x: width, y: height } = renderer.getDrawingBufferSize(bufferSize);
+      camera.updateMatrixWorld();
+      clipMatrix.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse).multiply(dequantise);
+      if (splat?.width !== width || splat.height !== height) {
+        splat?.texture.dispose();
+        const pixels = new Uint32Array(width * height);
+        const depth = new Float32Array(width * height);
+        const texture = splatTexture(pixels, width, height);
+        splat = { width, height, pixels, depth, texture, matrix: new THREE.Matrix4(), mode, levels: 0 };
+      } else if (stale || !splat.matrix.equals(clipMatrix) || splat.mode !== mode) {
+        splat.levels = 0;
+      }
+      stale = false;
+      if (splat.levels === levels.length) return splat.texture;
+      if (!splat.levels) {
+        splat.pixels.fill(backgroundPixel);
+        splat.depth.fill(Infinity);
+        splat.matrix.copy(clipMatrix);
+        splat.mode = mode;
+      }
+      // gl_PointSize of three.js points: size * (drawing-buffer height / 2) / w, in perspective only.
+      const pointScale = camera.isPerspectiveCamera ? (material.size * height) / 2 : 0;
+      for (const level of levels.slice(splat.levels)) {
+        splatLevel(level.quantised, colours(level), level.count, clipMatrix.elements, pointScale, splat);
+      }
+      splat.levels = levels.length;
+      splat.texture.needsUpdate = true;
+      return splat.texture;
+    },
+    dispose() {
+      splat?.texture.dispose();
+    },
+  };
+}
