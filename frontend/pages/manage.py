@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Campaign
-from benchmarks import services as benchmark_services
+from benchmarks import releases
 from benchmarks.models import AssetRole, Benchmark, Item, Release
 from core import roles
 from core.errors import DomainError
@@ -162,9 +162,8 @@ def launch_recipe(request, benchmark):
 
 @_manage_form("release")  # the release form carries no form key: once_per_form leaves it as it is
 def export_release(request, benchmark):
-    benchmark_services.export_release(benchmark, request.POST.get("version"), request.user,
-                                      request.POST.get("notes", ""),
-                                      require_consensus="require_consensus" in request.POST)
+    releases.export_release(benchmark, request.POST.get("version"), request.user, request.POST.get("notes", ""),
+                            require_consensus="require_consensus" in request.POST)
     return redirect(f"/manage/{benchmark.slug}/#releases")
 
 

@@ -2,7 +2,7 @@
 
 from django.shortcuts import get_object_or_404, render
 
-from benchmarks import services as benchmark_services
+from benchmarks import releases
 from benchmarks.models import Release
 from core import roles
 
@@ -14,5 +14,5 @@ def release_detail(request, release_id):
     release = get_object_or_404(Release.objects.select_related("benchmark", "previous", "job"), pk=release_id)
     return render(request, "frontend/release_detail.html", {
         "release": release,
-        "files": benchmark_services.release_files(release),
+        "files": releases.release_files(release),
     })
