@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "benchmarks",
     "annotation",
     "review",
+    "construction",
     "humaneval",
     "modeleval",
     "results",
@@ -374,7 +375,7 @@ SPECTACULAR_SETTINGS = {
         "ItemStatusEnum": "benchmarks.models.Item.Status",
         "ReleaseStatusEnum": "benchmarks.models.Release.Status",
         "DedupRunStatusEnum": "review.models.DedupRun.Status",
-        "PipelineStageKindEnum": "review.models.PipelineStage.Kind",
+        "PipelineStageKindEnum": "construction.models.PipelineStage.Kind",
     },
 }
 

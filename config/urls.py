@@ -12,6 +12,7 @@ api_v1 = [
     path("", include("crowd.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("review.api_urls")),
+    path("", include("construction.api_urls")),
     path("", include("results.api_urls")),
     path("", include("humaneval.api_urls")),
     path("", include("modeleval.api_urls")),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, complements_api, frames_api, pipeline_api
+from . import api, complements_api, frames_api
 
 urlpatterns = [
     path("review/queue/", api.ReviewQueue.as_view()),
@@ -27,10 +27,6 @@ urlpatterns = [
     path("duplicates/<int:pk>/resolve/", api.ResolveDuplicate.as_view()),
     path("polish/", api.StartPolish.as_view()),
     path("polishes/<int:pk>/<str:action>/", api.ReviewPolish.as_view()),
-    path("benchmarks/<slug:slug>/stages/", pipeline_api.BenchmarkStages.as_view()),
-    path("benchmarks/<slug:slug>/pipeline/run/", pipeline_api.RunPipeline.as_view()),
-    path("stages/<int:pk>/", pipeline_api.StageDetail.as_view()),
-    path("stages/<int:pk>/run/", pipeline_api.RunStage.as_view()),
     path("benchmarks/<slug:slug>/world-frames/review/", frames_api.FrameQueue.as_view()),
     path("world-frames/<int:pk>/<str:action>/", frames_api.FrameVerdict.as_view()),
 ]

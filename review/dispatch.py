@@ -22,9 +22,3 @@ def send_polish(job_id: int, change_ids: list[int], item_ids: list[int], model_i
 
     polish_benchmark.delay(job_id, change_ids, item_ids, model_id)
 
-
-def send_stage(job_id: int, stage_id: int, following=()) -> None:
-    """A pipeline stage's job; `following` are the (job, stage) steps to send, in order, once it is done."""
-    from .tasks import run_pipeline_stage
-
-    run_pipeline_stage.delay(job_id, stage_id, [list(step) for step in following])

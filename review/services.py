@@ -15,8 +15,9 @@ from core.errors import Conflict, DomainError, Forbidden
 from core.sql import locked
 from scoring.engine import get_family
 
+from . import complements, dedup
 from .dedup import texts_arrived
-from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
+from .models import ChangeRevision, DedupRun, ItemDecision, ItemRevision, ReviewDecision
 
 # Reviewers write questions on changes and judge them as Hypo3D did: its question criteria (a rejected
 # item names the ones it fails) and question types are facts of scoring's Hypo3D family record.
@@ -380,21 +381,6 @@ def filter_question(item_id: int, reviewer, action: str, expected_version, reaso
     return item
 
 
-@transaction.atomic
-def stage_verdict(item_id: int, expected_version: int, action: str, note: str, criteria=()) -> Item | None:
-    """A pipeline stage's keep or drop of an item (review/stages/), recorded as a filtering decision
-    without a reviewer; a drop rejects the item, which takes it out of runs and releases. None when
-    the item was edited or rejected since the stage read it: the stage judges it again next time."""
-    item = Item.objects.select_for_update().filter(pk=item_id, version=expected_version).first()
-    if item is None or item.status == Item.Status.REJECTED:
-        return None
-    if action == ItemDecision.Action.DROP:
-        item.move_to(Item.Status.REJECTED)
-        bump(item, ["status"])
-    ItemDecision.objects.create(item=item, action=action, criteria=list(criteria), note=note)
-    return item
-
-
 def keep_rates(benchmark) -> dict[str, dict]:
     """Per question type: how many filtered questions were kept and dropped, and the keep rate."""
     decisions = ItemDecision.objects.filter(
@@ -408,6 +394,55 @@ def keep_rates(benchmark) -> dict[str, dict]:
     for row in rates.values():
         row["keep_rate"] = round(row["kept"] / (row["kept"] + row["dropped"]), 4)
     return dict(sorted(rates.items()))
+
+
+# --- What construction's pipeline stages ask of review (construction/; review does not import it) -----
+
+
+@transaction.atomic
+def stage_verdict(item_id: int, expected_version: int, drop: bool, note: str, criteria=()) -> Item | None:
+    """A pipeline stage's keep or drop of an item (construction/stages/), recorded as a filtering decision
+    without a reviewer; a drop rejects the item, which takes it out of runs and releases. None when
+    the item was edited or rejected since the stage read it: the stage judges it again next time."""
+    item = Item.objects.select_for_update().filter(pk=item_id, version=expected_version).first()
+    if item is None or item.status == Item.Status.REJECTED:
+        return None
+    if drop:
+        item.move_to(Item.Status.REJECTED)
+        bump(item, ["status"])
+    action = ItemDecision.Action.DROP if drop else ItemDecision.Action.KEEP
+    ItemDecision.objects.create(item=item, action=action, criteria=list(criteria), note=note)
+    return item
+
+
+def stage_judged(items, stamp: str) -> set[int]:
+    """The ids among `items` a stage has judged under `stamp` (its verdicts' notes start with it)."""
+    return set(ItemDecision.objects.filter(item__in=items, reviewer=None, note__startswith=f"{stamp}:")
+               .values_list("item_id", flat=True))
+
+
+def dedup_threshold(threshold) -> float:
+    """A near-duplicate search's threshold, checked (DomainError naming `threshold`)."""
+    return dedup.checked_threshold(threshold)
+
+
+def search_duplicates(benchmark, user, threshold: float, progress) -> dict:
+    """A near-duplicate search run here and now (the filter_duplicates stage, itself a job) reporting
+    through `progress`: what it found; DomainError with the reason when it failed."""
+    run = dedup.run_dedup(dedup.new_dedup_run(benchmark, user, threshold).pk, progress)
+    if run.status == DedupRun.Status.FAILED:
+        raise DomainError(run.error, field="dedup")
+    return dedup.run_report(run)
+
+
+def yes_or_no(item: Item) -> str | None:
+    """An item's gold answer when it is just yes or no, else None (review/complements.py)."""
+    return complements.yes_or_no(item)
+
+
+def complement_answers(item: Item) -> list[str] | None:
+    """The gold answers of an item's complementary question; None when they are not known without a person."""
+    return complements.flipped_answers(item)
 
 
 # --- History ------------------------------------------------------------------------------------

@@ -3,9 +3,8 @@
 from celery import shared_task
 
 from core.jobs import advance_job, fail_job, finish_job, running_job
-from core.models import Job
 
-from . import dedup, dispatch, pipeline, polish
+from . import dedup, polish
 from .models import DedupRun
 
 
@@ -46,16 +45,3 @@ def polish_benchmark(job_id: int, change_ids: list[int], item_ids: list[int], mo
     polish.run_polish(job_id, change_ids, item_ids, model_id)
     return job_id
 
-
-@shared_task
-def run_pipeline_stage(job_id: int, stage_id: int, following: list | None = None) -> str:
-    """One stage as its job, then the next step of the pipeline (`following`: [job, stage] pairs); when
-    it failed, those steps' jobs fail too. Idempotent: a job already running or done is not run again
-    (core.jobs.running_job), and a delivery that finds it running elsewhere leaves the rest to that one."""
-    following = [tuple(step) for step in following or []]
-    status = pipeline.perform_stage(job_id, stage_id)
-    if status == Job.Status.FAILED:
-        pipeline.abandon_steps(following, f"An earlier stage (job {job_id}) did not finish.")
-    elif status == Job.Status.DONE and following:
-        dispatch.send_stage(*following[0], following=following[1:])
-    return status

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.review.test_generators import _scene
+from tests.construction.test_generators import _scene
 
 from .conftest import login, shot, stack_shell
 

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STAGES = {"annotation", "review", "humaneval", "modeleval"}
+STAGES = {"annotation", "construction", "review", "humaneval", "modeleval"}
 OURS = {"config", "core", "crowd", "benchmarks", "results", "scoring", "frontend"} | STAGES
 
 # room -> the rooms it may import (itself always). A stage may also call another stage's services.py

@@ -113,17 +113,6 @@ def test_both_images_count_as_questions_in_the_category_cell(reviewer, original)
     assert result["by"]["category=height"]["circular"] == 50.0
 
 
-def test_the_balance_stage_links_its_rewrites_to_their_originals():
-    from review.stages.balance import _complement
-
-    benchmark = BenchmarkFactory(family="3dsrbench")
-    item = Item.objects.create(benchmark=benchmark, question="Is the cup higher than the plate?", choices=["yes", "no"],
-                               answers=["A"], answer_format="single", status="approved")
-    made = _complement(type("Stage", (), {"pk": 1})(), item, "Is the cup lower than the plate?", ["B"],
-                       "higher -> lower", 0)
-    assert made.complement_of == item and made.status == "draft"
-
-
 def test_the_review_page_adds_the_complementary_image_from_a_form(reviewer, original):
     page = reviewer.get(f"/review/items/{original.pk}/").content.decode()
     assert 'id="complement-image"' in page and '<option value="A" disabled>' in page

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmarks.models import Item
-from review.generators import m3verse, spatial457
+from construction.generators import m3verse, spatial457
 
 # --- a Spatial457 scene and an independent checker ---------------------------------------------------
 

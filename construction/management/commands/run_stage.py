@@ -1,4 +1,4 @@
-"""Run a benchmark's pipeline stages (review/pipeline.py) and wait for their jobs.
+"""Run a benchmark's pipeline stages (construction/pipeline.py) and wait for their jobs.
 
     run_stage SLUG POSITION|NAME [--again]     one stage
     run_stage SLUG --all [--again]             every stage in order
@@ -12,9 +12,9 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
+from construction import pipeline
 from core.errors import DomainError
 from core.models import Job
-from review import pipeline
 
 
 class Command(BaseCommand):

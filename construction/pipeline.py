@@ -5,7 +5,8 @@ A stage's job is keyed by the stage and a digest of its kind and params (`stage:
 twice for the same work is one job; `again` asks for a fresh run after the latest one. The work itself
 is idempotent too: generated items carry the benchmark's own ids, so a re-run updates them in place.
 The runners (STAGE_RUNNERS) take the stage and a progress callable (core.jobs.advance_job's keywords)
-and return the report; review.tasks.run_pipeline_stage runs them on the default queue."""
+and return the report; construction.tasks.run_pipeline_stage runs them on the default queue. Review is
+asked only through review/services.py (verdicts, near-duplicate search)."""
 
 import hashlib
 import json
@@ -16,7 +17,7 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 
-from benchmarks import services as benchmark_services
+from benchmarks import releases
 from benchmarks.importers import import_item_file
 from benchmarks.material.paired_videos import STATES
 from benchmarks.models import Asset, AssetRole, Benchmark, Release
@@ -24,10 +25,11 @@ from core.errors import Conflict, DomainError, NotFound
 from core.jobs import advance_job, fail_job, finish_job, request_job, running_job
 from core.models import Job
 from core.validation import whole_number
+from review import services as review_services
 
-from . import dedup, dispatch
+from . import dispatch
 from .generators import m3verse, spatial457
-from .models import DedupRun, PipelineStage
+from .models import PipelineStage
 from .stages import balance, llm_filter
 
 logger = logging.getLogger(__name__)
@@ -98,13 +100,13 @@ def generate_params(params: dict, benchmark: Benchmark) -> dict:
 
 def dedup_params(params: dict, benchmark: Benchmark) -> dict:
     _only(params, {"threshold"})
-    return {"threshold": dedup.checked_threshold(params.get("threshold", 0.8))}
+    return {"threshold": review_services.dedup_threshold(params.get("threshold", 0.8))}
 
 
 def release_params(params: dict, benchmark: Benchmark) -> dict:
     _only(params, {"version", "notes", "require_consensus"})
     version = params.get("version")
-    if not isinstance(version, str) or not benchmark_services.VERSION_PATTERN.match(version.strip()):
+    if not isinstance(version, str) or not releases.VERSION_PATTERN.match(version.strip()):
         raise DomainError("A version like 1.0.0 (three numbers).", field="version")
     notes = params.get("notes", "")
     if not isinstance(notes, str):
@@ -334,7 +336,7 @@ def _progress(job_id: int):
 
 
 def perform_stage(job_id: int, stage_id: int) -> str:
-    """Run the stage as its job (review.tasks.run_pipeline_stage); the job's status after: done or
+    """Run the stage as its job (construction.tasks.run_pipeline_stage); the job's status after: done or
     failed, or running when another delivery of the task has it (it runs nothing twice)."""
     stage = PipelineStage.objects.select_related("benchmark", "created_by").filter(pk=stage_id).first()
     if stage is None:
@@ -399,7 +401,7 @@ def _generated_files(params: dict, sets: list[dict]) -> list[tuple[str, str, str
 
 
 def generate_stage(stage: PipelineStage, progress) -> dict:
-    """Questions from scene metadata (review/generators), imported as `import_items` would import the
+    """Questions from scene metadata (construction/generators), imported as `import_items` would import the
     generator's files, one file per template: drafts in the review queue with the generator's
     provenance; items already there (same benchmark id) are updated or left alone, never duplicated."""
     params = generate_params(stage.params, stage.benchmark)
@@ -428,29 +430,26 @@ def generate_stage(stage: PipelineStage, progress) -> dict:
 
 
 def filter_duplicates_stage(stage: PipelineStage, progress) -> dict:
-    """A near-duplicate search (review/dedup.py) over the benchmark's texts; reviewers keep one of each
-    pair on the duplicates page."""
+    """A near-duplicate search (review/dedup.py, through review.services) over the benchmark's texts;
+    reviewers keep one of each pair on the duplicates page."""
     params = dedup_params(stage.params, stage.benchmark)
-    run = dedup.new_dedup_run(stage.benchmark, stage.created_by, params["threshold"])
     progress(None, None, "encoding and comparing texts")
-    run = dedup.run_dedup(run.pk, progress)
-    if run.status == DedupRun.Status.FAILED:
-        raise DomainError(run.error, field="dedup")
-    return dedup.run_report(run)
+    return review_services.search_duplicates(stage.benchmark, stage.created_by, params["threshold"], progress)
 
 
 def release_stage(stage: PipelineStage, progress) -> dict:
-    """Export a release (benchmarks.services.export_release); a version already exported is reported,
-    not exported twice."""
+    """Export a release through the one release verb (benchmarks.releases.export_release), its job run
+    here so the stage reports what it froze; a version already exported is reported, not exported twice.
+    The report names the release's job (its progress, files and report)."""
     params = release_params(stage.params, stage.benchmark)
     release = Release.objects.filter(benchmark=stage.benchmark, version=params["version"]).first()
     exported = release is None or release.status == Release.Status.FAILED
     if exported:
         progress(None, None, f"exporting {params['version']}")
-        release = benchmark_services.export_release(stage.benchmark, params["version"], stage.created_by,
-                                                    params["notes"], params["require_consensus"])
+        release = releases.export_release(stage.benchmark, params["version"], stage.created_by,
+                                          params["notes"], params["require_consensus"], inline=True)
     diff = release.diff or {}
-    return {"version": release.version, "release": release.pk, "exported": exported,
+    return {"version": release.version, "release": release.pk, "job": release.job_id, "exported": exported,
             "items": release.items.count(),
             "by_split": release.card.get("by_split", {}),
             **{what: len(diff.get(what, [])) for what in ("added", "removed", "changed")}}

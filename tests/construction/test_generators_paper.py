@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from review.generators import m3verse
-from review.generators.m3verse_grounding import Grounder, read_objects
-from review.generators.m3verse_language import EnhancementError, enhance, unnatural
-from review.generators.words import plural
+from construction.generators import m3verse
+from construction.generators.m3verse_grounding import Grounder, read_objects
+from construction.generators.m3verse_language import EnhancementError, enhance, unnatural
+from construction.generators.words import plural
 
 COUNTER, TABLE, FRIDGE = "CounterTop|+01.00|+00.90|-01.00", "DiningTable|-01.00|+00.00|+01.00", "Fridge|+02.00|+00.00|-02.00"
 MUG_MOVED, MUG_STILL = "Mug|+01.10|+00.95|-01.00", "Mug|-01.10|+00.80|+01.00"

@@ -1,5 +1,5 @@
 """/api/v1/benchmarks/<slug>/stages/, /api/v1/stages/<id>/ and the run endpoints: a benchmark's pipeline
-(review/pipeline.py) for admins. Each run answers with its core Job (/api/v1/jobs/<id>/)."""
+(construction/pipeline.py) for admins. Each run answers with its core Job (/api/v1/jobs/<id>/)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema

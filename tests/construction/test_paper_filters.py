@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.models import Item
+from construction.stages import llm_filter
 from core.errors import DomainError
 from review.models import ItemDecision
-from review.stages import llm_filter
+from tests.construction.test_stage_llm_filter import choice_item, language_model
 from tests.factories import BenchmarkFactory, ItemFactory
-from tests.review.test_stage_llm_filter import choice_item, language_model
 
 pytestmark = pytest.mark.django_db
 

@@ -9,13 +9,14 @@ import pytest
 from django.core.management import call_command
 
 from benchmarks.models import Item
+from construction import pipeline
+from construction.generators import m3verse, spatial457
+from construction.generators.m3verse_language import unnatural
 from core import roles
-from review import pipeline, services
-from review.generators import m3verse, spatial457
-from review.generators.m3verse_language import unnatural
+from review import services
+from tests.construction.test_generators import _scene
+from tests.construction.test_generators_paper import house
 from tests.factories import BenchmarkFactory, UserFactory
-from tests.review.test_generators import _scene
-from tests.review.test_generators_paper import house
 
 pytestmark = pytest.mark.django_db
 

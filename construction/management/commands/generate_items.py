@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from review.generators import m3verse, spatial457
+from construction.generators import m3verse, spatial457
 
 
 class Command(BaseCommand):

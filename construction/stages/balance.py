@@ -20,9 +20,7 @@ from django.db import transaction
 from benchmarks.models import AnswerFormat, Item
 from core.errors import DomainError
 from core.validation import whole_number
-
-from .. import services
-from ..models import ItemDecision
+from review import services as review_services
 
 # 3DSRBench's rule-based augmentation ("given a question asking which object is higher ... we generate
 # a question asking which is lower"): asking for the opposite relation flips a two-way answer.
@@ -30,7 +28,6 @@ OPPOSITES = (("higher", "lower"), ("left", "right"), ("closer to", "farther from
              ("above", "below"), ("in front of", "behind"))
 _OPPOSITE = {a: b for a, b in OPPOSITES} | {b: a for a, b in OPPOSITES}
 _RELATION = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\b", re.IGNORECASE)
-_YES_NO = {"yes": "no", "no": "yes"}
 # each pair of answers that a rewrite turns into one another, evened separately
 TWO_WAY_PAIRS = (("A", "B"), ("no", "yes"))
 OPEN = "(open)"  # the distribution's key for any other open answer
@@ -71,26 +68,12 @@ def type_of(item: Item, by: str | None) -> str:
     return "+".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _yes_no(item: Item) -> str | None:
-    said = {str(a).strip().rstrip(".").lower() for a in item.answers}
-    return said.pop() if len(said) == 1 and next(iter(said)) in _YES_NO else None
-
-
 def answer_key(item: Item) -> str:
     """What the distribution counts: the correct letter(s) of a choice item; yes or no, or OPEN, for
     an open one."""
     if item.answer_format != AnswerFormat.OPEN:
         return ",".join(item.answers)
-    return _yes_no(item) or OPEN
-
-
-def flipped_answers(item: Item) -> list[str] | None:
-    """The gold answers of the complementary question: the other option of a two-option item, the
-    other of yes/no; None for any other item."""
-    if item.answer_format == AnswerFormat.SINGLE and len(item.choices) == 2 and item.answers in (["A"], ["B"]):
-        return ["B"] if item.answers == ["A"] else ["A"]
-    said = _yes_no(item) if item.answer_format == AnswerFormat.OPEN else None
-    return [_YES_NO[said]] if said else None
+    return review_services.yes_or_no(item) or OPEN
 
 
 def complementary(question: str) -> tuple[str, str] | None:
@@ -158,7 +141,7 @@ def apply_quotas(stage, items: list[Item], params: Params) -> tuple[list[Item], 
                 continue
             reason = f"over the quota of {params.quota} for {params.by or 'the benchmark'}={kind} (seed {params.seed})"
             note = f"balance stage {stage.pk}: {reason}"
-            if services.stage_verdict(item.pk, item.version, ItemDecision.Action.DROP, note, ["quota"]) is None:
+            if review_services.stage_verdict(item.pk, item.version, drop=True, note=note, criteria=["quota"]) is None:
                 kept.append(item)  # edited meanwhile: judged again on the next run
             else:
                 excluded.append(_entry(item, kind, reason=reason))
@@ -193,7 +176,7 @@ def even_answers(stage, items: list[Item], params: Params) -> tuple[list[dict], 
     turned = set(complements(stage.benchmark, rejected=True))  # a rejected complement is not made again
     by_type: dict[str, list[Item]] = {}
     for item in [*items, *pending.values()]:
-        if flipped_answers(item) is not None:
+        if review_services.complement_answers(item) is not None:
             by_type.setdefault(type_of(item, params.by), []).append(item)
     for kind, members in sorted(by_type.items()):
         counts = Counter(answer_key(item) for item in members)
@@ -208,7 +191,8 @@ def even_answers(stage, items: list[Item], params: Params) -> tuple[list[dict], 
             with transaction.atomic():
                 for item in candidates[:needed]:
                     question, rule = complementary(item.question)
-                    made = _complement(stage, item, question, flipped_answers(item), rule, params.seed)
+                    answers = review_services.complement_answers(item)
+                    made = _complement(stage, item, question, answers, rule, params.seed)
                     added.append(_entry(item, kind, rule=rule, complement=made.pk,
                                         after={"question": question, "answers": made.answers}))
             left = needed - min(needed, len(candidates))

@@ -4,11 +4,11 @@ them with a version (409 when stale), run one or all (201 with the jobs); every 
 import pytest
 
 from benchmarks.models import Item
+from construction.models import PipelineStage
 from core import roles
 from core.models import Job
-from review.models import PipelineStage
+from tests.construction.test_generators import _scene
 from tests.factories import BenchmarkFactory, UserFactory
-from tests.review.test_generators import _scene
 
 pytestmark = pytest.mark.django_db
 

@@ -29,10 +29,8 @@ from benchmarks.services import gold_row
 from core.errors import DomainError
 from core.validation import whole_number
 from modeleval import services as modeleval_services
+from review import services as review_services
 from scoring.engine import get_family
-
-from .. import services
-from ..models import ItemDecision
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 FILTERS = ("vision_free", "ambiguity", "blind_answer", "difficulty")
@@ -147,8 +145,7 @@ def _to_judge(benchmark, stamp: str) -> tuple[list[Item], int]:
     """(the draft and approved items not judged under `stamp` yet, how many were). An item a reviewer
     approved again after a drop counts as judged: the filter does not overrule the person."""
     items = Item.objects.filter(benchmark=benchmark, status__in=[Item.Status.DRAFT, Item.Status.APPROVED])
-    judged = set(ItemDecision.objects.filter(item__in=items, reviewer=None, note__startswith=f"{stamp}:")
-                 .values_list("item_id", flat=True))
+    judged = review_services.stage_judged(items, stamp)
     return [item for item in items.order_by("pk") if item.pk not in judged], len(judged)
 
 
@@ -213,9 +210,9 @@ def llm_filter_stage(stage, progress) -> dict:
         verdict = _judge(params, stage.benchmark.family, item, report)
         if verdict is not None:
             drop, reason = verdict
-            action = ItemDecision.Action.DROP if drop else ItemDecision.Action.KEEP
             note = f"{stamp}: {reason if drop else 'kept'}"
-            if services.stage_verdict(item.pk, item.version, action, note, [params.filter] if drop else []) is None:
+            criteria = [params.filter] if drop else []
+            if review_services.stage_verdict(item.pk, item.version, drop=drop, note=note, criteria=criteria) is None:
                 report["changed"].append(_entry(item))  # edited while the model answered: asked again next run
             elif drop:
                 report["dropped"].append(_entry(item, reason=reason))

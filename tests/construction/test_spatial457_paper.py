@@ -5,8 +5,8 @@ each template's answers balanced, and the L4 occlusion level from the scene's oc
 import collections
 import re
 
-from review.generators import spatial457
-from tests.review.test_generators import _scene
+from construction.generators import spatial457
+from tests.construction.test_generators import _scene
 
 VEHICLES = ["addi", "articulated", "road", "suv", "school", "chopper", "jet", "tandem", "double"]
 

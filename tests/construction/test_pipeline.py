@@ -11,14 +11,15 @@ from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
 from benchmarks.models import Asset, AssetRole, Item, Release
+from construction import pipeline
+from construction.models import PipelineStage
 from core import roles
 from core.errors import Conflict, DomainError
 from core.models import Job
-from review import dedup, pipeline
-from review.models import PipelineStage
+from review import dedup
 from review.similarity import text_sha
+from tests.construction.test_generators import _scene, _states
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
-from tests.review.test_generators import _scene, _states
 
 pytestmark = pytest.mark.django_db
 

@@ -8,14 +8,14 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.models import Item
-from benchmarks.services import releasable_items
+from benchmarks.releases import releasable_items
+from construction import pipeline
+from construction.stages import balance
+from construction.stages.balance import balance_stage, complementary
 from core import roles
 from core.errors import DomainError
 from core.models import Job
-from review import pipeline
 from review.models import ItemDecision, ItemRevision
-from review.stages import balance
-from review.stages.balance import balance_stage, complementary
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -169,3 +169,12 @@ def test_the_pipeline_runs_it_as_a_job_whose_report_is_the_stages(benchmark, dja
     assert job.status == Job.Status.DONE and job.done == job.total == 14
     assert job.report["distribution"]["after"]["height_higher"] == {"A": 1, "B": 1}
     assert len(job.report["excluded"]) == 7
+
+
+def test_the_balance_stage_links_its_rewrites_to_their_originals():
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    item = Item.objects.create(benchmark=benchmark, question="Is the cup higher than the plate?", choices=["yes", "no"],
+                               answers=["A"], answer_format="single", status="approved")
+    made = balance._complement(SimpleNamespace(pk=1), item, "Is the cup lower than the plate?", ["B"],
+                               "higher -> lower", 0)
+    assert made.complement_of == item and made.status == "draft"

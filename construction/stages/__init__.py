@@ -4,5 +4,5 @@ difficulty filters and blind answering, prompts as versioned data under prompts/
 
 Each runner is `runner(stage, progress) -> report`: `stage` brings `.benchmark`, `.params` and `.pk`,
 `progress(done, total, message)` reports how far it is, and the report (JSON) says what was kept,
-dropped or added and why. review.pipeline registers them; a re-run finds nothing left to do.
+dropped or added and why. construction.pipeline registers them; a re-run finds nothing left to do.
 An item a stage drops is rejected with a filtering decision naming why (review.services.stage_verdict)."""

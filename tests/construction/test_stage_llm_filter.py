@@ -9,15 +9,15 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.models import Item
+from construction import pipeline
+from construction.stages import llm_filter
+from construction.stages.llm_filter import llm_filter_stage
 from core import roles
 from core.errors import DomainError
 from core.models import Job
 from modeleval.models import ModelSpec
 from modeleval.services import ensure_baseline_model
-from review import pipeline
 from review.models import ItemDecision
-from review.stages import llm_filter
-from review.stages.llm_filter import llm_filter_stage
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

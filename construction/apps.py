@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class ConstructionConfig(AppConfig):
+    """Building a benchmark as the papers did: pipeline stages as data (generate, filter, balance,
+    release), the generators and the LLM filters. What it makes enters review as drafts; it asks review
+    only through review/services.py, and review does not import it."""
+
+    name = "construction"
+    default_auto_field = "django.db.models.BigAutoField"
