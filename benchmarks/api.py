@@ -12,6 +12,8 @@ from rest_framework.views import APIView
 from core.api import error, validated
 from core.errors import DomainError
 from core.idempotency import idempotent
+from core.jobs import job_state
+from core.jobs_api import JobSerializer
 from core.permissions import IsAdmin, IsReviewer
 
 from . import material, media, releases, uploads
@@ -212,13 +214,17 @@ class UploadList(APIView):
 
 
 class UploadComplete(APIView):
-    """Check the stored bytes against the announced size and sha256; answers the new asset."""
+    """Check the stored bytes against the announced size and sha256: up to 64 MiB now, answering the new
+    asset (201); a larger file by a task, answering its job (202), whose report names the asset."""
 
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=None, responses={201: AssetSerializer, 409: error(409)})
+    @extend_schema(request=None, responses={201: AssetSerializer, 202: JobSerializer, 409: error(409)})
     def post(self, request, pk):
-        return Response(AssetSerializer(uploads.complete_upload(pk)).data, status=201)
+        done = uploads.finish_upload(pk, request.user)
+        if isinstance(done, Asset):
+            return Response(AssetSerializer(done).data, status=201)
+        return Response(JobSerializer(job_state(done)).data, status=202)
 
 
 class UploadContent(APIView):

@@ -10,6 +10,13 @@ def send_release_export(release_id: int, job_id: int) -> None:
     export_release.delay(release_id, job_id)
 
 
+def send_upload_check(upload_id: int, job_id: int) -> None:
+    """A large upload's check (uploads.run_upload_check), run by a task that reports through its job."""
+    from .tasks import check_upload
+
+    check_upload.delay(upload_id, job_id)
+
+
 def send_scene_processing(scene_id: int) -> None:
     """Viewer files and top views for a scene whose scan was just stored (or whose processing died: each
     attempt is its own job, so a redelivered message of one attempt runs it once)."""

@@ -367,6 +367,8 @@ class Upload(StatusTransitions, models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(help_text="The upload URL stops working after this.")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="The check of a large upload, as its job; empty when it was checked at once.")
 
     def __str__(self):
         return f"upload {self.pk} ({self.status}): {self.key}"

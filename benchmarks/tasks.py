@@ -9,7 +9,7 @@ from benchmarks.material.processing import build_large_scene_assets, build_viewe
 from benchmarks.material.scans import load_scene_points
 from core.jobs import advance_job, finish_job, running_job
 
-from . import dispatch, releases
+from . import dispatch, releases, uploads
 from .models import Scene
 
 
@@ -19,6 +19,14 @@ def export_release(release_id: int, job_id: int | None = None) -> int:
     file. Idempotent: what is written is kept; a redelivered message of a job that ran or runs does nothing."""
     releases.run_release_export(release_id, job_id)
     return release_id
+
+
+@shared_task
+def check_upload(upload_id: int, job_id: int) -> int:
+    """A large upload's size and sha256 checked as its core.Job (uploads.run_upload_check). Idempotent:
+    a complete upload keeps its asset; a redelivered message of a job that ran or runs does nothing."""
+    uploads.run_upload_check(upload_id, job_id)
+    return upload_id
 
 
 @shared_task

@@ -3,7 +3,9 @@
 An upload is announced first (role, name, size, sha256) and answered with a URL the browser PUTs
 the bytes to: a presigned S3 URL when the default storage is a bucket, or a signed same-origin
 Django URL on the embedded default (local folder). Completing it streams the stored object
-through SHA-256 and only then records an Asset; a mismatch deletes the object. Downloads redirect
+through SHA-256 and only then records an Asset; a mismatch deletes the object. An upload of up to
+INLINE_CHECK_BYTES is checked within the completing request; a larger one (up to 5 GiB, a minute of
+hashing) is checked by a task as its core.Job ("upload_check"), which the uploader follows. Downloads redirect
 to a URL that stops working after `DOWNLOAD_URL_EXPIRY_S`, given only to those benchmarks.media
 allows (the same rules as the local /media/ view). On local storage that URL's token names the file
 and the user it was made for: the file is served only while that user may still read it, and a
@@ -29,15 +31,20 @@ from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
 from core.errors import Conflict, DomainError, Forbidden, NotFound
+from core.jobs import advance_job, fail_job, finish_job, request_job, running_job
+from core.models import Job
 from core.sql import locked
 from core.validation import whole_number
 
+from . import dispatch
 from .media import ANSWER_ROLES, may_read_asset
 from .models import Asset, AssetRole, Scene, Upload, asset_upload_to
 
 # One S3 PUT takes at most 5 GiB; larger files would need multipart uploads.
 MAX_UPLOAD_BYTES = 5 * 1024**3
 CHUNK_BYTES = 1024 * 1024
+INLINE_CHECK_BYTES = 64 * 1024**2  # hashed in well under a second: checked within the request
+PROGRESS_EVERY_CHUNKS = 64  # a job's progress report per 64 MiB hashed
 CONTENT_TYPE = "application/octet-stream"
 SHA256_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 UPLOAD_SALT = "benchmarks.upload"
@@ -142,34 +149,90 @@ def _object_chunks(key: str) -> Iterator[bytes]:
         yield from stored.chunks(CHUNK_BYTES)
 
 
-def _bytes_problem(upload: Upload) -> tuple[str, str] | None:
-    """(field, reason) when the stored object is not the announced one; hashed in chunks."""
+def _bytes_problem(upload: Upload, on_chunk=None) -> tuple[str, str] | None:
+    """(field, reason) when the stored object is not the announced one; hashed in chunks, each counted
+    to `on_chunk(chunks_done)` when given."""
     size = default_storage.size(upload.key)  # a HEAD on S3: a wrong size fails before any download
     if size != upload.size:
         return "size", f"Announced {upload.size} bytes but {size} were uploaded."
     digest = hashlib.sha256()
-    for chunk in _object_chunks(upload.key):
+    for done, chunk in enumerate(_object_chunks(upload.key), start=1):
         digest.update(chunk)
+        if on_chunk is not None:
+            on_chunk(done)
     if digest.hexdigest() != upload.sha256:
         return "sha256", "Does not match the uploaded bytes."
     return None
 
 
-def complete_upload(upload_id: int) -> Asset:
+def finish_upload(upload_id: int, user) -> Asset | Job:
+    """The completing request: an upload of up to INLINE_CHECK_BYTES (or one already complete or
+    refused) is completed now (`complete_upload`); a larger one is checked by a task, whose job this
+    returns (the same job however often it is asked)."""
+    upload = Upload.objects.filter(pk=upload_id).first()
+    if upload is None:
+        raise NotFound("No such upload.", field="upload")
+    if upload.status != Upload.Status.PENDING or upload.size <= INLINE_CHECK_BYTES:
+        return complete_upload(upload_id)
+    if not default_storage.exists(upload.key):
+        raise DomainError("Nothing has been uploaded yet; send the file first.", field="file")
+    with transaction.atomic():
+        upload = locked(Upload, upload_id, "upload")
+        if upload.job_id is None:
+            upload.job = request_job("upload_check", f"upload-check:{upload.pk}", user=user,
+                                     subject=f"Checking {upload.filename}"[:200],
+                                     total=-(-upload.size // CHUNK_BYTES)).job
+            upload.save(update_fields=["job"])
+            transaction.on_commit(lambda: dispatch.send_upload_check(upload.pk, upload.job_id))
+    return upload.job
+
+
+def run_upload_check(upload_id: int, job_id: int) -> None:
+    """A large upload's check as its job: progress per PROGRESS_EVERY_CHUNKS MiB hashed, the asset as
+    the report, a mismatch as the reason it failed. A redelivered message of a job that ran or runs
+    does nothing."""
+    def hashed(chunks: int) -> None:
+        if chunks % PROGRESS_EVERY_CHUNKS == 0:
+            advance_job(job_id, done=chunks)
+
+    with running_job(job_id, message="Checking the stored file (sha256)") as job:
+        if job is None:
+            return
+        try:
+            asset = complete_upload(upload_id, on_chunk=hashed)
+        except DomainError as exc:  # the bytes are not the announced ones: the upload is refused
+            fail_job(job_id, f"{exc.field}: {exc.message}")
+            return
+        finish_job(job_id, {"asset": asset.pk, "size": asset.size, "sha256": asset.sha256})
+
+
+def _settled(upload: Upload) -> Asset | None:
+    """A complete upload's asset; Conflict for a refused one; None while it waits for its check."""
+    if upload.status == Upload.Status.COMPLETE and upload.asset_id:
+        return upload.asset
+    if upload.status == Upload.Status.FAILED:
+        raise Conflict(f"This upload was refused: {upload.error}", field="status")
+    return None
+
+
+def complete_upload(upload_id: int, on_chunk=None) -> Asset:
     """Check the uploaded object against the announced size and sha256 and record the Asset.
 
     Idempotent: completing a complete upload returns its asset. A mismatch marks the upload
-    failed, deletes the object and raises DomainError naming `size` or `sha256`.
+    failed, deletes the object and raises DomainError naming `size` or `sha256`. The bytes are hashed
+    outside the row lock (a large file takes a minute); a check that finished meanwhile wins.
     """
     with transaction.atomic():
         upload = locked(Upload, upload_id, "upload")
-        if upload.status == Upload.Status.COMPLETE and upload.asset_id:
-            return upload.asset
-        if upload.status == Upload.Status.FAILED:
-            raise Conflict(f"This upload was refused: {upload.error}", field="status")
+        if (asset := _settled(upload)) is not None:
+            return asset
         if not default_storage.exists(upload.key):
             raise DomainError("Nothing has been uploaded yet; send the file first.", field="file")
-        problem = _bytes_problem(upload)
+    problem = _bytes_problem(upload, on_chunk)
+    with transaction.atomic():
+        upload = locked(Upload, upload_id, "upload")
+        if (asset := _settled(upload)) is not None:
+            return asset
         if problem is None:
             asset = Asset.objects.create(scene=upload.scene, role=upload.role, file=upload.key, size=upload.size,
                                          sha256=upload.sha256, meta=upload.meta)

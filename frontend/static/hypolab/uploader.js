@@ -3,9 +3,24 @@
  * same-origin URL on local storage), then asks the server to check it (size, sha256) and record
  * the asset. The form holds: scene (optional), role, which (before/after, for videos), file,
  * a <progress> and an output[data-role=status]. The sha256 is computed here with WebCrypto, which
- * reads the whole file into memory: fine for videos and scans up to a few GB.
+ * reads the whole file into memory: fine for videos and scans up to a few GB. A file over 64 MiB is
+ * checked by a job on the server (202): its progress is read from the jobs API until it ends.
  */
-import { errorText, post } from "./api.js";
+import { errorText, get, post } from "./api.js";
+
+const pause = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/** The check's job followed to its end: the asset it recorded, or an error with its reason. */
+export async function checkedAsset(job, onProgress, wait = pause) {
+  while (job.status === "queued" || job.status === "running") {
+    if (job.percent !== null) onProgress(job.percent / 100);
+    await wait(2000);
+    const answer = await get(`/api/v1/jobs/${job.id}/`);
+    if (answer.ok) job = answer.data;
+  }
+  if (job.status !== "done") throw new Error(job.message || `the check was ${job.status}`);
+  return { id: job.report.asset, size: job.report.size };
+}
 
 async function sha256Hex(file) {
   const digest = await crypto.subtle.digest("SHA-256", await file.arrayBuffer());
@@ -45,8 +60,10 @@ export function attachUploader(form) {
       say("Checking the stored file…", "checking");
       const done = await post(`/api/v1/uploads/${announced.data.id}/complete/`, {});
       if (!done.ok) { say(errorText(done.data), "error"); return; }
-      say(`Stored as asset ${done.data.id} (${done.data.size} bytes, sha256 checked).`, "done");
-      form.dataset.assetId = done.data.id;
+      const asset = done.status === 202
+        ? await checkedAsset(done.data, (fraction) => { progress.value = fraction; }) : done.data;
+      say(`Stored as asset ${asset.id} (${asset.size} bytes, sha256 checked).`, "done");
+      form.dataset.assetId = asset.id;
     } catch (error) {
       say(`file: ${error.message}`, "error");
     }
