@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import progress as annotation_progress
+from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.family_tags import tag_fields
 from annotation.guidelines import render_guidelines
@@ -130,7 +131,7 @@ def annotate(request, assignment):
         "assignment": assignment,
         "campaign": campaign,
         "guidelines": render_guidelines(campaign.guidelines),
-        "first_assignment": not campaign.assignments.filter(worker=request.user, pk__lt=assignment.pk).exists(),
+        "first_assignment": annotation_selectors.is_first_assignment(assignment, request.user),
         "viewer": viewer,
         "draft": {
             "descriptions": draft.descriptions, "text": draft.text, "content": draft.content,

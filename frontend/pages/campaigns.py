@@ -4,9 +4,11 @@ with what was typed."""
 
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.guidelines import paper_guidelines
 from annotation.models import Campaign, default_question_types
+from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import Benchmark, ChangeType
 from core import roles
 from core.errors import DomainError
@@ -35,7 +37,8 @@ def _form_of(campaign: Campaign | None, benchmark) -> dict:
     form["quiz"] = [{"question": q["question"], "choices": "\n".join(q["choices"]), "answer": q["answer"] + 1}
                     for q in defaults.quiz or []]
     form["types"] = [{"fine": fine, "coarse": ", ".join(coarse)} for fine, coarse in (defaults.question_types or {}).items()]
-    form["scenes"] = {s.pk for s in campaign.scenes.all()} if campaign else set(benchmark.scenes.values_list("pk", flat=True))
+    form["scenes"] = (annotation_selectors.scene_ids_of(campaign) if campaign
+                      else benchmark_selectors.scene_ids_of(benchmark))
     return form
 
 
@@ -97,7 +100,7 @@ def _render(request, benchmark, campaign, form, error=None, status=200):
     return render(request, "frontend/campaign_form.html", {
         "benchmark": benchmark, "campaign": campaign, "form": form, "error": error or {},
         "quiz_rows": quiz, "type_rows": types, "kinds": Campaign.Kind.choices, "change_types": ChangeType.choices,
-        "scenes": benchmark.scenes.order_by("external_id"),
+        "scenes": benchmark_selectors.scenes_of(benchmark),
         "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/", campaign.created_at) if campaign else [],
     }, status=status)
 
@@ -106,7 +109,7 @@ def _save(request, benchmark, campaign):
     form = _posted_form(request.POST)
     try:
         fields = _settings(form)
-        scenes = list(benchmark.scenes.filter(pk__in=form["scenes"]))
+        scenes = benchmark_selectors.scenes_among(benchmark, form["scenes"])
         if campaign is None:
             name, change_type = fields.pop("name"), fields.pop("change_type")
             saved = annotation_services.create_campaign(benchmark, name, change_type, scenes, **fields)
@@ -127,7 +130,7 @@ def campaign_new(request, slug):
 
 @role_required(roles.ADMIN)
 def campaign_edit(request, campaign_id):
-    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=campaign_id)
+    campaign = get_object_or_404(annotation_selectors.campaigns_with_benchmark(), pk=campaign_id)
     if request.method == "POST":
         return _save(request, campaign.benchmark, campaign)
     return _render(request, campaign.benchmark, campaign, _form_of(campaign, campaign.benchmark))

@@ -2,18 +2,18 @@
 action — an admin's benchmarks with the next step of each pipeline, a reviewer's queues with counts,
 an annotator's assignments and earnings, an evaluator's sessions."""
 
-from django.db.models import Count, Q
 from django.shortcuts import render
 
 from annotation import progress as annotation_progress
-from annotation.models import Assignment, Campaign
-from benchmarks.models import Benchmark, ContextChange, Item, Release
+from annotation import selectors as annotation_selectors
+from annotation.models import Assignment
+from benchmarks import selectors as benchmark_selectors
 from core import roles
 from crowd import services as crowd_services
-from humaneval.models import EvalSession, Study
+from humaneval import selectors as humaneval_selectors
 from humaneval.services import invitations
-from modeleval.models import Run
-from review import services as review_services
+from modeleval import selectors as modeleval_selectors
+from review import selectors as review_selectors
 
 # Query strings the crowd platforms fill in. Prolific and CloudResearch Connect replace the
 # {{%...%}} placeholders (Connect's names as public integrations use them: check them in Connect's
@@ -44,40 +44,19 @@ def crowd_links(request, path: str, created_at=None) -> list[dict]:
 
 def admin_pipelines() -> list[dict]:
     """Each benchmark with its counts and the next step of its pipeline, in a handful of queries."""
-    benchmarks = list(Benchmark.objects.order_by("name"))
+    benchmarks = list(benchmark_selectors.benchmarks_by_name())
     ids = [b.pk for b in benchmarks]
-
-    def counts(queryset, key: str) -> dict:
-        return dict(queryset.filter(**{f"{key}__in": ids}).values_list(key).annotate(n=Count("id")))
-
-    changes = counts(ContextChange.objects.filter(status=ContextChange.Status.SUBMITTED), "scene__benchmark")
-    item_rows = (Item.objects.filter(benchmark__in=ids).values("benchmark")
-                 .annotate(draft=Count("id", filter=Q(status=Item.Status.DRAFT)),
-                           approved=Count("id", filter=Q(status=Item.Status.APPROVED)),
-                           flagged=Count("id", filter=Q(consensus=Item.Consensus.FLAGGED))))
-    items = {row["benchmark"]: row for row in item_rows}
-    studies = counts(Study.objects.all(), "benchmark")
-    run_rows = (Run.objects.filter(benchmark__in=ids).values("benchmark")
-                .annotate(finished=Count("id", filter=Q(status=Run.Status.FINISHED)),
-                          running=Count("id", filter=Q(status__in=[Run.Status.QUEUED, Run.Status.RUNNING,
-                                                                   Run.Status.SCORING]))))
-    runs = {row["benchmark"]: row for row in run_rows}
-    latest = {}
-    for release in Release.objects.filter(benchmark__in=ids).order_by("benchmark_id", "-created_at"):
-        latest.setdefault(release.benchmark_id, release)
+    progress = benchmark_selectors.progress_by_benchmark(ids)
+    studies = humaneval_selectors.study_counts_by_benchmark(ids)
+    runs = modeleval_selectors.run_counts_by_benchmark(ids)
     rows = []
     for benchmark in benchmarks:
-        n = items.get(benchmark.pk, {})
-        r = runs.get(benchmark.pk, {})
+        r = runs.get(benchmark.pk, modeleval_selectors.RunCounts())
         facts = {
-            "changes_waiting": changes.get(benchmark.pk, 0),
-            "questions_waiting": n.get("draft", 0),
-            "approved": n.get("approved", 0),
-            "flagged": n.get("flagged", 0),
+            **vars(progress[benchmark.pk]),
             "studies": studies.get(benchmark.pk, 0),
-            "runs_finished": r.get("finished", 0),
-            "runs_running": r.get("running", 0),
-            "release": latest.get(benchmark.pk),
+            "runs_finished": r.finished,
+            "runs_running": r.running,
         }
         rows.append({"benchmark": benchmark, **facts, "steps": pipeline_steps(benchmark, facts)})
     return rows
@@ -124,18 +103,7 @@ def pipeline_steps(benchmark, facts: dict) -> list[dict]:
 
 
 def reviewer_queues(user) -> dict:
-    changes, items = review_services.review_queue(user), review_services.filtering_queue(user)
-    return {
-        "changes": changes.count(),
-        "items": items.count(),
-        "next_changes": list(changes[:5]),
-        "next_items": list(items[:5]),
-        "flagged": Item.objects.filter(consensus=Item.Consensus.FLAGGED).count(),
-        "flagged_benchmarks": list(Benchmark.objects.filter(items__consensus=Item.Consensus.FLAGGED)
-                                   .annotate(n=Count("items")).order_by("name")),
-        "returned": len(review_services.returned_work(user)),
-        "benchmarks": list(Benchmark.objects.order_by("name").values("slug", "name")),  # consensus, per benchmark
-    }
+    return {**vars(review_selectors.review_queues(user)), **vars(benchmark_selectors.consensus_overview())}
 
 
 def home(request):
@@ -149,8 +117,8 @@ def home(request):
         "is_evaluator": roles.has_role(user, roles.EVALUATOR),
     }
     if context["is_admin"]:
-        campaigns = Campaign.objects.filter(is_active=True).select_related("benchmark").order_by("name")
-        studies = Study.objects.filter(is_open=True).select_related("benchmark").order_by("name")
+        campaigns = annotation_selectors.active_campaigns()
+        studies = humaneval_selectors.open_studies()
         context |= {
             "pipelines": admin_pipelines(),
             "campaigns": [{"campaign": c, "links": crowd_links(request, f"/crowd/campaigns/{c.pk}/", c.created_at)}
@@ -169,11 +137,11 @@ def home(request):
         invited = not crowd_services.is_crowd_worker(user)
         context |= {
             "earnings": earnings,
-            "open_campaigns": [c for c in Campaign.objects.filter(is_active=True).order_by("name")
+            "open_campaigns": [c for c in annotation_selectors.active_campaigns()
                                if c.pk not in worked] if invited else [],
         }
     if context["is_evaluator"]:
-        sessions = list(EvalSession.objects.filter(participant=user).select_related("study").order_by("-started_at"))
+        sessions = humaneval_selectors.sessions_of(user)
         taken = {s.study_id for s in sessions}
         # Crowd participants came for one study on their platform; other evaluators see the studies they
         # were invited to (humaneval.services.invitations).

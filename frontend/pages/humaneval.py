@@ -5,18 +5,19 @@ import json
 from dataclasses import MISSING, fields
 
 from django.contrib.auth import login
-from django.db.models import Count
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from benchmarks.models import Benchmark, Item
+from benchmarks import selectors as benchmark_selectors
+from benchmarks.models import Benchmark
 from config.throttle import crowd_entry_limited
 from core import roles
 from core.errors import DomainError
 from crowd import services as crowd_services
-from humaneval.models import EvalSession, ItemRole, SessionItem, Study
+from humaneval import selectors as humaneval_selectors
+from humaneval.models import EvalSession
 from humaneval.services import design as humaneval_design
 from humaneval.services import invitations as humaneval_invitations
 from humaneval.services import prolific_places
@@ -29,7 +30,7 @@ from ..access import role_required
 from ..templatetags.safe_urls import http_url
 from .common import BACKEND, carries_platform_ids, csv_attachment, entry_params, error_page, squatted_page
 from .home import crowd_links
-from .manage import protocols_for, results_export
+from .manage import results_export
 from .planner import planner_context
 
 
@@ -98,13 +99,12 @@ def _intro(session) -> dict:
     """What the opening screen says: the study's instructions and consent, how many questions (practice
     first, if the design has familiarisation items) and how long."""
     study = session.study
-    by_role = dict(SessionItem.objects.filter(session=session).values_list("role").annotate(n=Count("id")))
-    practice = by_role.get(ItemRole.FAMILIARISATION, 0)
+    size = humaneval_selectors.session_size(session)
     return {
         "instructions": study.instructions or DEFAULT_INSTRUCTIONS,  # a quick-form study has none of its own
         "consent_text": study.consent_text or DEFAULT_CONSENT,
-        "n_practice": practice,
-        "n_questions": sum(by_role.values()) - practice,
+        "n_practice": size.practice,
+        "n_questions": size.questions,
         "seconds_per_item": study.seconds_per_item,
         "minutes": round(study.seconds_per_session / 60),
     }
@@ -192,14 +192,14 @@ def _design_form(post=None) -> dict:
 
 
 def _design_context(benchmark, form, **extra):
-    items = Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk")
+    items = benchmark_selectors.approved_items_in_order(benchmark)
     return {
         "benchmark": benchmark,
         "approved_items": items,
-        "tags": sorted({tag for tags in items.values_list("tags", flat=True) for tag in (tags or {})}),
+        "tags": benchmark_selectors.tags_of(items),
         "form": form,
         "ticked": form["items"] if form["items"] is not None else {i.pk for i in items},
-        "protocols": protocols_for(benchmark),
+        "protocols": benchmark_selectors.protocols_for(benchmark),
         **extra,
     }
 
@@ -227,7 +227,7 @@ def study_design(request, slug):
 def study_invitations(request, study_id):
     """Invite an evaluator (`invitee`: a user name or an e-mail address) or withdraw an invitation
     (`withdraw`: its id); back to the study's settings, or them again with the message."""
-    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
     try:
         if "withdraw" in request.POST:
             humaneval_invitations.withdraw(study.pk, _db_id(request.POST.get("withdraw"), "withdraw"))
@@ -244,7 +244,7 @@ def study_invitations(request, study_id):
 def study_check_places(request, study_id):
     """Start the check of the study's places against Prolific's submissions (PROLIFIC_API_TOKEN), a job
     whose widget and, once done, report the study's settings page shows."""
-    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
     try:
         prolific_places.start_places_check(study.pk, request.user)
     except DomainError as exc:
@@ -265,7 +265,7 @@ def _settings_page(request, study, form=None, error=None, status=200, **extra):
     return render(request, "frontend/study_settings.html", {
         "study": study, "form": form, "error": error or {}, "default_consent": DEFAULT_CONSENT,
         "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
-        "invitations": study.invitations.select_related("user").order_by("created_at"),
+        "invitations": humaneval_selectors.invitations_of(study),
         "prolific_checks": prolific_places.enabled(), "places_check": study.places_check, **extra,
     }, status=status)
 
@@ -273,7 +273,7 @@ def _settings_page(request, study, form=None, error=None, status=200, **extra):
 @role_required(roles.ADMIN)
 def study_settings(request, study_id):
     """Edit what may change once a study runs: name, instructions, consent statement, open or closed."""
-    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
     form = {"name": study.name, "instructions": study.instructions, "consent_text": study.consent_text,
             "is_open": study.is_open}
     error, status = {}, 200
@@ -294,7 +294,7 @@ def study_settings(request, study_id):
 def study_results(request, study_id):
     """The study's human row beside the finished runs and chance, all on the study's scored items
     (`results.services.benchmark_results(benchmark, study)`); `?format=json|csv|latex` exports them."""
-    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
     data = results_services.benchmark_results(study.benchmark, study)
     exported = results_export(request, data, f"study-{study.pk}")
     if exported is not None:
@@ -313,6 +313,6 @@ def study_results(request, study_id):
 
 @role_required(roles.ADMIN)
 def study_results_csv(request, study_id):
-    study = get_object_or_404(Study.objects.select_related("benchmark"), pk=study_id)
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
     return csv_attachment(f"study-{study.pk}-responses.csv",
                           [humaneval_results.CSV_HEADER, *humaneval_results.response_table(study)])

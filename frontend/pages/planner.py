@@ -4,7 +4,7 @@ chosen half-width (`results.planning.study_plan`). A GET form beside the design 
 value is said beside its field, the design form unaffected."""
 
 from core.errors import DomainError
-from humaneval.models import Study
+from humaneval import selectors as humaneval_selectors
 from results import planning
 
 ACCURACY_PREFIX = "accuracy "
@@ -14,7 +14,7 @@ DEFAULTS = {"half_width": "5", "items_per_participant": "50", "icc": "0.05", "pi
 def planner_context(benchmark, query) -> dict:
     """{"planner": {"form", "studies", "plan", "error", "status"}}; the plan is computed when the query
     has a half-width (the planner form was sent), else with the defaults (a first look)."""
-    studies = list(Study.objects.filter(benchmark=benchmark).order_by("created_at", "pk"))
+    studies = list(humaneval_selectors.studies_of(benchmark, oldest_first=True))
     form = {name: query.get(name, default) for name, default in DEFAULTS.items()}
     given = {key[len(ACCURACY_PREFIX):]: value for key, value in query.items() if key.startswith(ACCURACY_PREFIX)}
     planner = {"form": form, "studies": studies, "given": given, "plan": None, "error": None, "sent": "half_width" in query}

@@ -3,7 +3,7 @@
 from django.shortcuts import get_object_or_404, render
 
 from benchmarks import releases
-from benchmarks.models import Release
+from benchmarks import selectors as benchmark_selectors
 from core import roles
 
 from ..access import role_required
@@ -11,7 +11,7 @@ from ..access import role_required
 
 @role_required(roles.ADMIN)
 def release_detail(request, release_id):
-    release = get_object_or_404(Release.objects.select_related("benchmark", "previous", "job"), pk=release_id)
+    release = get_object_or_404(benchmark_selectors.releases_with_links(), pk=release_id)
     return render(request, "frontend/release_detail.html", {
         "release": release,
         "files": releases.release_files(release),

@@ -1,18 +1,19 @@
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from benchmarks import selectors as benchmark_selectors
 from benchmarks.material.viewer import scene_viewer_data
-from benchmarks.models import Benchmark, ContextChange, Item
+from benchmarks.models import Benchmark
 from core import roles
 from core.errors import DomainError
-from modeleval.models import ModelSpec
+from modeleval import selectors as modeleval_selectors
 from review import complements as review_complements
 from review import consensus as review_consensus
 from review import dedup as review_dedup
 from review import frames as review_frames
 from review import polish as review_polish
+from review import selectors as review_selectors
 from review import services as review_services
-from review.models import DedupRun, ItemDecision, Polish
 
 from ..access import role_required
 from .common import error_page
@@ -20,50 +21,47 @@ from .common import error_page
 
 @role_required(roles.REVIEWER)
 def review_queue(request):
-    approved = (ContextChange.objects.filter(status=ContextChange.Status.APPROVED).select_related("scene__benchmark")
-                .order_by("-updated_at")[:50])
     return render(request, "frontend/review_queue.html", {
         "queue": review_services.review_queue(request.user)[:100],
-        "approved": approved,
+        "approved": benchmark_selectors.recently_approved_changes(),
         "returned": review_services.returned_work(request.user),
-        "n_drafts": review_services.filtering_queue(request.user).count(),
+        "n_drafts": review_selectors.drafts_waiting(request.user),
         "n_frames": len(review_frames.frames_to_review()),
-        "dedup_runs": DedupRun.objects.select_related("benchmark", "job")[:5],
+        "dedup_runs": review_selectors.recent_dedup_runs(),
         "is_admin": roles.has_role(request.user, roles.ADMIN),
-        "benchmarks": Benchmark.objects.order_by("name"),
-        "polish_models": ModelSpec.objects.filter(adapter=ModelSpec.Adapter.OPENAI_COMPATIBLE).order_by("name"),
-        "polished": Polish.objects.filter(status=Polish.Status.APPLIED).select_related("change")[:50],
+        "benchmarks": benchmark_selectors.benchmarks_by_name(),
+        "polish_models": modeleval_selectors.openai_compatible_models(),
+        "polished": review_selectors.applied_polishes(),
         "polish_passes": review_polish.running_passes(),
     })
 
 
 @role_required(roles.REVIEWER)
 def review_change(request, change_id):
-    change = get_object_or_404(ContextChange.objects.select_related("scene__benchmark", "author"), pk=change_id)
-    polish = change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first()
+    change = get_object_or_404(benchmark_selectors.changes_for_review(), pk=change_id)
+    polish = review_selectors.applied_polish_of(change)
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
         "history": review_services.change_history(change),
-        "items": change.items.order_by("pk"),
+        "items": benchmark_selectors.items_of_change(change),
         "criteria": review_services.CHANGE_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": change.author_id == request.user.pk,
         "polish": polish,
-        "polish_pass": review_polish.running_passes(change.scene.benchmark).first(),
+        "polish_pass": review_selectors.running_polish_pass(change.scene.benchmark),
         "page_data": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
     })
 
 
 @role_required(roles.REVIEWER)
 def review_item(request, item_id):
-    item = get_object_or_404(Item.objects.select_related("change", "scene", "author", "benchmark", "complement_of"),
-                             pk=item_id)
+    item = get_object_or_404(benchmark_selectors.items_for_review(), pk=item_id)
     return render(request, "frontend/review_item.html", {
         "item": item,
         "viewer": scene_viewer_data(item.scene) if item.scene else None,
         "history": review_services.item_history(item),
-        "answers": item.independent_answers.select_related("answerer"),
+        "answers": review_selectors.independent_answers_of(item),
         "criteria": review_services.QUESTION_CRITERIA,
         "question_types": review_services.QUESTION_TYPES,
         "own_work": item.author_id == request.user.pk,
@@ -71,7 +69,7 @@ def review_item(request, item_id):
         # 3DSRBench's complementary image pairs (review/complements.py)
         "complement_letters": [chr(ord("A") + i) for i in range(len(item.choices))]
         if item.benchmark.family == "3dsrbench" and item.choices else [],
-        "complements": item.complements.order_by("pk"),
+        "complements": benchmark_selectors.complements_of(item),
         "page_data": {"item": item.pk, "version": item.version},
     })
 
@@ -116,18 +114,17 @@ def review_world_frame(request, frame_id, action):
 
 @role_required(roles.REVIEWER)
 def filter_questions(request):
-    drafts = review_services.filtering_queue(request.user).select_related("change")[:200]
-    filtered = Benchmark.objects.filter(items__decisions__action__in=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP]).distinct()
     return render(request, "frontend/review_filtering.html", {
-        "drafts": drafts,
-        "keep_rates": {b.name: review_services.keep_rates(b) for b in filtered},
+        "drafts": review_selectors.filtering_drafts(request.user),
+        "keep_rates": {b.name: review_services.keep_rates(b)
+                       for b in review_selectors.benchmarks_with_filter_decisions()},
     })
 
 
 @role_required(roles.REVIEWER)
 def duplicates(request, run_id):
-    run = get_object_or_404(DedupRun.objects.select_related("benchmark", "job"), pk=run_id)
-    return render(request, "frontend/review_duplicates.html", {"run": run, "pairs": run.pairs.all()[:500]})
+    run = get_object_or_404(review_selectors.dedup_runs(), pk=run_id)
+    return render(request, "frontend/review_duplicates.html", {"run": run, "pairs": review_selectors.pairs_of(run)})
 
 
 @role_required(roles.REVIEWER)
@@ -136,7 +133,7 @@ def agreement(request, slug):
     return render(request, "frontend/review_agreement.html", {
         "benchmark": benchmark,
         "report": review_consensus.agreement_report(benchmark),
-        "flagged": Item.objects.filter(benchmark=benchmark, consensus=Item.Consensus.FLAGGED)[:200],
+        "flagged": benchmark_selectors.flagged_items(benchmark),
     })
 
 

@@ -6,8 +6,9 @@ import math
 
 from django.shortcuts import get_object_or_404, render
 
+from benchmarks import selectors as benchmark_selectors
 from benchmarks.material.viewer import scene_viewer_data
-from benchmarks.models import AssetRole, Scene
+from benchmarks.models import AssetRole
 from core import roles
 
 from ..access import role_required
@@ -15,8 +16,8 @@ from ..access import role_required
 
 @role_required(roles.ADMIN)
 def scene_media(request, scene_id):
-    scene = get_object_or_404(Scene.objects.select_related("benchmark"), pk=scene_id)
-    assets = list(scene.assets.order_by("role", "id"))
+    scene = get_object_or_404(benchmark_selectors.scenes_with_benchmark(), pk=scene_id)
+    assets = benchmark_selectors.assets_of(scene)
     videos = {a.meta.get("which"): a for a in assets if a.role == AssetRole.VIDEO}
     pair = None
     if {"before", "after"} <= videos.keys():
@@ -38,10 +39,10 @@ ALIGNMENT_SOURCES = {
 def scene_page(request, scene_id):
     """One scene without needing an item: the viewer, both top views, the objects table (centre,
     size, yaw) and the alignment record (source and 4x4 matrix). Reviewers and admins only."""
-    scene = get_object_or_404(Scene.objects.select_related("benchmark"), pk=scene_id)
+    scene = get_object_or_404(benchmark_selectors.scenes_with_benchmark(), pk=scene_id)
     alignment = (scene.meta or {}).get("alignment") or {}
     objects = [{"instance_id": o.instance_id, "label": o.label, "center": o.center, "size": o.size,
-                "yaw_deg": math.degrees(o.yaw)} for o in scene.scene_objects.order_by("instance_id")]
+                "yaw_deg": math.degrees(o.yaw)} for o in benchmark_selectors.objects_of(scene)]
     facts = {key: value for key, value in alignment.items() if key not in ("source", "matrix")}
     return render(request, "frontend/scene.html", {
         "scene": scene, "viewer": scene_viewer_data(scene), "objects": objects, "alignment": alignment,

@@ -1,0 +1,71 @@
+"""What pages read of review's own records: decisions, answers, dedup runs and polishes."""
+
+from dataclasses import dataclass
+
+from benchmarks.models import Benchmark
+
+from . import polish, services
+from .models import DedupRun, ItemDecision, Polish
+
+
+def benchmarks_with_filter_decisions():
+    """Benchmarks with at least one item kept or dropped by filtering."""
+    return Benchmark.objects.filter(
+        items__decisions__action__in=[ItemDecision.Action.KEEP, ItemDecision.Action.DROP]).distinct()
+
+
+def independent_answers_of(item):
+    return item.independent_answers.select_related("answerer")
+
+
+def dedup_runs():
+    """Dedup runs with their benchmark and job, newest first (the model's order), for a list or a lookup by id."""
+    return DedupRun.objects.select_related("benchmark", "job")
+
+
+def recent_dedup_runs():
+    return dedup_runs()[:5]
+
+
+def pairs_of(run):
+    return run.pairs.all()[:500]
+
+
+def applied_polishes():
+    return Polish.objects.filter(status=Polish.Status.APPLIED).select_related("change")[:50]
+
+
+def running_polish_pass(benchmark):
+    """The grammar pass (its job) queued or running over the benchmark, or None."""
+    return polish.running_passes(benchmark).first()
+
+
+def applied_polish_of(change):
+    """The polish applied to the change, with its model, or None."""
+    return change.polishes.filter(status=Polish.Status.APPLIED).select_related("model").first()
+
+
+def filtering_drafts(user):
+    """The first 200 drafts of the user's filtering queue, with their change."""
+    return services.filtering_queue(user).select_related("change")[:200]
+
+
+def drafts_waiting(user) -> int:
+    return services.filtering_queue(user).count()
+
+
+@dataclass
+class ReviewQueues:
+    """The reviewer's home: how much waits in each queue, the next few of each, and work sent back."""
+
+    changes: int
+    items: int
+    next_changes: list
+    next_items: list
+    returned: int
+
+
+def review_queues(user) -> ReviewQueues:
+    changes, items = services.review_queue(user), services.filtering_queue(user)
+    return ReviewQueues(changes=changes.count(), items=items.count(), next_changes=list(changes[:5]),
+                        next_items=list(items[:5]), returned=len(services.returned_work(user)))
