@@ -1,4 +1,4 @@
-"""ASGI entry: HTTP through Django, websockets through Channels (live run progress, jobs)."""
+"""ASGI entry: HTTP through Django, websockets through Channels (jobs' progress, live dashboards)."""
 
 import os
 
@@ -15,11 +15,10 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from annotation.routing import websocket_urlpatterns as annotation_websockets  # noqa: E402
 from core.routing import websocket_urlpatterns as core_websockets  # noqa: E402
-from modeleval.routing import websocket_urlpatterns as modeleval_websockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(core_websockets + modeleval_websockets + annotation_websockets))),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(core_websockets + annotation_websockets))),
     }
 )

@@ -77,6 +77,7 @@ class RunSummarySerializer(serializers.Serializer):
 class RunProgressSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     status = serializers.CharField()
+    job = serializers.IntegerField(allow_null=True, help_text="Its current attempt's core.Job: /api/v1/jobs/<id>/.")
     done = serializers.IntegerField(help_text="Predictions written.")
     total = serializers.IntegerField(help_text="Predictions the run makes.")
     errors = serializers.IntegerField(help_text="Predictions whose inference failed.")
@@ -226,7 +227,7 @@ class RunCancel(APIView):
 
     @extend_schema(request=None, responses={200: RunProgressSerializer, 409: error(409)})
     def post(self, request, pk):
-        return Response(services.run_progress(services.cancel_run(pk)))
+        return Response(services.run_progress(services.cancel_run(pk, request.user)))
 
 
 class RunResume(APIView):

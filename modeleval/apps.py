@@ -21,6 +21,10 @@ class ModelevalConfig(AppConfig):
 
     def ready(self):
         from benchmarks.harness import harness_prompt as asked
+        from core.jobs import on_cancel
+
+        from .services import RUN_JOB, stop_cancelled_run
 
         # a release's lmms-eval task carries the family's prompt (benchmarks does not import modeleval)
         asked.connect(harness_prompt, weak=False, dispatch_uid="modeleval-harness-prompt")
+        on_cancel(RUN_JOB, stop_cancelled_run)  # cancelling a run's job cancels the run

@@ -61,10 +61,12 @@ def complete_on_gpu_worker(model, prompt: str, images: list[bytes]) -> str:
 
 
 def send_render(run_id: int, scene_id: int) -> None:
-    """One scene's view set for a run, to the default queue (rendering needs no GPU)."""
+    """One scene's view set for a run, to the default queue (rendering needs no GPU), reported through
+    its core.Job."""
+    from .services import render_job
     from .tasks import render_views
 
-    render_views.delay(run_id, scene_id)
+    render_views.delay(run_id, scene_id, render_job(run_id, scene_id))
 
 
 def send_scoring(run_id: int) -> None:

@@ -162,6 +162,8 @@ class Run(StatusTransitions, models.Model):
         'or {"fps": F} (video frames sampled per video), {"extra_frames": source} (per-item frames imported from '
         'elsewhere, sent after the scene\'s), {"chain": {...}} (captions -> summary -> answer, stored and reused).',
     )
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text="Its current attempt (launch or resume): progress and report (core/jobs.py).")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

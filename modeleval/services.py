@@ -1,11 +1,16 @@
 """Model runs: launch over a benchmark's approved items, infer in batches on the gpu queue,
-record one prediction per (run, item, variant, repeat), push progress, then score. A run can
+record one prediction per (run, item, variant, repeat), then score (run_scoring.py). A run can
 be cancelled and resumed; resuming infers only what is missing. Outputs produced elsewhere are
 scored from their files, or recorded as a model whose runs replay them.
 
+Each start of a run (its launch, each resume) is a core.Job of kind `model_run` that the run links:
+its batches advance it by the predictions stored, scoring is its last step and ends it with the
+run's report; the run keeps its own status. Cancelling the job cancels the run (`cancel_run` goes
+through core.jobs.cancel_job, whose handler for `model_run` moves the run).
+
 A run shown camera views (`multi_view:N`, `egocentric:N`) waits queued while the default queue
-renders the view sets its scenes are missing, one task per scene; the last one rendered sends the
-batches, so a GPU worker only reads stored PNGs.
+renders the view sets its scenes are missing, one task (and job) per scene; the last one rendered
+sends the batches, so a GPU worker only reads stored PNGs.
 
 What a launch may ask for is checked in run_options.py, what a model is shown in visual_inputs.py,
 prediction files are read in prediction_files.py, a 3DSRBench judge is asked in judge.py, tasks are
@@ -15,11 +20,9 @@ import hashlib
 import json
 import time
 from collections import Counter
-from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Max, Q
-from django.utils import timezone
+from django.db.models import Count
 
 import scoring
 from benchmarks import protocols
@@ -28,36 +31,27 @@ from benchmarks.material.scans import ScanError
 from benchmarks.models import Asset, AssetRole, Benchmark, Item, Scene
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
-from core.broadcast import send_to_group
+from core import jobs
 from core.errors import Conflict, DomainError, NotFound
+from core.models import Job
 from core.sql import locked
 from core.validation import whole_number
-from scoring.engine import Source, get_family, score_records
-from scoring.family import Run as ScoringRun
 from scoring.records import RecordError, parse_prediction
-from scoring.tables import breakdowns
-from scoring.uncertainty import TABLE_LEVEL
 
-from . import dispatch, generation, run_inputs, run_options, secondary_metrics, sql, visual_inputs
+from . import dispatch, generation, run_inputs, run_options, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
-from .counterfactual import scored_gold
 from .endpoint_client import predictions_in_flight
-from .judge import run_judge
 from .models import ModelSpec, Prediction, RecordedOutput, Run
-from .prediction_files import (
-    RecordedFile,
-    file_protocol,
-    gold_lines,
-    read_prediction_files,
-    resolve_predictions,
-)
+from .prediction_files import RecordedFile, file_protocol, read_prediction_files, resolve_predictions
 from .prompts import InferenceRequest, latest_template, template_for
 from .run_options import item_variants
+from .run_scoring import run_summary
 from .visual_inputs import VisualInput
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
 MAX_REPEATS = 10
+RUN_JOB = "model_run"
 
 
 def ensure_baseline_model() -> ModelSpec:
@@ -118,8 +112,18 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
             visual_input=str(shown), inputs=inputs,
         )
         run.items.set(items)
-        _start(run, items)
+        _attempt(run, items)
     return run
+
+
+def _attempt(run: Run, item_ids: list[int]) -> None:
+    """Start the (locked or new) run once more: a job of its own for this attempt (a resume is a new
+    one, so a redelivered message of an earlier attempt finds that attempt's job), then to work."""
+    attempt = Job.objects.filter(kind=RUN_JOB, key__startswith=f"{RUN_JOB}:{run.pk}:").count()
+    run.job = jobs.request_job(RUN_JOB, f"{RUN_JOB}:{run.pk}:{attempt}", total=run.total, user=run.created_by,
+                               subject=f"Run {run.pk}: {run.model.name} on {run.benchmark.name}").job
+    run.save(update_fields=["job"])
+    _start(run, item_ids)
 
 
 def _start(run: Run, item_ids: list[int]) -> None:
@@ -129,12 +133,21 @@ def _start(run: Run, item_ids: list[int]) -> None:
     if not unrendered:
         run.move_to(Run.Status.RUNNING)
         run.save(update_fields=["status"])
+        if run.job_id:  # runs started before runs had jobs have none
+            # after the commit, as every job change made while the run's row is locked: a cancel locks
+            # the job, then the run (stop_cancelled_run)
+            transaction.on_commit(lambda: _start_job(run))
         _enqueue_batches(run, item_ids)
         return
     if run.status != Run.Status.QUEUED:
         run.move_to(Run.Status.QUEUED)
         run.save(update_fields=["status"])
     _send_on_commit(run, lambda: [dispatch.send_render(run.pk, scene_id) for scene_id in unrendered])
+
+
+def _start_job(run: Run) -> None:
+    if jobs.start_job(run.job_id, total=run.total) is not None:
+        report_inference(run)  # a resumed run starts from the predictions it has
 
 
 def _unrendered_scenes(run: Run) -> list[int]:
@@ -148,30 +161,49 @@ def _unrendered_scenes(run: Run) -> list[int]:
     return [pk for pk in scene_ids if rendered[pk] != shown.views]
 
 
-def render_views(run_id: int, scene_id: int) -> None:
+def render_job(run_id: int, scene_id: int) -> int:
+    """The core.Job rendering one scene's view set for a run's current attempt (a resume renders again
+    under a new one; a failed one is queued again)."""
+    run = Run.objects.get(pk=run_id)
+    scene = Scene.objects.get(pk=scene_id)
+    return jobs.request_job("render", f"render:{run_id}:{scene_id}:{run.job_id}", user=run.created_by,
+                            subject=f"Run {run_id}: {run.visual_input} views of scene {scene.external_id}").job.pk
+
+
+def render_views(run_id: int, scene_id: int, job_id: int) -> None:
     """One scene's view set for a queued run (a default-queue task; `renders.view_set` renders a set
-    once, so a retry or another run's task costs nothing). The last set rendered starts inference; a
-    scan that cannot be rendered fails the run."""
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None or run.status != Run.Status.QUEUED:
-        return
-    try:
-        renders.view_set(Scene.objects.get(pk=scene_id), run.visual_input)
-    except (renders.RenderError, ScanError, Scene.DoesNotExist):
-        _fail_to_start(run_id)
-        raise
+    once, so a retry or another run's task costs nothing), reported through its job. The last set
+    rendered starts inference; a scan that cannot be rendered fails the run."""
+    with jobs.running_job(job_id, message="Rendering the views") as job:
+        if job is None:
+            return  # a redelivered message of a render that ran or runs
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None or run.status != Run.Status.QUEUED:
+            jobs.finish_job(job_id, {"rendered": 0}, message="The run no longer waits for views.")
+            return
+        try:
+            views = renders.view_set(Scene.objects.get(pk=scene_id), run.visual_input)
+        except (renders.RenderError, ScanError, Scene.DoesNotExist) as exc:
+            _fail_to_start(run_id, f"The views of scene {scene_id} could not be rendered: {exc}")
+            raise
+        jobs.finish_job(job_id, {"rendered": len(views), "views": run.visual_input})
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
         if run.status == Run.Status.QUEUED and not _unrendered_scenes(run):
             _start(run, _incomplete_items(run))
 
 
-def _fail_to_start(run_id: int) -> None:
+def _fail_to_start(run_id: int, reason: str) -> None:
+    """Called outside any transaction (a task, an on-commit send): the job fails after the run's row
+    is released, as a cancel locks the job, then the run."""
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
-        if run.status in (Run.Status.QUEUED, Run.Status.RUNNING):
-            run.move_to(Run.Status.FAILED)
-            run.save(update_fields=["status"])
+        if run.status not in (Run.Status.QUEUED, Run.Status.RUNNING):
+            return
+        run.move_to(Run.Status.FAILED)
+        run.save(update_fields=["status"])
+    if run.job_id:
+        jobs.fail_job(run.job_id, reason)
 
 
 def _enqueue_batches(run: Run, item_ids: list[int]) -> None:
@@ -189,28 +221,44 @@ def _send_on_commit(run: Run, send_all) -> None:
         except OperationalError:
             # The broker is down: no task may be waited for that was never sent. The run fails (it can
             # be resumed: only missing predictions are inferred) and the caller answers 503 (core/api.py).
-            _fail_to_start(run.pk)
+            _fail_to_start(run.pk, "The task queue could not be reached; resume the run.")
             raise
 
     transaction.on_commit(send)
 
 
-@transaction.atomic
-def cancel_run(run_id) -> Run:
-    run = locked(Run, run_id, "run")
-    run.move_to(Run.Status.CANCELLED)
-    run.save(update_fields=["status"])
-    return run
+def cancel_run(run_id, user) -> Run:
+    """Cancel the run through its job (core.jobs.cancel_job, which calls `stop_cancelled_run`): one
+    cancel for the run page, the run API and the jobs API."""
+    run = run_for_staff(run_id)
+    if run.job_id:
+        jobs.cancel_job(run.job_id, user)
+    else:  # a run from before runs had jobs
+        with transaction.atomic():
+            run = locked(Run, run_id, "run")
+            run.move_to(Run.Status.CANCELLED)
+            run.save(update_fields=["status"])
+    return run_for_staff(run_id)
+
+
+def stop_cancelled_run(job: Job) -> None:
+    """core.jobs' cancel handler for `model_run` (in the cancel's transaction): the run of that job
+    moves to cancelled (IllegalTransition, 409, once it is scoring), so its batches stop at their next
+    flush and its queued ones infer nothing."""
+    run = Run.objects.select_for_update().filter(job=job).first()
+    if run is not None:
+        run.move_to(Run.Status.CANCELLED)
+        run.save(update_fields=["status"])
 
 
 @transaction.atomic
 def resume_run(run_id) -> Run:
-    """Put a cancelled or failed run back to work on the predictions it is missing."""
+    """Put a cancelled or failed run back to work on the predictions it is missing, as a new attempt."""
     run = locked(Run, run_id, "run")
     if run.status not in (Run.Status.CANCELLED, Run.Status.FAILED):
         raise Conflict(f"Only cancelled or failed runs can be resumed; this one is {run.status}.", field="run")
     model_secrets.check_model_config(run.model.adapter, run.model.config)
-    _start(run, _incomplete_items(run))
+    _attempt(run, _incomplete_items(run))
     return run
 
 
@@ -225,11 +273,12 @@ def _incomplete_items(run: Run) -> list[int]:
 
 
 def run_progress(run: Run) -> dict:
-    done = run.predictions.count()
+    """What the run API answers of a run (its live progress is its job's: /api/v1/jobs/<job>/)."""
     return {
         "run": run.pk,
         "status": run.status,
-        "done": done,
+        "job": run.job_id,
+        "done": run.predictions.count(),
         "total": run.total,
         "errors": run.predictions.exclude(error="").count(),
         "scores": run.scores.get("overall") if run.scores else None,
@@ -237,8 +286,13 @@ def run_progress(run: Run) -> dict:
     }
 
 
-def publish_progress(run: Run) -> None:
-    send_to_group(f"run-{run.pk}", {"type": "run.progress", "progress": run_progress(run)})
+def report_inference(run: Run) -> None:
+    """The run's job advanced to the predictions stored: a count, not a step, so a redelivered batch
+    (whose predictions were stored already) counts nothing twice."""
+    if run.job_id:
+        errors = run.predictions.exclude(error="").count()
+        jobs.advance_job(run.job_id, done=run.predictions.count(),
+                         message=f"Inferring{f' ({errors} failed, scored as wrong)' if errors else ''}")
 
 
 FLUSH_EVERY_S = 1.0  # a crash loses at most about this much inference work
@@ -277,12 +331,12 @@ def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
         if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
             written += _flush(pending, on_write)
             pending, last_flush = [], time.monotonic()
-            publish_progress(run)
+            report_inference(run)
             if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
                 predicted.close()  # cancelled mid-batch: stop, with what is in flight; keep what is stored
                 return written
     written += _flush(pending, on_write)
-    publish_progress(run)
+    report_inference(run)
     _finish_inference_when_complete(run_id)
     return written
 
@@ -353,92 +407,9 @@ def _finish_inference_when_complete(run_id: int) -> None:
             return
         run.move_to(Run.Status.SCORING)
         run.save(update_fields=["status"])
+        if run.job_id:
+            transaction.on_commit(lambda: jobs.advance_job(run.job_id, done=run.total, message="Scoring …"))
         transaction.on_commit(lambda: dispatch.send_scoring(run_id))
-
-
-def scoring_lines(run: Run, items: dict[int, Item], predictions=None) -> tuple[list[dict], list[dict]]:
-    """A run's gold and prediction lines on `items` (pk -> Item): one gold line per item variant of
-    the run's protocol, ids suffixed as the 3DSRBench scorer groups them, and one line per stored
-    prediction without an inference error (every variant and repeat). `predictions` narrows the
-    predictions read (default: all of the run's); those of other items are left out."""
-    gold = scored_gold(run, gold_lines(items.values(), Protocol.from_data(run.protocol)), items)
-    predictions = run.predictions.all() if predictions is None else predictions
-    rows = [  # with the judge's rating where a Hypo3D run has one (secondary_metrics)
-        secondary_metrics.rated_line(protocols.variant_prediction(
-            items[item_id].scoring_id, output, items[item_id].choices, Variant.parse(variant), repeat), rating)
-        for item_id, variant, output, repeat, rating in predictions.filter(error="").values_list(
-            "item_id", "variant", "output", "repeat", "judge_rating"
-        )
-        if item_id in items
-    ]
-    return gold, rows
-
-
-SCORING_STALLED_S = 60  # scoring a run takes seconds; one still waiting after this lost its task
-
-
-def stalled_scoring_runs() -> list[int]:
-    """Runs in `scoring` whose last prediction is older than SCORING_STALLED_S: their `score_run` was
-    never sent (the broker was down) or its worker died. Sending it again is safe (it checks the status
-    under a row lock)."""
-    cutoff = timezone.now() - timedelta(seconds=SCORING_STALLED_S)
-    return list(
-        Run.objects.filter(status=Run.Status.SCORING).annotate(last=Max("predictions__created_at"))
-        .filter(Q(last__lt=cutoff) | Q(last=None)).values_list("pk", flat=True)
-    )
-
-
-def score_run(run_id: int) -> dict | None:
-    run = secondary_metrics.before_scoring(run_id)  # waiting for scores; Hypo3D's judge asked, SBERT loaded
-    if run is None:
-        return None
-    items, family = {i.pk: i for i in run.items.all()}, run.benchmark.family
-    gold, rows = scoring_lines(run, items)
-    # Scored with no lock held (a judge's requests), broken down for the paper tables and radar chart, with
-    # each metric's interval and the units' tallies the results tables pair runs on; stored under the lock.
-    scores = scoring.score(family, gold, rows, by=breakdowns(family), sbert=secondary_metrics.sbert_wanted(family),
-                           rows=True, judge=run_judge(run), ci=TABLE_LEVEL, units=True)
-    with transaction.atomic():
-        run = Run.objects.select_for_update().select_related("benchmark").filter(pk=run_id).first()
-        if run is None or run.status != Run.Status.SCORING:
-            return None
-        run.scores = scores
-        _store_extractions(run, items, run.scores.pop("rows"))
-        run.scores["inference_errors"] = run.predictions.exclude(error="").count()
-        run.move_to(Run.Status.FINISHED)
-        run.finished_at = timezone.now()
-        run.save(update_fields=["scores", "status", "finished_at"])
-    publish_progress(run)
-    return run.scores
-
-
-def rescore_run(run: Run, by=(), profile: str | None = None, sbert: bool | None = None) -> dict:
-    """A run's gold and predictions scored again as `python -m scoring` would score them (`sbert=None`:
-    SBERT exactly when the CLI computes it), with the caller's breakdowns and profile."""
-    gold, rows = scoring_lines(run, {i.pk: i for i in run.items.all()})
-    return scoring.score(run.benchmark.family, gold, rows, profile, list(by), sbert=sbert, judge=run_judge(run))
-
-
-def _store_extractions(run: Run, items: dict[int, Item], read: list[dict]) -> None:
-    """Each scored prediction's extracted answer and how it was read; scoring again writes the same
-    values."""
-    by_row = {(row["id"], row["repeat"]): row for row in read}
-    params = []
-    for pk, item_id, variant, repeat in run.predictions.filter(error="").values_list(
-        "pk", "item_id", "variant", "repeat"
-    ):
-        row = by_row.get((protocols.row_id(items[item_id].scoring_id, Variant.parse(variant)), repeat))
-        if row is not None:
-            params.append((row["answer"], row["method"], pk))
-    sql.write_extractions(params)
-
-
-def run_summary(run: Run) -> dict | None:
-    """Beside a scored run's metrics: items whose inference failed (scored as wrong) and how many
-    answers were read by rule, by judge, or not at all."""
-    if not run.scores:
-        return None
-    return {"inference_errors": run.scores.get("inference_errors", 0), "extraction": run.scores.get("extraction")}
 
 
 def run_for_staff(run_id) -> Run:
@@ -480,29 +451,6 @@ def prediction_rows(run: Run, predictions):
             "latency_ms": prediction.latency_ms,
             "scores": single["overall"],
         }
-
-
-def score_predictions(family: str, items, files: list[tuple[str, bytes]], profile: str | None = None,
-                      by=(), sbert: bool | None = None) -> dict:
-    """Files of predictions scored against the items: the object `python -m scoring` prints for the
-    items' gold lines and the file's lines keyed by scoring id (`n_dropped` counts the records left out:
-    unreadable, invalid, duplicate, unknown or ambiguous ids). Items without a prediction are scored as
-    wrong. Raises PredictionFileError for an unreadable file and ValueError for an unknown profile."""
-    items = list(items)
-    resolved = resolve_predictions(items, read_prediction_files(files))
-    gold = gold_lines(items, file_protocol(resolved))
-    run = ScoringRun(sbert=sbert)
-
-    def prediction_lines():
-        # errors join the scorer's list where they occurred, as the command line reads a file
-        for entry in resolved:
-            if isinstance(entry, str):
-                run.errors.append(entry)
-            else:
-                yield entry.where, entry.line
-
-    return score_records(get_family(family), Source(enumerate(gold, start=1), "gold line {}"),
-                         Source(prediction_lines(), "{}"), profile, by, run)
 
 
 def approved_items(benchmark: Benchmark):

@@ -3,7 +3,7 @@ workers that hold the model (modeleval/dispatch.py)."""
 
 from celery import shared_task
 
-from . import inflight, services
+from . import inflight, run_scoring, services
 
 
 @shared_task(name="modeleval.tasks.infer_batch", acks_late=True, bind=True)
@@ -24,19 +24,20 @@ def complete_prompt(model_id: int, prompt: str, images_hex: list[str]) -> str:
 
 
 @shared_task(name="modeleval.tasks.render_views")
-def render_views(run_id: int, scene_id: int) -> None:
-    services.render_views(run_id, scene_id)
+def render_views(run_id: int, scene_id: int, job_id: int | None = None) -> None:
+    # a message sent before renders had jobs carries none
+    services.render_views(run_id, scene_id, job_id or services.render_job(run_id, scene_id))
 
 
 @shared_task(name="modeleval.tasks.score_run")
 def score_run(run_id: int) -> None:
-    services.score_run(run_id)
+    run_scoring.score_run(run_id)
 
 
 @shared_task(name="modeleval.tasks.reap_stalled_batches")
 def reap_stalled_batches() -> int:
     """Celery beat, every 15 s on the default queue: hand on the batches of GPU workers that died, and
     score the runs whose scoring task was lost."""
-    for run_id in services.stalled_scoring_runs():
+    for run_id in run_scoring.stalled_scoring_runs():
         score_run.delay(run_id)
     return len(inflight.reap_stalled_batches())

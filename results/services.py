@@ -5,14 +5,14 @@ LaTeX), the study page and both results API endpoints call it, so they carry the
 
 - a human row per study: `humaneval.services.results.study_results` (each scored response of a session not
   excluded is one scorer row);
-- a model row per finished run: the run's stored `scores` (scored by `modeleval.services.score_run`
+- a model row per finished run: the run's stored `scores` (scored by `modeleval.run_scoring.score_run`
   with `by=breakdowns(family)`);
 - chance rows (the Random / Random++ the family's paper reports): `scoring.chance_levels` on the gold
   lines of the items.
 
 With a study, every row is restricted to that study's scored items: its own human row, each run
 scored again from its stored predictions on those items (every variant and repeat, the lines built
-by `modeleval.services.scoring_lines` as `score_run` builds them), chance on those items.
+by `modeleval.run_scoring.scoring_lines` as `score_run` builds them), chance on those items.
 """
 
 import re
@@ -24,7 +24,7 @@ from benchmarks.protocols import Protocol
 from core.errors import NotFound
 from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
-from modeleval import services as modeleval_services
+from modeleval import run_scoring
 from modeleval.ablations import ablation_tables
 from modeleval.counterfactual import counterfactual_tables
 from modeleval.labels import comparable_key, run_label, run_setting
@@ -99,7 +99,7 @@ def rescore_run(run: Run, items: list[Item], by: list[str]) -> dict:
     covered = set(run.items.filter(pk__in=wanted).values_list("pk", flat=True))
     covered |= set(run.predictions.filter(item_id__in=wanted).values_list("item_id", flat=True).distinct())
     chosen = {item.pk: item for item in items if item.pk in covered}
-    gold, lines = modeleval_services.scoring_lines(run, chosen, run.predictions.filter(item_id__in=list(chosen)))
+    gold, lines = run_scoring.scoring_lines(run, chosen, run.predictions.filter(item_id__in=list(chosen)))
     return scoring.score(run.benchmark.family, gold, lines, by=by, sbert=False, ci=TABLE_LEVEL, units=True)
 
 

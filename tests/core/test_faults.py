@@ -25,7 +25,7 @@ from annotation import services as annotation
 from annotation.models import AssignmentDraft
 from config.celery import app as celery_app
 from core import roles
-from modeleval import inflight, services
+from modeleval import inflight, run_scoring, services
 from modeleval.models import Prediction, Run
 from tests.celery_workers import (
     ROOT,
@@ -88,7 +88,7 @@ def test_a_batch_whose_worker_stopped_beating_is_sent_again_and_fills_only_what_
 def test_a_stale_batch_of_a_run_no_longer_running_is_dropped(clean_inflight):
     item = ItemFactory()
     run = services.launch_run(services.ensure_baseline_model().pk, item.benchmark, None)
-    services.cancel_run(run.pk)
+    services.cancel_run(run.pk, UserFactory(role=roles.ADMIN))
     stale_batch(clean_inflight, run, [item.pk])
     assert [entry["action"] for entry in inflight.reap_stalled_batches()] == ["dropped"]
     assert run.predictions.count() == 0 and inflight.in_flight() == []
@@ -394,7 +394,7 @@ def test_a_run_whose_scoring_task_was_lost_is_scored_by_the_reaper(monkeypatch):
     monkeypatch.undo()
     tasks.reap_stalled_batches()  # a fresh run in scoring is left to its own task
     assert Run.objects.get(pk=run.pk).status == Run.Status.SCORING
-    run.predictions.update(created_at=timezone.now() - timedelta(seconds=services.SCORING_STALLED_S + 5))
+    run.predictions.update(created_at=timezone.now() - timedelta(seconds=run_scoring.SCORING_STALLED_S + 5))
     tasks.reap_stalled_batches()
     assert Run.objects.get(pk=run.pk).status == Run.Status.FINISHED
 

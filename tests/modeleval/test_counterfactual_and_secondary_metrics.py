@@ -15,7 +15,7 @@ from benchmarks.models import Item
 from benchmarks.services import store_asset
 from core import roles
 from core.errors import DomainError
-from modeleval import recipes, secondary_metrics, services
+from modeleval import recipes, run_scoring, secondary_metrics
 from modeleval.models import ModelSpec, Prediction
 from modeleval.recipes.report import as_text, recipe_report
 from scoring.counterfactual import PairedItem, counterfactual_scores
@@ -231,7 +231,7 @@ def test_the_judge_is_asked_with_no_lock_held_on_the_run(monkeypatch, chat_serve
     model, judge = (endpoint_model(chat_servers(reply="left"), "gpt-4o"),
                     endpoint_model(chat_servers(reply="4"), "gpt-4o-mini", modality="caption_only"))
     held, asked = [], []
-    real = services.transaction
+    real = run_scoring.transaction
 
     class Watched:
         on_commit = staticmethod(real.on_commit)
@@ -247,7 +247,7 @@ def test_the_judge_is_asked_with_no_lock_held_on_the_run(monkeypatch, chat_serve
                 held.pop()
 
     rate = secondary_metrics.rate_predictions
-    monkeypatch.setattr(services, "transaction", Watched)
+    monkeypatch.setattr(run_scoring, "transaction", Watched)
     monkeypatch.setattr(secondary_metrics, "rate_predictions", lambda run: asked.append(bool(held)) or rate(run))
     runs = launch("hypo3d-table10", benchmark, [model], django_capture_on_commit_callbacks, judge=judge.pk)
     assert asked == [False, False]

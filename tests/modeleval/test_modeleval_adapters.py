@@ -101,7 +101,7 @@ def test_cancelled_run_stops_and_resume_infers_only_what_is_missing(item, django
     others = [ItemFactory(change__scene__benchmark=item.benchmark) for _ in range(3)]
     run = services.launch_run(services.ensure_baseline_model().pk, item.benchmark, None, batch_size=2)
     services.infer_items(run.pk, [item.pk, others[0].pk])  # one batch done by hand
-    services.cancel_run(run.pk)
+    services.cancel_run(run.pk, UserFactory(role=roles.ADMIN))
     assert services.infer_items(run.pk, [others[1].pk]) == 0
     first = {p.item_id: p.pk for p in run.predictions.all()}
     with django_capture_on_commit_callbacks(execute=True):

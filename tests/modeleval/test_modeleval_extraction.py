@@ -7,7 +7,7 @@ import io
 import pytest
 
 from core import roles
-from modeleval import services
+from modeleval import run_scoring, services
 from modeleval.models import Prediction, Run
 from scoring import score
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
@@ -134,7 +134,7 @@ def scored_run(family: str) -> Run:
         Prediction(run=run, item=items[1], output=unreadable, prompt_sha256="b" * 64),
         Prediction(run=run, item=items[2], error="TimeoutError: the endpoint did not answer"),
     ])
-    services.score_run(run.pk)
+    run_scoring.score_run(run.pk)
     run.refresh_from_db()
     return run
 
@@ -148,7 +148,7 @@ def test_scoring_a_run_stores_each_extraction_and_summarises_failures(family):
     failed_answer = unreadable if family == "spatial457" else ""
     assert stored == [(answer, "rule"), (failed_answer, "failed"), ("", "")]
     assert run.status == "finished"
-    assert services.run_summary(run) == {"inference_errors": 1, "extraction": {"rule": 1, "judge": 0, "failed": 1}}
+    assert run_scoring.run_summary(run) == {"inference_errors": 1, "extraction": {"rule": 1, "judge": 0, "failed": 1}}
     assert "rows" not in run.scores
 
 
@@ -157,7 +157,7 @@ def test_scoring_again_rewrites_the_same_extractions():
     run = scored_run("3dsrbench")
     before = list(run.predictions.order_by("pk").values_list("pk", "extracted", "extraction"))
     Run.objects.filter(pk=run.pk).update(status=Run.Status.SCORING)
-    services.score_run(run.pk)
+    run_scoring.score_run(run.pk)
     assert list(run.predictions.order_by("pk").values_list("pk", "extracted", "extraction")) == before
 
 

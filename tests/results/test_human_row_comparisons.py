@@ -9,6 +9,7 @@ from core import roles
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.results import study_results
 from humaneval.services.sessions import answer_item, current_item, start_session
+from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
 from results import services as results_services
@@ -30,7 +31,7 @@ def bench_and_run(n_items=10, right=range(9)):
     run.items.set(items)
     Prediction.objects.bulk_create(Prediction(run=run, item=item, output="window" if k in right else "door")
                                    for k, item in enumerate(items))
-    modeleval_services.score_run(run.pk)
+    run_scoring.score_run(run.pk)
     return bench, items, run
 
 

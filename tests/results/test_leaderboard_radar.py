@@ -7,7 +7,7 @@ from core import roles
 from frontend.radar import radar_svg
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import answer_item, current_item, start_session
-from modeleval import services
+from modeleval import run_scoring, services
 from modeleval.labels import run_label
 from modeleval.models import Prediction, Run
 from scoring import score
@@ -82,7 +82,7 @@ def test_leaderboard_page_and_json_carry_the_radar_of_human_and_model_rows(clien
                              status=Run.Status.SCORING)
     run.items.set(items)
     Prediction.objects.bulk_create([Prediction(run=run, item=item, output=rows[item.pk][2]) for item in items])
-    services.score_run(run.pk)
+    run_scoring.score_run(run.pk)
 
     study = create_study(benchmark, StudyDesign("Pilot", [item.pk for item in items]), None)
     evaluator = UserFactory(role=roles.EVALUATOR)

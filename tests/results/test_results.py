@@ -17,6 +17,7 @@ from humaneval.models import Study
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.results import study_results
 from humaneval.services.sessions import answer_item, current_item, start_session
+from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.labels import run_label
 from modeleval.models import Prediction, Run
@@ -67,7 +68,7 @@ def setup():
         Prediction(run=vanilla, item=item, repeat=repeat, output=vanilla_output(item, repeat))
         for item in items for repeat in (0, 1)
     )
-    modeleval_services.score_run(vanilla.pk)
+    run_scoring.score_run(vanilla.pk)
 
     # a circular run on the questions (not their stored rotated copies): every rotation of the options,
     # answered with the right option's text
@@ -80,7 +81,7 @@ def setup():
         for item in questions
         for variant in ([""] + [str(k) for k in range(1, len(item.choices))])
     )
-    modeleval_services.score_run(circular.pk)
+    run_scoring.score_run(circular.pk)
 
     study = create_study(
         bench, StudyDesign("Pilot", [by_id[i].pk for i in STUDY_IDS], shuffle_choices=False,

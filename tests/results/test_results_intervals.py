@@ -4,6 +4,7 @@ separates it, and the pages and API return the intervals without the long tallie
 
 import pytest
 
+from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
 from results import services as results_services
@@ -18,7 +19,7 @@ def finished_run(bench, items, model, right: set[int]) -> Run:
     Prediction.objects.bulk_create(
         Prediction(run=run, item=item, output="window" if k in right else "door") for k, item in enumerate(items)
     )
-    modeleval_services.score_run(run.pk)
+    run_scoring.score_run(run.pk)
     run.refresh_from_db()
     return run
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
 from core.errors import DomainError
-from modeleval import generation, recipes, services
+from modeleval import generation, recipes, run_scoring, services
 from modeleval.generation import REASONING_EFFORTS
 from modeleval.models import ModelSpec, Run
 from modeleval.recipes.report import as_text, recipe_report
@@ -145,7 +145,7 @@ class Command(BaseCommand):
             model = services.register_recorded_outputs(benchmark, name, recorded, ", ".join(n for n, _ in files))
             protocol = recorded.protocol.as_data()
             run = self.launch(model, benchmark, options, recorded.repeats, protocol)
-            result = services.rescore_run(run, options["by"], options["profile"],
+            result = run_scoring.rescore_run(run, options["by"], options["profile"],
                                           sbert=False if options["no_sbert"] else None)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None

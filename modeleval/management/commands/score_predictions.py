@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark, Release
-from modeleval import services
+from modeleval import run_scoring, services
 from scoring.predfiles import PredictionFileError
 
 
@@ -55,7 +55,7 @@ class Command(BaseCommand):
             family, items = benchmark.family, services.approved_items(benchmark)
         files = read_files(options["pred"])
         try:
-            result = services.score_predictions(family, items, files, options["profile"], options["by"],
+            result = run_scoring.score_predictions(family, items, files, options["profile"], options["by"],
                                                 sbert=False if options["no_sbert"] else None)
         except PredictionFileError as exc:
             raise CommandError(str(exc)) from None

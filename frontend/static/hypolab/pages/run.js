@@ -1,34 +1,37 @@
-// A model run's live progress (run.html), pushed over the websocket until the run has finished.
-import { readJSON } from "../api.js";
-import { subscribe } from "../dashboard.js";
+// A model run (run.html): the job widget follows its current attempt live (job-progress.js); this
+// keeps the run's own line in step with each state and, once scored, shows the job's report (the
+// overall metrics, inference failures, how answers were read) as the page first rendered them.
+import "../job-progress.js";
 
-const page = readJSON("page-data");
 const byId = (id) => document.getElementById(id);
 
-function render(p) {
-  byId("run-progress").value = p.done;
-  byId("run-done").textContent = p.done;
-  byId("run-status").textContent = p.status;
-  byId("run-errors").textContent = p.errors;
-  if (p.scores) {
-    // `ci` holds each metric's interval (shown as the tables show it: ± its longer side), it is no metric.
-    const { ci, ...metrics } = p.scores;
-    const interval = (value, range) => (value == null || !range ? "" : ` ± ${Math.max(range[1] - value, value - range[0]).toFixed(2)}`);
-    byId("run-scores").textContent = Object.entries(metrics)
-      .map(([metric, value]) => `${metric} ${value ?? "–"}${interval(value, ci?.[metric])}`).join(" · ");
-  }
-  if (p.summary) {
-    byId("run-inference-errors").textContent = p.summary.inference_errors;
-    for (const method of ["rule", "judge", "failed"]) {
-      byId(`run-extraction-${method}`).textContent = p.summary.extraction?.[method] ?? "";
-    }
-    byId("run-summary").hidden = false;
-  }
+/** The run's status for its job's state: scoring is the job's last step, "done" a finished run. */
+export function runStatus(state) {
+  if (state.status === "running" && (state.message || "").startsWith("Scoring")) return "scoring";
+  return { done: "finished" }[state.status] ?? state.status;
 }
 
-const connect = () => subscribe(`/ws/runs/${page.run}/`, {
-  onMessage: (data) => render(JSON.parse(data)),
-  onOpen: () => { document.body.dataset.ws = "open"; },
-  onDown: () => { if (byId("run-status").textContent !== page.finished) setTimeout(connect, 2000); },
+/** Overall metrics as the results tables show them: `ci` holds each metric's interval (± its longer side). */
+export function scoreLine(scores) {
+  const { ci, ...metrics } = scores;
+  const interval = (value, range) => (value == null || !range ? "" : ` ± ${Math.max(range[1] - value, value - range[0]).toFixed(2)}`);
+  return Object.entries(metrics).map(([metric, value]) => `${metric} ${value ?? "–"}${interval(value, ci?.[metric])}`).join(" · ");
+}
+
+function showReport(report) {
+  if (report.scores) byId("run-scores").textContent = scoreLine(report.scores);
+  byId("run-inference-errors").textContent = report.inference_errors;
+  for (const method of ["rule", "judge", "failed"]) {
+    byId(`run-extraction-${method}`).textContent = report.extraction?.[method] ?? "";
+  }
+  byId("run-summary").hidden = false;
+}
+
+// the report is shown here in the page's words, not as the widget's list
+for (const list of document.querySelectorAll(".job-progress .job-report")) list.hidden = true;
+
+document.addEventListener("job:state", ({ detail: state }) => {
+  byId("run-status").textContent = runStatus(state);
+  if (state.status === "running" || state.status === "done") byId("run-done").textContent = state.done;
+  if (state.status === "done" && state.report?.scores !== undefined) showReport(state.report);
 });
-connect();
