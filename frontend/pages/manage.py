@@ -5,22 +5,23 @@ import re
 from functools import wraps
 
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import Campaign
+from annotation import selectors as annotation_selectors
 from benchmarks import releases
-from benchmarks.models import AssetRole, Benchmark, Item, Release
+from benchmarks import selectors as benchmark_selectors
+from benchmarks.models import AssetRole, Benchmark
 from core import roles
 from core.errors import DomainError
 from core.idempotency import new_form_key, once_per_form
-from humaneval.models import Study
+from humaneval import selectors as humaneval_selectors
 from humaneval.services import design as humaneval_design
 from modeleval import recipes, visual_inputs
+from modeleval import selectors as modeleval_selectors
 from modeleval import services as modeleval_services
-from modeleval.models import ModelSpec, Run
+from modeleval.models import Run
 from modeleval.sweep import sweep_rows
 from results import services as results_services
 from review import pipeline
@@ -36,21 +37,6 @@ STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "second
 GENERATING_FAMILIES = ("spatial457", "m3verse")  # the families review.pipeline's generate stage makes items for
 
 
-def models_for(benchmark):
-    """The models a run of this benchmark can use: those meant for its family (or any), and recorded
-    outputs only when they were recorded on this benchmark."""
-    models = ModelSpec.objects.filter(Q(family="") | Q(family=benchmark.family)).order_by("name")
-    return [m for m in models if m.adapter != ModelSpec.Adapter.RECORDED_OUTPUTS
-            or (m.config or {}).get("benchmark") in (None, "", benchmark.slug)]
-
-
-def protocols_for(benchmark) -> dict:
-    """What the benchmark's items allow: rotated options need choice items, mirrored images items tagged
-    `flip` (Hypo3D's open answers allow neither)."""
-    items = Item.objects.filter(benchmark=benchmark)
-    return {"circular": items.exclude(choices=[]).exists(), "flip": items.filter(tags__has_key="flip").exists()}
-
-
 def next_version(versions) -> str:
     """A release version not taken yet: one minor step past the highest (1.0.0 for the first)."""
     taken = [tuple(int(part) for part in v.split(".")) for v in versions if re.fullmatch(r"\d+\.\d+\.\d+", v)]
@@ -61,22 +47,22 @@ def next_version(versions) -> str:
 
 
 def _manage_context(benchmark, **extra):
+    lists = benchmark_selectors.manage_page_lists(benchmark)
     return {
         "benchmark": benchmark,
         "form_key": new_form_key(),
         "study_form": STUDY_FORM_DEFAULTS,
-        "campaigns": Campaign.objects.filter(benchmark=benchmark).order_by("-created_at"),
-        "approved_items": (Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED)
-                           .select_related("change")),
-        "studies": Study.objects.filter(benchmark=benchmark).order_by("-created_at"),
-        "models": models_for(benchmark),
-        "protocols": protocols_for(benchmark),
-        "next_version": next_version(Release.objects.filter(benchmark=benchmark).values_list("version", flat=True)),
+        "campaigns": annotation_selectors.campaigns_of(benchmark),
+        "approved_items": lists.approved_items,
+        "studies": humaneval_selectors.studies_of(benchmark),
+        "models": modeleval_selectors.models_for(benchmark),
+        "protocols": benchmark_selectors.protocols_for(benchmark),
+        "next_version": next_version(lists.release_versions),
         "visual_inputs": visual_inputs.names(),
         "recipes": [recipe for recipe in recipes.shipped() if recipe["family"] == benchmark.family],
-        "runs": Run.objects.filter(benchmark=benchmark).select_related("model")[:20],
-        "releases": Release.objects.filter(benchmark=benchmark),
-        "scenes": benchmark.scenes.order_by("external_id"),
+        "runs": modeleval_selectors.recent_runs(benchmark),
+        "releases": lists.releases,
+        "scenes": lists.scenes,
         "asset_roles": AssetRole.choices,
         "stages": [{"stage": stage, "params": json.dumps(stage.params, ensure_ascii=False)}
                    for stage in pipeline.stages_of(benchmark)],
@@ -186,7 +172,7 @@ def run_detail(request, run_id):
 
 @role_required(roles.ADMIN)
 def run_predictions(request, run_id):
-    run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
+    run = get_object_or_404(modeleval_selectors.runs_with_model_and_benchmark(), pk=run_id)
     page = Paginator(modeleval_services.run_predictions(run), 50).get_page(request.GET.get("page"))
     return render(request, "frontend/run_predictions.html", {
         "run": run, "page": page, "rows": list(modeleval_services.prediction_rows(run, page.object_list)),
@@ -200,7 +186,7 @@ JSON_COLUMNS = {"gold", "scores"}  # a list and a dict: written as JSON
 
 @role_required(roles.ADMIN)
 def run_predictions_csv(request, run_id):
-    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=run_id)
+    run = get_object_or_404(modeleval_selectors.runs_with_benchmark(), pk=run_id)
     rows = ([json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in PREDICTION_COLUMNS]
             for row in modeleval_services.prediction_rows(run, modeleval_services.run_predictions(run)))
     return csv_attachment(f"run-{run.pk}-predictions.csv", [PREDICTION_COLUMNS, *rows])
