@@ -13,6 +13,8 @@ from annotation import selectors as annotation_selectors
 from benchmarks import releases
 from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import AssetRole, Benchmark
+from construction import pipeline
+from construction.models import PipelineStage
 from core import roles
 from core.errors import DomainError
 from core.idempotency import new_form_key, once_per_form
@@ -24,8 +26,6 @@ from modeleval import services as modeleval_services
 from modeleval.models import Run
 from modeleval.sweep import sweep_rows
 from results import services as results_services
-from review import pipeline
-from review.models import PipelineStage
 from scoring.tables import csv_rows, interval_text, latex_table
 
 from ..access import role_required
