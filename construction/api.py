@@ -13,7 +13,7 @@ from core.jobs import job_state
 from core.jobs_api import JobSerializer
 from core.permissions import IsAdmin
 
-from . import pipeline
+from . import pipeline, selectors
 from .models import PipelineStage
 
 CONFLICT = error(409, "Someone saved a newer version of the stage (`current` holds it), or it is running.")
@@ -69,7 +69,7 @@ class BenchmarkStages(APIView):
     @extend_schema(responses=StageSerializer(many=True))
     def get(self, request, slug):
         benchmark = get_object_or_404(Benchmark, slug=slug)
-        return Response(StageSerializer([stage_data(s) for s in pipeline.stages_of(benchmark)], many=True).data)
+        return Response(StageSerializer([stage_data(s) for s in selectors.stages_of(benchmark)], many=True).data)
 
     @extend_schema(request=NewStageSerializer, responses={201: StageSerializer})
     def post(self, request, slug):

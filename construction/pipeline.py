@@ -463,6 +463,3 @@ STAGE_RUNNERS: dict[str, Callable[[PipelineStage, Callable], dict]] = {
     Kind.RELEASE: release_stage,
 }
 
-
-def stages_of(benchmark: Benchmark):
-    return benchmark.pipeline_stages.select_related("last_job").order_by("position")

@@ -30,6 +30,11 @@ def runs_with_model_and_benchmark():
     return Run.objects.select_related("model", "benchmark")
 
 
+def runs_with_job():
+    """Runs with their model, benchmark and current job (the run's page), for a lookup by id."""
+    return Run.objects.select_related("model", "benchmark", "job")
+
+
 def runs_with_benchmark():
     """Runs with their benchmark, for a lookup by id."""
     return Run.objects.select_related("benchmark")

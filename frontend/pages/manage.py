@@ -14,6 +14,7 @@ from benchmarks import releases
 from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import AssetRole, Benchmark
 from construction import pipeline
+from construction import selectors as construction_selectors
 from construction.models import PipelineStage
 from core import roles
 from core.errors import DomainError
@@ -65,7 +66,7 @@ def _manage_context(benchmark, **extra):
         "scenes": lists.scenes,
         "asset_roles": AssetRole.choices,
         "stages": [{"stage": stage, "params": json.dumps(stage.params, ensure_ascii=False)}
-                   for stage in pipeline.stages_of(benchmark)],
+                   for stage in construction_selectors.stages_of(benchmark)],
         "stage_kinds": [(value, label) for value, label in PipelineStage.Kind.choices
                         if value != PipelineStage.Kind.GENERATE or benchmark.family in GENERATING_FAMILIES],
         "pipeline_data": {"slug": benchmark.slug, "examples": {
@@ -163,7 +164,7 @@ def score_lines(scores) -> list[tuple]:
 
 @role_required(roles.ADMIN)
 def run_detail(request, run_id):
-    run = get_object_or_404(Run.objects.select_related("model", "benchmark"), pk=run_id)
+    run = get_object_or_404(modeleval_selectors.runs_with_job(), pk=run_id)
     progress = modeleval_services.run_progress(run)
     return render(request, "frontend/run.html", {"run": run, "progress": progress,
                                                  "score_lines": score_lines(progress["scores"]),

@@ -11,7 +11,7 @@ from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
 from benchmarks.models import Asset, AssetRole, Item, Release
-from construction import pipeline
+from construction import pipeline, selectors
 from construction.models import PipelineStage
 from core import roles
 from core.errors import Conflict, DomainError
@@ -60,14 +60,14 @@ def test_stages_keep_their_order_when_added_moved_and_removed(spatial, admin):
     release = pipeline.add_stage(spatial, admin, "release", {"version": "1.0.0"})
     first = generate(spatial, admin)
     dedup_stage = pipeline.add_stage(spatial, admin, "filter_duplicates", {}, position=2)
-    order = lambda: [s.pk for s in pipeline.stages_of(spatial)]  # noqa: E731
+    order = lambda: [s.pk for s in selectors.stages_of(spatial)]  # noqa: E731
     assert order() == [release.pk, dedup_stage.pk, first.pk]
     pipeline.move_stage(first, 1)
     assert order() == [first.pk, release.pk, dedup_stage.pk]
     pipeline.update_stage(release.pk, admin, release.version, position=3)
     assert order() == [first.pk, dedup_stage.pk, release.pk]
     pipeline.remove_stage(dedup_stage.pk)
-    assert [(s.pk, s.position) for s in pipeline.stages_of(spatial)] == [(first.pk, 1), (release.pk, 2)]
+    assert [(s.pk, s.position) for s in selectors.stages_of(spatial)] == [(first.pk, 1), (release.pk, 2)]
 
 
 def test_params_are_checked_per_kind_naming_the_one_at_fault(spatial, admin):

@@ -12,7 +12,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
-from construction import pipeline
+from construction import pipeline, selectors
 from core.errors import DomainError
 from core.models import Job
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
             raise CommandError("Name one stage (its position or name), or give --all.")
         try:
             if options["all"]:
-                stages = list(pipeline.stages_of(benchmark))
+                stages = list(selectors.stages_of(benchmark))
                 jobs = pipeline.run_pipeline(benchmark, None, again=options["again"])
             else:
                 stages = [self._stage(benchmark, options["stage"])]
@@ -54,7 +54,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _stage(benchmark, wanted: str):
-        stages = pipeline.stages_of(benchmark)
+        stages = selectors.stages_of(benchmark)
         found = list(stages.filter(position=int(wanted)) if wanted.isdigit() else stages.filter(name=wanted))
         if len(found) != 1:
             raise CommandError(f"No stage {wanted!r} in {benchmark.slug}'s pipeline." if not found else
