@@ -1,4 +1,4 @@
-"""What pages read of review's own records: decisions, answers, dedup runs and polishes."""
+"""What pages read of review's records (decisions, answers, dedup runs, grammar passes) and queues."""
 
 from dataclasses import dataclass
 
