@@ -12,9 +12,11 @@ The judge is asked before the run's row is locked for scoring (`before_scoring`,
 keeps model calls outside its locks): a slow or failing endpoint never holds the run."""
 
 import re
+import time
 
 from django.conf import settings
 
+from core.jobs import advance_job
 from scoring import sbert
 
 from .adapters import load_adapter, model_settings_key
@@ -59,7 +61,7 @@ def rate_predictions(run: Run) -> int:
     the prediction unrated (the scorer then counts it as the lowest rating and says so)."""
     adapter = load_adapter(run.judge_model_id, model_settings_key(run.judge_model), run.benchmark_id)
     no_change = shows_no_change(run)
-    rated = 0
+    rated, reported = 0, time.monotonic()
     waiting = (run.predictions.filter(error="", judge_rating=None).select_related("item").order_by("pk"))
     for prediction in waiting:
         item = prediction.item
@@ -73,7 +75,14 @@ def rate_predictions(run: Run) -> int:
         if rating is not None:
             Prediction.objects.filter(pk=prediction.pk).update(judge_rating=rating)
             rated += 1
+        if run.job_id and time.monotonic() - reported >= RATING_REPORT_EVERY_S:
+            # the run's job hears from its scoring while the judge answers, so the stale sweep leaves it be
+            advance_job(run.job_id, message=f"Scoring … the judge has rated {rated} answers")
+            reported = time.monotonic()
     return rated
+
+
+RATING_REPORT_EVERY_S = 5.0
 
 
 def before_scoring(run_id: int) -> Run | None:

@@ -133,21 +133,12 @@ def _start(run: Run, item_ids: list[int]) -> None:
     if not unrendered:
         run.move_to(Run.Status.RUNNING)
         run.save(update_fields=["status"])
-        if run.job_id:  # runs started before runs had jobs have none
-            # after the commit, as every job change made while the run's row is locked: a cancel locks
-            # the job, then the run (stop_cancelled_run)
-            transaction.on_commit(lambda: _start_job(run))
         _enqueue_batches(run, item_ids)
         return
     if run.status != Run.Status.QUEUED:
         run.move_to(Run.Status.QUEUED)
         run.save(update_fields=["status"])
     _send_on_commit(run, lambda: [dispatch.send_render(run.pk, scene_id) for scene_id in unrendered])
-
-
-def _start_job(run: Run) -> None:
-    if jobs.start_job(run.job_id, total=run.total) is not None:
-        report_inference(run)  # a resumed run starts from the predictions it has
 
 
 def _unrendered_scenes(run: Run) -> list[int]:
@@ -306,6 +297,11 @@ def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
     run = Run.objects.select_related("model", "prompt_template").filter(pk=run_id).first()
     if run is None or run.status != Run.Status.RUNNING:
         return 0
+    # The job runs from its first batch on: queued while its batches wait for a GPU worker, so the stale
+    # sweep (core.jobs.fail_stalled_jobs) never fails a run that waits behind others. (Runs started before
+    # runs had jobs have none.)
+    if run.job_id and jobs.start_job(run.job_id, total=run.total) is not None:
+        report_inference(run)  # a resumed run starts from the predictions it has
     done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "variant", "repeat"))
     protocol = Protocol.from_data(run.protocol)
     items = (

@@ -17,6 +17,7 @@ test("the run's status follows its job: scoring is the job's last step, a done j
   assert.equal(runStatus(state({ message: "Scoring …" })), "scoring");
   assert.equal(runStatus(state({ status: "done" })), "finished");
   assert.equal(runStatus(state({ status: "cancelled" })), "cancelled");
+  assert.equal(runStatus(state({ status: "queued" })), null);  // the run's own status stands
 });
 
 test("each job state moves the run's line; a done job's report fills the scores and summary", () => {

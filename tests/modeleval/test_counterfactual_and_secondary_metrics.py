@@ -249,6 +249,11 @@ def test_the_judge_is_asked_with_no_lock_held_on_the_run(monkeypatch, chat_serve
     rate = secondary_metrics.rate_predictions
     monkeypatch.setattr(run_scoring, "transaction", Watched)
     monkeypatch.setattr(secondary_metrics, "rate_predictions", lambda run: asked.append(bool(held)) or rate(run))
+    # while the judge answers, the run's job hears from its scoring (the stale sweep leaves it be)
+    monkeypatch.setattr(secondary_metrics, "RATING_REPORT_EVERY_S", 0)
+    heard = []
+    monkeypatch.setattr(secondary_metrics, "advance_job", lambda job_id, **report: heard.append(report["message"]))
     runs = launch("hypo3d-table10", benchmark, [model], django_capture_on_commit_callbacks, judge=judge.pk)
     assert asked == [False, False]
     assert all(run.scores["overall"]["judge"] == 75.0 for run in runs)
+    assert heard and all(message.startswith("Scoring … the judge has rated") for message in heard)

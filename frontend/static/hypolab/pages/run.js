@@ -5,8 +5,13 @@ import "../job-progress.js";
 
 const byId = (id) => document.getElementById(id);
 
-/** The run's status for its job's state: scoring is the job's last step, "done" a finished run. */
+/**
+ * The run's status for its job's state: scoring is the job's last step, "done" a finished run; null
+ * while the job is queued (the run, queued for its renders or running with its batches waiting for a
+ * GPU worker, says which itself).
+ */
 export function runStatus(state) {
+  if (state.status === "queued") return null;
   if (state.status === "running" && (state.message || "").startsWith("Scoring")) return "scoring";
   return { done: "finished" }[state.status] ?? state.status;
 }
@@ -31,7 +36,8 @@ function showReport(report) {
 for (const list of document.querySelectorAll(".job-progress .job-report")) list.hidden = true;
 
 document.addEventListener("job:state", ({ detail: state }) => {
-  byId("run-status").textContent = runStatus(state);
+  const status = runStatus(state);
+  if (status) byId("run-status").textContent = status;
   if (state.status === "running" || state.status === "done") byId("run-done").textContent = state.done;
   if (state.status === "done" && state.report?.scores !== undefined) showReport(state.report);
 });
