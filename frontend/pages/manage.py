@@ -24,7 +24,6 @@ from humaneval.services import design as humaneval_design
 from modeleval import recipes, visual_inputs
 from modeleval import selectors as modeleval_selectors
 from modeleval import services as modeleval_services
-from modeleval.models import Run
 from modeleval.sweep import sweep_rows
 from results import services as results_services
 from scoring.tables import csv_rows, interval_text, latex_table
@@ -164,11 +163,11 @@ def score_lines(scores) -> list[tuple]:
 
 @role_required(roles.ADMIN)
 def run_detail(request, run_id):
+    """A run and the widget of its current attempt's job, which follows it live (frontend/pages/run.js)."""
     run = get_object_or_404(modeleval_selectors.runs_with_job(), pk=run_id)
     progress = modeleval_services.run_progress(run)
     return render(request, "frontend/run.html", {"run": run, "progress": progress,
-                                                 "score_lines": score_lines(progress["scores"]),
-                                                 "page_data": {"run": run.pk, "finished": Run.Status.FINISHED}})
+                                                 "score_lines": score_lines(progress["scores"])})
 
 
 @role_required(roles.ADMIN)
