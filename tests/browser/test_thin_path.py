@@ -137,11 +137,14 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     version, release = "#release-form input[name=version]", "#release-form button[type=submit]"
     send(admin, version, "not-a-version", release, "#release-form .error:has-text('version')")
     send(admin, version, "1.0.0", release, "#release-list >> text=v1.0.0")
+    # The export is the release's job: its page follows it and lists the files once it has ended.
+    admin.click("#release-list >> text=v1.0.0")
+    admin.wait_for_selector("#release-files a:text-is('jsonl')")
     shot(admin, "6-admin-release", stack)
-    items_url = admin.locator("#release-list a", has_text="items.jsonl").get_attribute("href")
+    items_url = admin.locator("#release-files a:text-is('jsonl')").get_attribute("href")
     lines = [json.loads(line) for line in admin.request.get(base + items_url).text().splitlines()]
     ours = [line for line in lines if line["context_change"] == refined]
     assert len(ours) == 1 and ours[0]["answers"] == [target]
-    manifest_url = admin.locator("#release-list a", has_text="manifest.json").get_attribute("href")
+    manifest_url = admin.locator("#release-files a:text-is('manifest')").get_attribute("href")
     manifest = admin.request.get(base + manifest_url).json()
     assert {a["role"] for a in manifest["assets"]} >= {"viewer_points", "topview_plain", "topview_semantic"}
