@@ -34,7 +34,7 @@ from ..sweep_chart import sweep_svg
 from .common import attachment, csv_attachment
 
 STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
-GENERATING_FAMILIES = ("spatial457", "m3verse")  # the families review.pipeline's generate stage makes items for
+GENERATING_FAMILIES = ("spatial457", "m3verse")  # the families construction.pipeline's generate stage makes items for
 
 
 def next_version(versions) -> str:

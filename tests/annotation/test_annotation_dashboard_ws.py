@@ -1,5 +1,5 @@
 """The campaign dashboard's websocket: admins are told when work is leased or submitted; others
-are turned away. Routed here directly, as config/asgi.py mounts only the run-progress socket."""
+are turned away. Routed here directly, without the rest of config/asgi.py."""
 
 import pytest
 from asgiref.sync import async_to_sync
