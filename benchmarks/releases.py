@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.dispatch import Signal
 
 from core.errors import Conflict, DomainError, NotFound
-from core.jobs import advance_job, fail_job, finish_job, request_job, running_job
+from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 
 from . import dispatch
@@ -236,6 +236,8 @@ def run_release_export(release_id: int, job_id: int | None = None) -> Release | 
             if job is None:
                 return None
             release = freeze_release(release_id)
+            if job_cancelled(job_id):  # frozen items stay (a new export resumes from them); no files
+                return release
             advance_job(job_id, done=1, message=f"Froze {release.card.get('n_items', 0)} items")
             release = write_release_formats(
                 release_id, on_written=lambda done, fmt: advance_job(job_id, done=1 + done, message=f"Wrote {fmt}"))
@@ -246,6 +248,14 @@ def run_release_export(release_id: int, job_id: int | None = None) -> Release | 
         mark_release_failed(release_id)
         raise
     return release
+
+
+def cancel_release_export(job: Job) -> None:
+    """on_cancel("release_export"): the release being exported fails (the job says who cancelled), so
+    its version can be exported again; its task writes no further file (write_release_formats)."""
+    for release in Release.objects.select_for_update().filter(job=job, status=Release.Status.EXPORTING):
+        release.move_to(Release.Status.FAILED)
+        release.save(update_fields=["status"])
 
 
 def freeze_release(release_id: int) -> Release:
@@ -380,6 +390,8 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
     for done, fmt in enumerate(release_outputs(), start=1):
         with transaction.atomic():
             locked = Release.objects.select_for_update().get(pk=release.pk)
+            if locked.status != Release.Status.EXPORTING:  # its export was cancelled: write nothing more
+                return locked
             if not locked.files.filter(meta__format=fmt).exists():
                 try:
                     if fmt in FORMATS:  # streamed from the JSONL to the store (benchmarks/release_export.py)
@@ -405,7 +417,7 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
             on_written(done, fmt)
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
-        if release.status != Release.Status.READY:
+        if release.status == Release.Status.EXPORTING:  # not cancelled after the last file
             release.move_to(Release.Status.READY)
             release.save(update_fields=["status"])
     return release

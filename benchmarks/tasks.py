@@ -5,9 +5,14 @@ import uuid
 from celery import shared_task
 from django.conf import settings
 
-from benchmarks.material.processing import build_large_scene_assets, build_viewer_assets, scenes_to_reprocess
+from benchmarks.material.processing import (
+    build_large_scene_assets,
+    build_viewer_assets,
+    processing_started,
+    scenes_to_reprocess,
+)
 from benchmarks.material.scans import load_scene_points
-from core.jobs import advance_job, finish_job, running_job
+from core.jobs import advance_job, finish_job, job_cancelled, running_job
 
 from . import dispatch, releases, uploads
 from .models import Scene
@@ -32,16 +37,19 @@ def check_upload(upload_id: int, job_id: int) -> int:
 @shared_task
 def process_scene(scene_id: int, job_id: int | None = None) -> int:
     """Viewer points and top views from the scene's canonical PLY, reported through its core.Job (two
-    steps). Idempotent: a re-run replaces the derived assets (processing.build_viewer_assets); a
-    redelivered message of a job that ran or runs does nothing. Called with no job (by hand), it is a
-    new one."""
+    steps; a cancel stops it before the files are written). Idempotent: a re-run replaces the derived
+    assets (processing.build_viewer_assets); a redelivered message of a job that ran or runs does
+    nothing. Called with no job (by hand), it is a new one."""
     job_id = job_id or dispatch.scene_processing_job(scene_id, attempt=uuid.uuid4().hex)
     with running_job(job_id, total=2, message="Reading the scan") as job:
         if job is None:
             return scene_id
         scene = Scene.objects.get(pk=scene_id)
+        processing_started(scene)
         if build_large_scene_assets(scene) is None:  # over OUT_OF_CORE_POINTS it is built from the file
             xyz, rgb, instance, objects = load_scene_points(scene)
+            if job_cancelled(job_id):  # cancelled while reading: no viewer files
+                return scene_id
             advance_job(job_id, done=1, message="Building the viewer files and top views")
             build_viewer_assets(scene, xyz, rgb, instance, objects)
         finish_job(job_id, {"scene": scene.external_id, "assets": sorted(scene.assets.values_list("role", flat=True))})

@@ -31,7 +31,7 @@ from django.utils.text import get_valid_filename
 from storages.backends.s3 import S3Storage
 
 from core.errors import Conflict, DomainError, Forbidden, NotFound
-from core.jobs import advance_job, fail_job, finish_job, request_job, running_job
+from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 from core.sql import locked
 from core.validation import whole_number
@@ -193,6 +193,8 @@ def run_upload_check(upload_id: int, job_id: int) -> None:
     does nothing."""
     def hashed(chunks: int) -> None:
         if chunks % PROGRESS_EVERY_CHUNKS == 0:
+            if job_cancelled(job_id):  # stop hashing: the cancel has refused the upload already
+                raise Conflict("Not checked: its check was cancelled.", field="upload")
             advance_job(job_id, done=chunks)
 
     with running_job(job_id, message="Checking the stored file (sha256)") as job:
@@ -200,10 +202,20 @@ def run_upload_check(upload_id: int, job_id: int) -> None:
             return
         try:
             asset = complete_upload(upload_id, on_chunk=hashed)
-        except DomainError as exc:  # the bytes are not the announced ones: the upload is refused
+        except DomainError as exc:  # refused: not the announced bytes, or not checked (its job was cancelled)
             fail_job(job_id, f"{exc.field}: {exc.message}")
             return
         finish_job(job_id, {"asset": asset.pk, "size": asset.size, "sha256": asset.sha256})
+
+
+def cancel_upload_check(job: Job) -> None:
+    """on_cancel("upload_check"): the upload is refused as not checked (its object deleted, as for any
+    refused upload: send the file again); the check, finding it settled, records no asset."""
+    for upload in Upload.objects.select_for_update().filter(job=job, status=Upload.Status.PENDING):
+        upload.move_to(Upload.Status.FAILED)
+        upload.error = f"Not checked: {job.message}"
+        upload.save(update_fields=["status", "error"])
+        transaction.on_commit(lambda key=upload.key: default_storage.delete(key))
 
 
 def _settled(upload: Upload) -> Asset | None:

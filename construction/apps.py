@@ -8,3 +8,10 @@ class ConstructionConfig(AppConfig):
 
     name = "construction"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from core.jobs import on_cancel
+
+        from .pipeline import cancel_later_stages
+
+        on_cancel("stage", cancel_later_stages)  # a cancelled stage's later ones in the pipeline do not run

@@ -22,7 +22,7 @@ from benchmarks.importers import import_item_file
 from benchmarks.material.paired_videos import STATES
 from benchmarks.models import Asset, AssetRole, Benchmark, Release
 from core.errors import Conflict, DomainError, NotFound
-from core.jobs import advance_job, fail_job, finish_job, request_job, running_job
+from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 from core.validation import whole_number
 from review import services as review_services
@@ -326,18 +326,38 @@ def abandon_steps(steps, reason: str) -> None:
             fail_job(job_id, reason)
 
 
+def cancel_later_stages(job: Job) -> None:
+    """on_cancel("stage"): the later stages of the cancelled one's benchmark that wait in a pipeline run
+    (their jobs queued) fail with it, so none of them runs (the task sends no next step either); the
+    stage itself keeps the cancelled job as its latest run."""
+    stage = PipelineStage.objects.filter(last_job=job).first()
+    if stage is None:
+        return
+    later = PipelineStage.objects.filter(benchmark_id=stage.benchmark_id, position__gt=stage.position,
+                                         last_job__status=Job.Status.QUEUED)
+    for job_id in later.values_list("last_job_id", flat=True):
+        fail_job(job_id, f"An earlier stage (job {job.pk}) was cancelled.")
+
+
+class StageCancelled(Exception):
+    """Raised by a cancelled stage's progress callable: its runner stops at its next report."""
+
+
 def _progress(job_id: int):
-    """The runners' progress(done, total, message): what is None is left as it was."""
+    """The runners' progress(done, total, message): what is None is left as it was; once the job is
+    cancelled it raises StageCancelled, so the runner writes nothing after that report."""
 
     def progress(done=None, total=None, message=None):
+        if job_cancelled(job_id):
+            raise StageCancelled("The pipeline stage was cancelled.")
         advance_job(job_id, done=done, total=total, message=message)
 
     return progress
 
 
 def perform_stage(job_id: int, stage_id: int) -> str:
-    """Run the stage as its job (construction.tasks.run_pipeline_stage); the job's status after: done or
-    failed, or running when another delivery of the task has it (it runs nothing twice)."""
+    """Run the stage as its job (construction.tasks.run_pipeline_stage); the job's status after: done,
+    failed or cancelled, or running when another delivery of the task has it (it runs nothing twice)."""
     stage = PipelineStage.objects.select_related("benchmark", "created_by").filter(pk=stage_id).first()
     if stage is None:
         abandon_steps([(job_id, stage_id)], "The stage was removed before it ran.")
@@ -346,6 +366,8 @@ def perform_stage(job_id: int, stage_id: int) -> str:
             with running_job(job_id, message=f"{stage.get_kind_display()}…") as job:
                 if job is not None:
                     finish_job(job_id, STAGE_RUNNERS[stage.kind](stage, _progress(job_id)))
+        except StageCancelled:  # the job stays cancelled (running_job's fail_job leaves it so)
+            pass
         except Exception:  # running_job failed the job with the reason; the pipeline stops here
             logger.exception("Pipeline stage %s (job %s) failed", stage_id, job_id)
     return Job.objects.values_list("status", flat=True).get(pk=job_id)

@@ -14,9 +14,10 @@ class ReviewConfig(AppConfig):
         from annotation.signals import crowd_answered, texts_submitted
         from benchmarks.importers import texts_imported
         from benchmarks.releases import release_card_extras
+        from core.jobs import on_cancel
 
         from .consensus import crowd_answer_arrived, release_agreement
-        from .dedup import texts_arrived
+        from .dedup import cancel_dedup, texts_arrived
 
         # imported and submitted texts are embedded for near-duplicate search as they arrive
         for texts_written, source in ((texts_imported, "imported"), (texts_submitted, "submitted")):
@@ -28,3 +29,4 @@ class ReviewConfig(AppConfig):
         # the dataset card's Krippendorff's alpha
         release_card_extras.connect(lambda sender, release, items, **kwargs: release_agreement(items),
                                     weak=False, dispatch_uid="review-release-card-agreement")
+        on_cancel("dedup", cancel_dedup)  # a cancelled search's run fails with the cancel as its reason

@@ -174,6 +174,24 @@ def mark_run_failed(run_id: int, error: str) -> None:
             run.save(update_fields=["status", "error"])
 
 
+def cancel_dedup(job) -> None:
+    """on_cancel("dedup"): the run of a cancelled job fails with the cancel as its reason (run it again
+    by asking for the job again); its task, seeing the run no longer running, writes nothing more."""
+    for run in DedupRun.objects.select_for_update().filter(
+            job=job, status__in=(DedupRun.Status.QUEUED, DedupRun.Status.RUNNING)):
+        run.move_to(DedupRun.Status.FAILED)
+        run.error = job.message
+        run.save(update_fields=["status", "error"])
+
+
+def _stopped(run: DedupRun) -> bool:
+    """Between steps: the run is no longer running (its job was cancelled): stop, write nothing more."""
+    if DedupRun.objects.filter(pk=run.pk, status=DedupRun.Status.RUNNING).exists():
+        return False
+    run.refresh_from_db(fields=["status", "error"])
+    return True
+
+
 def _texts(benchmark: Benchmark) -> dict[str, list[tuple[int, str]]]:
     changes = ContextChange.objects.filter(scene__benchmark=benchmark).exclude(status=ContextChange.Status.REJECTED)
     items = Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED)
@@ -200,7 +218,8 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
             return run
         if run.status != DedupRun.Status.RUNNING:
             run.move_to(DedupRun.Status.RUNNING)
-            run.save(update_fields=["status"])
+            run.error = ""  # a run failed or cancelled before starts over
+            run.save(update_fields=["status", "error"])
     texts_by_kind = _texts(run.benchmark)
     texts = [text for kind_rows in texts_by_kind.values() for _, text in kind_rows]
     run.n_texts = len(texts)
@@ -212,6 +231,8 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
     known = cached_vectors(version, list(distinct))
     progress(len(known), len(distinct) + len(texts_by_kind),
              f"{len(texts)} texts, {len(distinct) - len(known)} to encode")
+    if _stopped(run):
+        return run
     encoder = None if len(known) == len(distinct) else load_encoder()
     if encoder is None and len(known) < len(distinct):
         run.move_to(DedupRun.Status.FAILED)
@@ -221,9 +242,11 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
     embeddings, new = encode_texts(
         encoder, texts, known, lambda n, todo: progress(len(known) + n, None, f"Encoded {n} of {todo} texts")
     )
-    store_vectors(version, new)
+    store_vectors(version, new)  # vectors are the texts' own, kept whatever becomes of the run
     offset = 0
     for step, (kind, kind_rows) in enumerate(texts_by_kind.items(), start=1):
+        if _stopped(run):
+            return run
         ids = [object_id for object_id, _ in kind_rows]
         kind_texts = texts[offset:offset + len(kind_rows)]
         pairs = similar_pairs(embeddings[offset:offset + len(kind_rows)], run.threshold)
@@ -231,9 +254,12 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
         _store_pairs(run, kind, [(ids[i], ids[j], kind_texts[i], kind_texts[j], round(score, 4))
                                  for i, j, score in pairs])
         progress(len(distinct) + step, None, f"Compared the {DuplicatePair.Kind(kind).label.lower()} texts")
-    run.move_to(DedupRun.Status.FINISHED)
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "finished_at"])
+    with transaction.atomic():
+        run = locked(DedupRun, run_id, "run", "deduplication run")
+        if run.status == DedupRun.Status.RUNNING:  # not cancelled meanwhile
+            run.move_to(DedupRun.Status.FINISHED)
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "finished_at"])
     return run
 
 

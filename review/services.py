@@ -429,7 +429,12 @@ def dedup_threshold(threshold) -> float:
 def search_duplicates(benchmark, user, threshold: float, progress) -> dict:
     """A near-duplicate search run here and now (the filter_duplicates stage, itself a job) reporting
     through `progress`: what it found; DomainError with the reason when it failed."""
-    run = dedup.run_dedup(dedup.new_dedup_run(benchmark, user, threshold).pk, progress)
+    run_id = dedup.new_dedup_run(benchmark, user, threshold).pk
+    try:
+        run = dedup.run_dedup(run_id, progress)
+    except Exception as exc:  # the stage stopped (cancelled) or broke: the run does not stay running
+        dedup.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
+        raise
     if run.status == DedupRun.Status.FAILED:
         raise DomainError(run.error, field="dedup")
     return dedup.run_report(run)

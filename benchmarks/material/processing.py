@@ -183,12 +183,14 @@ def scenes_to_reprocess(stale_after_s: float) -> list[int]:
     """Scenes whose scan was stored more than `stale_after_s` ago and that still have no viewer files
     (they are written in one transaction with the top views): their processing died with its worker,
     or its message was lost. Each is returned once per `stale_after_s` and at most
-    MAX_PROCESSING_ATTEMPTS times (scene.meta["processing_attempts"]), so sending them is idempotent."""
+    MAX_PROCESSING_ATTEMPTS times (scene.meta["processing_attempts"]), so sending them is idempotent;
+    a scene whose processing was cancelled is not sent again."""
     now = timezone.now()
     cutoff = now - timedelta(seconds=stale_after_s)
     viewer = Asset.objects.filter(scene=OuterRef("pk"), role=AssetRole.VIEWER_POINTS)
     scan = Asset.objects.filter(scene=OuterRef("pk"), role=AssetRole.POINT_CLOUD, created_at__lt=cutoff)
-    candidates = Scene.objects.filter(Exists(scan)).exclude(Exists(viewer)).values_list("pk", flat=True)
+    candidates = (Scene.objects.filter(Exists(scan)).exclude(Exists(viewer))
+                  .exclude(meta__has_key="processing_cancelled").values_list("pk", flat=True))
     due = []
     for scene_id in candidates:
         with transaction.atomic():
@@ -201,3 +203,21 @@ def scenes_to_reprocess(stale_after_s: float) -> list[int]:
             scene.save(update_fields=["meta"])
             due.append(scene_id)
     return due
+
+
+def cancel_scene_processing(job) -> None:
+    """on_cancel("scene_processing"): its task stops before writing viewer files, so the scene keeps
+    what it had (none for a new scan); the mark says why and keeps the reaper from sending it again
+    until a processing starts anew (`processing_started`)."""
+    scene_id = int(job.key.split(":")[1])  # scene-processing:<scene>:<attempt> (dispatch.scene_processing_job)
+    scene = Scene.objects.select_for_update().filter(pk=scene_id).first()
+    if scene is not None:
+        scene.meta = {**scene.meta, "processing_cancelled": job.message}
+        scene.save(update_fields=["meta"])
+
+
+def processing_started(scene: Scene) -> None:
+    """A processing asked for again (a new scan, by hand) lifts an earlier cancel's mark."""
+    if "processing_cancelled" in scene.meta:
+        scene.meta = {key: value for key, value in scene.meta.items() if key != "processing_cancelled"}
+        scene.save(update_fields=["meta"])
