@@ -303,7 +303,7 @@ class Item(StatusTransitions, models.Model):
 
 class Release(StatusTransitions, models.Model):
     class Status(models.TextChoices):
-        EXPORTING = "exporting", "Writing the other formats"
+        EXPORTING = "exporting", "Exporting"
         READY = "ready", "Ready"
         FAILED = "failed", "Failed"
 
@@ -316,11 +316,11 @@ class Release(StatusTransitions, models.Model):
     items_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
     manifest_file = models.ForeignKey(Asset, null=True, on_delete=models.SET_NULL, related_name="+")
     files = models.ManyToManyField(
-        Asset, related_name="+", blank=True, help_text="The other formats (JSON, CSV), written by a task."
+        Asset, related_name="+", blank=True, help_text="The formats beside the JSONL and the manifest (JSON, CSV, ...), written by the export's job."
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.EXPORTING)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                            help_text="Writing the other formats: its progress and report (core/jobs.py).")
+                            help_text="The export: its progress and report (core/jobs.py).")
     previous = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="The release this one is compared with (the benchmark's latest before it).",

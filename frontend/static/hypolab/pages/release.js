@@ -1,4 +1,4 @@
-// One release (release_detail.html): the job widget follows the export of the other formats live
+// One release (release_detail.html): the job widget follows its export live
 // (job-progress.js); when it ends, the status and the files are read once from the release's API.
 import { get, readJSON } from "../api.js";
 import "../job-progress.js";
@@ -9,7 +9,7 @@ async function showRelease() {
   const r = await get(`/api/v1/releases/${releaseId}/`);
   if (!r.ok) return;
   document.getElementById("release-status").textContent = { ready: "Ready", failed: "Failed" }[r.data.status]
-    || "Writing the other formats";
+    || "Exporting";
   document.getElementById("release-files").replaceChildren(...Object.entries(r.data.files).map(([format, file]) => {
     const item = document.createElement("li");
     const link = Object.assign(document.createElement("a"), { href: file.url, textContent: format });
