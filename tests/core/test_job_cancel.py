@@ -41,7 +41,7 @@ def test_a_queued_job_cancelled_is_never_started_and_asking_again_queues_it(stop
     admin = UserFactory(role=roles.ADMIN)
     job = jobs.request_job("stage", "stage:1", total=3).job
     jobs.cancel_job(job.pk, admin)
-    assert stopped_work == []  # no handler registered for stages
+    assert stopped_work == []  # only the test's dedup handler is registered here
     with jobs.running_job(job.pk) as running:
         assert running is None
     again = jobs.request_job("stage", "stage:1", total=3)
