@@ -9,9 +9,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import error, validated
+from core.jobs import job_state
+from core.jobs_api import JobSerializer
 from core.permissions import IsAdmin
 
-from . import prolific_services, webhooks
+from . import prolific_jobs, prolific_services, webhooks
 from .prolific import REJECTION_CATEGORIES
 
 
@@ -62,26 +64,31 @@ class ProlificActionSerializer(serializers.Serializer):
 
 
 class ProlificAction(APIView):
-    """Admins run a campaign on Prolific: publish, sync, review, pay, message, setup_hooks."""
+    """Admins run a campaign on Prolific: publish, sync, review, pay, message, setup_hooks. Sync, review
+    and pay (unless a dry run) start a job and answer it (202): /api/v1/jobs/<id>/ follows it."""
 
     permission_classes = [IsAdmin]
 
     @extend_schema(
         request=ProlificActionSerializer,
-        responses={200: OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 202: JobSerializer,
                    409: error(409, "Already published, or PROLIFIC_API_TOKEN is not set."),
                    502: error(400, "Prolific refused the request or did not answer.")},
     )
     def post(self, request):
         data = validated(ProlificActionSerializer, request)
         scope, dry_run = data["scope"], data["dry_run"]
+        if data["action"] in prolific_jobs.KINDS and not dry_run:
+            job = prolific_jobs.start_prolific_job(data["action"], scope, request.user, options={
+                "reject_message": data["reject_message"], "rejection_category": data["rejection_category"]})
+            return Response(JobSerializer(job_state(job)).data, status=202)
         calls = {
             "publish": lambda: prolific_services.publish(scope, data["site_url"] or request.build_absolute_uri("/"),
                                                          dry_run),
-            "sync": lambda: prolific_services.sync_submissions(scope, dry_run),
+            "sync": lambda: prolific_services.sync_submissions(scope, dry_run=True),
             "review": lambda: prolific_services.review(scope, data["reject_message"], data["rejection_category"],
-                                                       dry_run),
-            "pay": lambda: prolific_services.pay_bonuses(scope, dry_run),
+                                                       dry_run=True),
+            "pay": lambda: prolific_services.pay_bonuses(scope, dry_run=True),
             "message": lambda: prolific_services.message(scope, data["participant_ids"], data["body"], dry_run),
             "setup_hooks": lambda: prolific_services.set_up_hooks(data["workspace_id"], data["target_url"], dry_run),
         }

@@ -117,15 +117,21 @@ class ProlificClient:
     # --- submissions ---
 
     def submissions(self, study_id: str, page_size: int = 100) -> list[dict]:
-        """Every submission of the study, all pages (`page`/`page_size` of GET /submissions/?study=)."""
-        found, page = [], 1
+        """Every submission of the study, all pages."""
+        return [row for rows, _ in self.submission_pages(study_id, page_size) for row in rows]
+
+    def submission_pages(self, study_id: str, page_size: int = 100):
+        """The study's submissions a page at a time (`page`/`page_size` of GET /submissions/?study=), each
+        with the listing's count of them all (`meta.count`, None if absent); the next page is asked for only
+        when the caller wants it (a sync stops between pages when its job is cancelled)."""
+        page = 1
         while True:
             body = self.call("GET", "submissions/", query={"study": study_id, "page": page,
                                                            "page_size": page_size}).body or {}
             results = body.get("results", [])
-            found += results
+            yield results, (body.get("meta") or {}).get("count")
             if len(results) < page_size and not (body.get("_links", {}).get("next") or {}).get("href"):
-                return found
+                return
             page += 1
 
     def get_submission(self, submission_id: str) -> dict:

@@ -2,7 +2,9 @@
 study, sync its submissions, approve or reject them from the platform's own decisions (the payment
 report's accepted work), pay bonuses from that report exactly once, message participants, and set the
 workspace's webhook secret and subscriptions up. Stages describe what they run through a registered
-`Target` (crowd imports no stage). Every verb takes `dry_run`: it answers what it would send."""
+`Target` (crowd imports no stage). Every verb takes `dry_run`: it answers what it would send. Sync, review
+and pay run as core.Jobs (crowd/prolific_jobs.py): given `job_id`, they report each page or submission
+to it and stop between them once it is cancelled."""
 
 import logging
 import random
@@ -14,6 +16,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from core.errors import Conflict, DomainError
+from core.jobs import advance_job, job_cancelled
 
 from .models import CrowdPlatform, PlatformSubmission, ProlificBonus, ProlificHookSecret, ProlificStudy
 from .prolific import ProlificClient, ProlificError, check_rejection
@@ -74,6 +77,15 @@ def _client(client):
     return client if client is not None else ProlificClient()
 
 
+def _progress(job_id: int | None, **progress) -> None:
+    if job_id is not None:
+        advance_job(job_id, **progress)
+
+
+def _cancelled(job_id: int | None) -> bool:
+    return job_id is not None and job_cancelled(job_id)
+
+
 # --- Publishing ----------------------------------------------------------------------------------
 
 
@@ -122,16 +134,25 @@ def publish(scope: str, site_url: str, dry_run: bool = False, client=None) -> di
 # --- Submissions ---------------------------------------------------------------------------------
 
 
-def sync_submissions(scope: str, dry_run: bool = False, client=None) -> dict:
-    """Every submission of the study as Prolific has it now, recorded (the state as of now: an older
-    webhook arriving later does not overwrite it)."""
+def sync_submissions(scope: str, dry_run: bool = False, client=None, job_id: int | None = None) -> dict:
+    """Every submission of the study as Prolific has it now, recorded a page at a time (the state as of
+    now: an older webhook arriving later does not overwrite it)."""
     study = study_of(scope)
     if dry_run:
         return {"dry_run": True, "requests": [("GET", f"submissions/?study={study.prolific_id}", None)]}
-    now = int(time.time())
-    found = _client(client).submissions(study.prolific_id)
+    now, synced = int(time.time()), 0
+    for page, (rows, count) in enumerate(_client(client).submission_pages(study.prolific_id), start=1):
+        _record_submissions(rows, study, scope, now)
+        synced += len(rows)
+        _progress(job_id, done=synced, total=count, message=f"Page {page}: {synced} submissions synced")
+        if _cancelled(job_id):
+            break
+    return {"submissions": synced}
+
+
+def _record_submissions(rows: list[dict], study: ProlificStudy, scope: str, now: int) -> None:
     with transaction.atomic():
-        for row in found:
+        for row in rows:
             submission, _ = PlatformSubmission.objects.select_for_update().get_or_create(
                 platform=CrowdPlatform.PROLIFIC, submission_id=row["id"])
             submission.participant_id = row.get("participant_id") or submission.participant_id
@@ -140,11 +161,10 @@ def sync_submissions(scope: str, dry_run: bool = False, client=None) -> dict:
             if now >= submission.status_at:
                 submission.status, submission.status_at = normalise_status(row.get("status")), now
             submission.save()
-    return {"submissions": len(found)}
 
 
 def review(scope: str, reject_message: str = "", rejection_category: str = "", dry_run: bool = False,
-           client=None) -> dict:
+           client=None, job_id: int | None = None) -> dict:
     """Approve each submission awaiting review whose participant has accepted work in the payment
     report; reject those whose work was all refused, when a category and a message of at least 100
     characters are given (checked before asking Prolific); leave the rest for later."""
@@ -153,6 +173,7 @@ def review(scope: str, reject_message: str = "", rejection_category: str = "", d
     target, study = target_of(scope), study_of(scope)
     client = None if dry_run else _client(client)
     if client is not None:
+        _progress(job_id, message="Syncing submissions")
         sync_submissions(scope, client=client)
     rows = {row["worker_id"]: row for row in target.payment_rows() if row["platform"] == CrowdPlatform.PROLIFIC}
     plan = []
@@ -166,14 +187,20 @@ def review(scope: str, reject_message: str = "", rejection_category: str = "", d
         return {"dry_run": True, "requests": [
             ("POST", f"submissions/{s.submission_id}/transition/", _decision_body(a, reject_message, rejection_category))
             for s, a in plan]}
+    _progress(job_id, done=0, total=len(plan), message=f"{len(plan)} submissions to decide")
+    decided = []
     for submission, action in plan:  # one at a time: payment calls contend on the workspace wallet
+        if _cancelled(job_id):
+            break
         if action == "APPROVE":
             client.approve(submission.submission_id)
         else:
             client.reject(submission.submission_id, reject_message, rejection_category)
         submission.decision = action
         submission.save(update_fields=["decision", "updated_at"])
-    return {"approved": sum(a == "APPROVE" for _, a in plan), "rejected": sum(a == "REJECT" for _, a in plan)}
+        decided.append(action)
+        _progress(job_id, step=1, message=f"{submission.submission_id}: {action}")
+    return {"approved": decided.count("APPROVE"), "rejected": decided.count("REJECT")}
 
 
 def _decision_body(action: str, message: str, category: str) -> dict:
@@ -202,20 +229,26 @@ def bonuses_owed(target: Target, study: ProlificStudy) -> dict[str, int]:
     return owed
 
 
-def pay_bonuses(scope: str, dry_run: bool = False, client=None, sleep=time.sleep) -> dict:
+def pay_bonuses(scope: str, dry_run: bool = False, client=None, sleep=time.sleep, job_id: int | None = None) -> dict:
     """Set the owed bonuses up as one bulk bonus and pay it once. The pay call is not idempotent (each
     call pays again), so the rows are recorded as sent before it is made; after a failure they are
     reconciled against the submissions' bonus_payments, and only a 429 (refused, nothing paid) whose
-    bonuses are still missing is sent again. An unknown outcome (no answer) is left for `reconcile`."""
+    bonuses are still missing is sent again. An unknown outcome (no answer) is left for `reconcile`.
+    A job cancelled before the bonus is set up pays nothing; once set up, it is paid."""
     target, study = target_of(scope), study_of(scope)
     client = None if dry_run else _client(client)
     if client is not None:
+        _progress(job_id, done=0, total=3, message="Syncing submissions")
         sync_submissions(scope, client=client)
+        _progress(job_id, done=1, message="Reconciling bonuses sent before")
         reconcile_bonuses(study, client)
     owed = bonuses_owed(target, study)
     amounts = {pid: f"{Decimal(cents) / 100:.2f}" for pid, cents in owed.items()}
     if dry_run or not owed:
         return {"dry_run": dry_run, "bonuses": amounts}
+    if _cancelled(job_id):
+        return {"dry_run": False, "bonuses": {}}  # nothing set up, nothing paid
+    _progress(job_id, done=2, message=f"Paying {len(owed)} bonuses")
     submission_of = dict(_submissions(study).values_list("participant_id", "submission_id"))
     with transaction.atomic():
         rows = [ProlificBonus.objects.create(study=study, participant_id=pid, amount_cents=cents,

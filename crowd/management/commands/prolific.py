@@ -1,13 +1,15 @@
 """Run a campaign or study on Prolific from the command line (an admin's tool; crowd.prolific_services
 does the work): publish, sync, review, pay, message, and setup-hooks for the workspace's webhooks.
---dry-run prints the requests it would send and sends none. Needs PROLIFIC_API_TOKEN."""
+Sync, review and pay run here as their core.Job (crowd/prolific_jobs.py: listed in /api/v1/jobs/) and print
+its report. --dry-run prints the requests it would send and sends none (no job). Needs PROLIFIC_API_TOKEN."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
-from crowd import prolific_services
+from core.models import Job
+from crowd import prolific_jobs, prolific_services
 
 ACTIONS = ("publish", "sync", "review", "pay", "message", "setup-hooks")
 
@@ -32,6 +34,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, action, dry_run, **options):
         scope = options["scope"]
+        if action in prolific_jobs.KINDS and not dry_run:
+            return self.run_as_job(action, scope, {"reject_message": options["reject_message"],
+                                                   "rejection_category": options["rejection_category"]})
         calls = {
             "publish": lambda: prolific_services.publish(scope, options["site_url"], dry_run),
             "sync": lambda: prolific_services.sync_submissions(scope, dry_run),
@@ -46,3 +51,15 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         self.stdout.write(json.dumps(result, indent=2))
+
+    def run_as_job(self, verb: str, scope: str, options: dict) -> None:
+        try:
+            job = prolific_jobs.start_prolific_job(verb, scope, options=options, send=False)
+        except DomainError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from None
+        if prolific_jobs.run_prolific_job(job.pk, verb, scope, options) is None:
+            raise CommandError(f"Job {job.pk} already runs this {verb} of {scope}: follow it at /api/v1/jobs/{job.pk}/.")
+        job.refresh_from_db()
+        if job.status != Job.Status.DONE:
+            raise CommandError(f"Job {job.pk} {job.get_status_display().lower()}: {job.message}")
+        self.stdout.write(json.dumps({"job": job.pk, **job.report}, indent=2))
