@@ -62,7 +62,8 @@ def rate_predictions(run: Run) -> int:
     adapter = load_adapter(run.judge_model_id, model_settings_key(run.judge_model), run.benchmark_id)
     no_change = shows_no_change(run)
     rated, reported = 0, time.monotonic()
-    waiting = (run.predictions.filter(error="", judge_rating=None).select_related("item").order_by("pk"))
+    waiting = (run.predictions.filter(error="", judge_rating=None).select_related("item")
+               .order_by("item_id", "variant", "repeat"))  # item order, whatever order the batches wrote them in
     for prediction in waiting:
         item = prediction.item
         references = list(item.unchanged_answers or item.answers) if no_change else list(item.answers)
