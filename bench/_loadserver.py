@@ -229,9 +229,12 @@ def run_load(seed, drive) -> LoadRun:
 
 
 async def enter_from_link(client, timings, link: str, outcome) -> int | None:
-    """A crowd link's redirect, then the page it leads to; the id at the end of the page's URL, or
-    None (counted lost) when the link did not redirect."""
-    status, headers, _ = await timed(client, timings, "enter", "GET", link)
+    """A crowd link as a browser follows it: the GET shows the start page (it changes nothing), its
+    form POSTs the same address, which signs in and redirects to the page; then that page. The id at
+    the end of the page's URL, or None (counted lost) when the link did not lead there."""
+    status, headers, _ = await timed(client, timings, "link", "GET", link)
+    if status == 200:
+        status, headers, _ = await timed(client, timings, "enter", "POST", link, {})
     if status != 302:
         outcome["lost"] += 1
         client.close()
