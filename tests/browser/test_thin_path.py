@@ -139,7 +139,7 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     send(admin, version, "1.0.0", release, "#release-list >> text=v1.0.0")
     # The export is the release's job: its page follows it and lists the files once it has ended.
     admin.click("#release-list >> text=v1.0.0")
-    admin.wait_for_selector("#release-files a:text-is('jsonl')")
+    admin.wait_for_selector("#release-status:text-is('Ready')")
     shot(admin, "6-admin-release", stack)
     items_url = admin.locator("#release-files a:text-is('jsonl')").get_attribute("href")
     lines = [json.loads(line) for line in admin.request.get(base + items_url).text().splitlines()]
