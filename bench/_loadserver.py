@@ -1,15 +1,16 @@
 """Shared by the load benches: a fresh PostgreSQL database, the app served by a production server
 on loopback, and a lean keep-alive HTTP client for the simulated crowd.
 
-The server is gunicorn (WSGI, two processes per core of two threads each, the app loaded once
+The server is gunicorn (WSGI, four processes per core of one thread each, the app loaded once
 before the workers fork) with persistent database connections (CONN_MAX_AGE): measured on the
 autosave hot path it costs half the CPU per request of an ASGI server (uvicorn), whose per-request
 threads also cannot keep connections. The load starts once the server has answered a page. The
 keep-alive timeout outlasts the 5 s between autosaves, as a browser's connection would.
 LOAD_SERVER=daphne runs the same bench on daphne (ASGI, one process, a connection per request) for
 comparison; LOAD_WORKERS and LOAD_THREADS change gunicorn's processes and threads per process. With
-two threads a request shares its process's interpreter lock with one other at most: 4 x 2 kept the
-evaluators' p95 at 47-58 ms where 2 x 4 gave 53-105 ms (docs/PERFORMANCE.md)."""
+one thread a request's round trips to the database never wait for its process's interpreter lock:
+on two cores 8 x 1 gave the evaluators' p95 57-99 ms where 4 x 2 gave 73-175 ms, and 4 x 2 had
+beaten 2 x 4 (docs/PERFORMANCE.md)."""
 
 import asyncio
 import json
@@ -62,7 +63,7 @@ def free_port() -> int:
 
 def server_command(port: int, workers: int) -> tuple[list[str], dict]:
     """The server's command line and the settings it runs with."""
-    threads = os.environ.get("LOAD_THREADS", "2")
+    threads = os.environ.get("LOAD_THREADS", "1")
     if os.environ.get("LOAD_SERVER") == "daphne":
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], {}
     return [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", str(workers), "-k", "gthread",
@@ -73,7 +74,7 @@ def server_command(port: int, workers: int) -> tuple[list[str], dict]:
 class Server:
     """The app on a free loopback port, started and stopped around the bench."""
 
-    def __init__(self, workers: int = int(os.environ.get("LOAD_WORKERS", 2 * (os.cpu_count() or 2)))):
+    def __init__(self, workers: int = int(os.environ.get("LOAD_WORKERS", 4 * (os.cpu_count() or 2)))):
         self.port = free_port()
         command, settings = server_command(self.port, workers)
         self.log = SERVER_LOG.open("w")  # 409s on double submits are logged too: keep them off the report

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Exists, OuterRef, When
+from django.utils import timezone
 
 from core import roles
 from core import sql as core_sql
@@ -170,13 +171,15 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
 
 def _record_session(worker: CrowdWorker, ids: dict, scope: str) -> None:
     """The platform session (Prolific's submission) this link entered, and where it entered."""
-    submission, _ = PlatformSubmission.objects.get_or_create(
-        platform=ids["platform"], submission_id=ids["session_id"],
-        defaults={"worker": worker, "participant_id": ids["worker_id"], "study_id": ids["study_id"], "scope": scope},
-    )
-    if scope and not submission.scope:
-        submission.scope = scope
-        submission.save(update_fields=["scope", "updated_at"])
+    # One INSERT .. ON CONFLICT DO NOTHING, then the scope of a row that had none: no read first and
+    # no savepoint, on every arrival.
+    PlatformSubmission.objects.bulk_create([PlatformSubmission(
+        platform=ids["platform"], submission_id=ids["session_id"], worker=worker, participant_id=ids["worker_id"],
+        study_id=ids["study_id"], scope=scope,
+    )], ignore_conflicts=True)
+    if scope:
+        PlatformSubmission.objects.filter(platform=ids["platform"], submission_id=ids["session_id"], scope="").update(
+            scope=scope, updated_at=timezone.now())
 
 
 def identity_of(user) -> CrowdWorker | None:

@@ -14,7 +14,7 @@ from benchmarks.models import AnswerFormat, Benchmark, ContextChange, Item
 from core.errors import DomainError
 from core.jobs import advance_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
-from core.sql import locked
+from core.sql import hold, locked
 from modeleval import services as modeleval_services
 
 from . import dispatch, services
@@ -49,6 +49,7 @@ def start_polish(benchmark: Benchmark, model_id, created_by) -> Job:
     """Queue a pass over the approved changes and items of a benchmark as one job, sent once committed;
     while a pass over it is queued or running, that one is returned and no second starts."""
     model = modeleval_services.language_model(model_id)
+    hold(f"polish-start:{benchmark.pk}")  # two starts at once: the second waits and finds the first's job
     if running := running_passes(benchmark).first():
         return running
     change_ids = list(ContextChange.objects.filter(scene__benchmark=benchmark, status=ContextChange.Status.APPROVED)

@@ -104,7 +104,8 @@ def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant
     for entry in (e for e in entries if e[1] == ItemRole.ATTENTION):
         chosen.insert(rng.randint(0, len(chosen)), entry)
     plan = [e for e in entries if e[1] == ItemRole.FAMILIARISATION] + chosen
-    items = Item.objects.in_bulk([item_id for item_id, _, _ in plan])  # the plan's items only
+    # The plan's items only, and only what a plan reads of them
+    items = Item.objects.only("choices", "tags", "scene_id").in_bulk([item_id for item_id, _, _ in plan])
     with_images = (
         set(study.benchmark.scenes.filter(assets__role=AssetRole.IMAGE).values_list("pk", flat=True))
         if study.flip_images else set()

@@ -210,6 +210,16 @@ ANNOTATORS = 50
 OUTAGE_S = 5.0
 
 
+def test_the_app_loaded_before_forking_is_left_out_of_the_workers_collections():
+    """gunicorn --preload imports config.wsgi before it forks: what is loaded then is frozen, so a
+    worker's full garbage collection scans only what the worker made itself (with the whole app in
+    the scan one took 200-370 ms, every thread of the worker stopped; docs/PERFORMANCE.md)."""
+    probe = subprocess.run([sys.executable, "-c", "import gc, config.wsgi; print(gc.get_freeze_count())"],
+                           cwd=ROOT, env=process_env(), capture_output=True, text=True, timeout=120)
+    assert probe.returncode == 0, probe.stderr
+    assert int(probe.stdout.split()[-1]) > 100_000
+
+
 class Annotator(threading.Thread):
     """One crowd worker: arrives from the link, opens the assignment page, then autosaves about every
     0.4 s (and reloads the page every fifth time) until told to stop."""
@@ -500,11 +510,11 @@ def test_one_proxy_routes_websockets_to_daphne_the_rest_to_gunicorn_and_serves_s
     # /ws/ goes to the daphne service, on the port daphne listens on
     service, port = ws_server.split(":")
     assert command(service).startswith("daphne") and f"-p {port} " in command(service)
-    # everything else to gunicorn: gthread, two threads, the app loaded before forking, two per core
+    # everything else to gunicorn: gthread, one thread, the app loaded before forking, four per core
     service, port = rest_server.split(":")
     web = command(service)
     assert "gunicorn config.wsgi:application" in web and f"0.0.0.0:{port}" in web
-    assert "-k gthread" in web and "--threads 2" in web and "--preload" in web and "2 * $$(nproc)" in web
+    assert "-k gthread" in web and "--threads 1" in web and "--preload" in web and "4 * $$(nproc)" in web
     assert SERVICES[service]["environment"]["CONN_MAX_AGE"] == "300"
     # /static/ from the volume collectstatic fills; never MEDIA_ROOT (Django checks who reads media)
     alias = re.search(r"alias\s+(\S+?);", locations["/static/"])[1]

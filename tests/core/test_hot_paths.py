@@ -18,6 +18,7 @@ from annotation import services
 from annotation.models import Assignment, AssignmentDraft, Campaign
 from benchmarks.models import Scene
 from core.errors import DomainError
+from crowd.models import PlatformSubmission
 from humaneval.models import EvalSession, Response
 from humaneval.services.design import StudyDesign, create_study, is_contaminated
 from humaneval.services.sessions import start_session
@@ -202,6 +203,9 @@ QUERIES_OF_A_RELOAD = 5
 # in one read, the update and the next response's insert; then the entry after the next one, whose
 # files are named for preloading (#28).
 QUERIES_OF_AN_ANSWER = 8
+# A crowd link's entry to a study, every statement from the first savepoint to the stored session
+# (the savepoints among them): 31 while the platform session was read before it was written.
+QUERIES_OF_A_CROWD_ENTRY = 29
 
 
 def test_an_answer_stores_and_serves_the_next_item_in_few_queries(client, session, django_assert_max_num_queries):
@@ -258,6 +262,31 @@ def test_the_plain_answer_view_checks_csrf_and_still_takes_tokens(session):
     stored = script.post(url + "answer/", {"item": item, "answer": "from a script"}, content_type="application/json")
     assert stored.status_code == 201 and stored.json()["item"]["id"] != item
     assert Response.objects.get(session=session, item_id=item).answer_text == "from a script"
+
+
+def test_a_crowd_entry_to_a_study_writes_its_platform_session_without_reading_it_first(client):
+    """The POST of a study's crowd link (bench/load_evaluators.py sends 300 in 20 s): the platform
+    session it entered is one INSERT .. ON CONFLICT (and the scope of a row that had none), not a read,
+    a savepoint and an insert; the whole entry stays within its count of statements."""
+    item = ItemFactory(answers=["A"])
+    study = create_study(item.benchmark, StudyDesign("Crowd", [item.pk], 30, 600), UserFactory())
+    link, ids = f"/crowd/studies/{study.pk}/", {"PROLIFIC_PID": "NEW", "STUDY_ID": "S", "SESSION_ID": "X"}
+    # Someone came before (the evaluators' role group, made on first use, exists)
+    Client().post(link, {"PROLIFIC_PID": "FIRST", "STUDY_ID": "S", "SESSION_ID": "Y"})
+    with CaptureQueriesContext(connection) as captured:
+        assert client.post(link, ids).status_code == 302
+    statements = [query["sql"] for query in captured]
+    # The entry's transaction and the session store's (savepoints inside the test's own transaction),
+    # the crowd entry's, the account's (its name may be taken) and the session start's.
+    assert sum(sql.startswith("SAVEPOINT") for sql in statements) == 5
+    assert not any(sql.startswith('SELECT "crowd_platformsubmission"') for sql in statements)
+    assert len(statements) <= QUERIES_OF_A_CROWD_ENTRY
+    submission = PlatformSubmission.objects.get(participant_id="NEW")
+    assert (submission.participant_id, submission.scope) == ("NEW", f"study:{study.pk}")
+    # The same link again (another tab) finds the account, its platform session and its session.
+    assert client.post(link, ids).status_code == 302
+    assert PlatformSubmission.objects.filter(participant_id="NEW").count() == 1
+    assert EvalSession.objects.filter(participant__username="prolific-NEW").count() == 1
 
 
 def test_entering_a_study_costs_the_same_whatever_the_number_of_participants(django_assert_num_queries):

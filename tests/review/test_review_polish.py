@@ -3,6 +3,7 @@ approved changes through modeleval's adapter; each correction is a revision a re
 reverts, and a repeated task polishes nothing twice."""
 
 import pytest
+from django.db import connection
 
 from benchmarks.models import ContextChange
 from core import roles
@@ -12,6 +13,7 @@ from review import polish
 from review import services as review_services
 from review.models import Polish
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
+from tests.together import fire
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +159,14 @@ def test_a_running_pass_shows_its_job_widget_on_the_queue_and_the_change_page(cl
     for page in ("/review/", f"/review/changes/{change.pk}/"):
         html = client.get(page).content.decode()
         assert f'data-job-id="{job.pk}"' in html and 'class="job-cancel"' in html, page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_starts_at_the_same_moment_queue_one_pass(chat_servers, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("the start's lock is PostgreSQL's (SQLite lets one writer in at a time already)")
+    change = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
+    model, admin = language_model(chat_servers("x").url), UserFactory(role=roles.ADMIN)
+    monkeypatch.setattr(polish.dispatch, "send_polish", lambda *args: None)  # queued, not run
+    started = fire(lambda _: polish.start_polish(change.scene.benchmark, model.pk, admin).pk, 4)
+    assert len(set(started)) == 1 and Job.objects.filter(kind="polish").count() == 1
