@@ -164,13 +164,15 @@ release_card_extras = Signal()
 
 
 def export_release(benchmark: Benchmark, version: str, created_by, notes: str = "",
-                   require_consensus: bool = False, *, inline: bool = False) -> Release:
+                   require_consensus: bool = False, *, inline: bool = False,
+                   on_step: Callable[[str], None] | None = None) -> Release:
     """The one way to export a release (API, manage page, pipeline stage, command, import): check the
     version, make the Release row and ask for its core.Job, which freezes the releasable items (items
     JSONL, manifest, diff against the previous release, dataset card saying whether consensus was
     required) and then writes the other formats (run_release_export). The job runs in a task sent when
     the transaction commits, or here with `inline` (callers outside a request: the pipeline's release
-    stage, the command, an import). Exporting a version whose export failed runs its job again."""
+    stage, the command, an import), calling `on_step(message)` after each step (run_release_export).
+    Exporting a version whose export failed runs its job again."""
     version = (version or "").strip()
     if not VERSION_PATTERN.match(version):
         raise DomainError("Use a version like 1.0.0 (three numbers).", field="version")
@@ -201,7 +203,7 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
         if not inline:
             transaction.on_commit(lambda: _send_release_export(release.pk, job_id))
     if inline:
-        run_release_export(release.pk, job_id)
+        run_release_export(release.pk, job_id, on_step)
         release.refresh_from_db()
     return release
 
@@ -225,10 +227,19 @@ def release_export_job(release: Release, user=None) -> int:
     return job.pk
 
 
-def run_release_export(release_id: int, job_id: int | None = None) -> Release | None:
+def run_release_export(release_id: int, job_id: int | None = None,
+                       on_step: Callable[[str], None] | None = None) -> Release | None:
     """A release's export as its job (benchmarks.tasks.export_release, or inline): the items, then each
     file. Idempotent: frozen items and written files are kept, so a job run again finishes the rest; a
-    redelivered message of a job that ran or runs does nothing (None)."""
+    redelivered message of a job that ran or runs does nothing (None). `on_step(message)` hears each
+    step as the job does: the inline caller's own work (a pipeline stage) reports through it, and an
+    error it raises (that work was cancelled) stops the export as any other error does: the release
+    fails and its version can be exported again."""
+    def step(message: str, done: int) -> None:
+        advance_job(job_id, done=done, message=message)
+        if on_step is not None:
+            on_step(message)
+
     release = Release.objects.select_related("benchmark").get(pk=release_id)
     job_id = job_id or release_export_job(release)
     try:
@@ -238,9 +249,8 @@ def run_release_export(release_id: int, job_id: int | None = None) -> Release | 
             release = freeze_release(release_id)
             if job_cancelled(job_id):  # frozen items stay (a new export resumes from them); no files
                 return release
-            advance_job(job_id, done=1, message=f"Froze {release.card.get('n_items', 0)} items")
-            release = write_release_formats(
-                release_id, on_written=lambda done, fmt: advance_job(job_id, done=1 + done, message=f"Wrote {fmt}"))
+            step(f"Froze {release.card.get('n_items', 0)} items", 1)
+            release = write_release_formats(release_id, on_written=lambda done, fmt: step(f"Wrote {fmt}", 1 + done))
             finish_job(job_id, {"release": release.pk, "files": sorted(release_files(release)),
                                 "not_written": sorted((release.card or {}).get("not_written", {}))})
     except Exception:

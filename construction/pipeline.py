@@ -462,14 +462,17 @@ def filter_duplicates_stage(stage: PipelineStage, progress) -> dict:
 def release_stage(stage: PipelineStage, progress) -> dict:
     """Export a release through the one release verb (benchmarks.releases.export_release), its job run
     here so the stage reports what it froze; a version already exported is reported, not exported twice.
-    The report names the release's job (its progress, files and report)."""
+    The export's steps are the stage's reports too, so cancelling the stage stops the export after the
+    file being written (the release fails: its version can be exported again). The report names the
+    release's job (its progress, files and report)."""
     params = release_params(stage.params, stage.benchmark)
     release = Release.objects.filter(benchmark=stage.benchmark, version=params["version"]).first()
     exported = release is None or release.status == Release.Status.FAILED
     if exported:
         progress(None, None, f"exporting {params['version']}")
         release = releases.export_release(stage.benchmark, params["version"], stage.created_by,
-                                          params["notes"], params["require_consensus"], inline=True)
+                                          params["notes"], params["require_consensus"], inline=True,
+                                          on_step=lambda message: progress(None, None, message))
     diff = release.diff or {}
     return {"version": release.version, "release": release.pk, "job": release.job_id, "exported": exported,
             "items": release.items.count(),
