@@ -2,10 +2,22 @@
 default that `scripts/demo` serves (SQLite, a local media folder, tasks in the caller's process)."""
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def database_environment(name: str) -> dict[str, str]:
+    """What a bench on PostgreSQL sets before Django starts: with a database server and DEBUG off the
+    settings refuse to start without a key (config/settings.py), so a bench that was given none makes
+    one for its run; one given from outside (the load benches' server shares it) is kept."""
+    return {
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
+    }
 
 
 def use_fresh_database(name: str) -> None:
@@ -15,8 +27,7 @@ def use_fresh_database(name: str) -> None:
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.update(database_environment(name))
     import django
 
     django.setup()
