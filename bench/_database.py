@@ -9,13 +9,18 @@ from pathlib import Path
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
+def bench_key() -> str:
+    """The key a bench's Django runs with. A bench names its database (DATABASE_URL) and runs with DEBUG
+    off, and then the settings refuse to start without a key (config/settings.py): a bench that was given
+    none makes one for its run; one given from outside (the load benches' server shares it) is kept."""
+    return os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50)
+
+
 def database_environment(name: str) -> dict[str, str]:
-    """What a bench on PostgreSQL sets before Django starts: with a database server and DEBUG off the
-    settings refuse to start without a key (config/settings.py), so a bench that was given none makes
-    one for its run; one given from outside (the load benches' server shares it) is kept."""
+    """What a bench on PostgreSQL sets before Django starts."""
     return {
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
-        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+        "SECRET_KEY": bench_key(),
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
     }
 
@@ -55,7 +60,7 @@ def use_embedded_default(name: str) -> Path:
     os.environ.update({
         "DATABASE_URL": f"sqlite:///{work / 'bench.sqlite3'}",
         "MEDIA_ROOT": str(work / "media"),
-        "SECRET_KEY": f"{name}-bench",
+        "SECRET_KEY": bench_key(),
         "DJANGO_SETTINGS_MODULE": "config.settings",
     })
     import django

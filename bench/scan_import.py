@@ -29,6 +29,10 @@ os.environ.setdefault("DATABASE_URL", f"sqlite:///{WORK / 'db.sqlite3'}")
 os.environ["MEDIA_ROOT"] = str(WORK / "media")
 os.environ.pop("REDIS_URL", None)  # tasks run in this process (CELERY_TASK_ALWAYS_EAGER)
 
+from _database import bench_key  # noqa: E402 -- a sibling module of the benches
+
+os.environ["SECRET_KEY"] = bench_key()
+
 import django  # noqa: E402 -- needs the repository root on the path first
 
 django.setup()

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _database import bench_key
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -28,10 +30,17 @@ def timed(args: list[str], env: dict) -> float:
     return elapsed
 
 
+def demo_environment(work: Path) -> dict[str, str]:
+    """The demo's embedded default (SQLite, a local media folder, tasks in-process) in `work`."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "S3_BUCKET")}
+    env.update({"DATABASE_URL": f"sqlite:///{work / 'hypolab.sqlite3'}", "MEDIA_ROOT": str(work / "media"),
+                "SECRET_KEY": bench_key()})
+    return env
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hypolab-seed-bench-"))
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "S3_BUCKET")}
-    env.update({"DATABASE_URL": f"sqlite:///{work / 'hypolab.sqlite3'}", "MEDIA_ROOT": str(work / "media")})
+    env = demo_environment(work)
     try:
         migrate_s = timed(["migrate", "--noinput"], env)
         seed_s = timed(["seed_demo"], env)

@@ -1,5 +1,5 @@
-"""A bench needs no arguments and no settings from outside (the bench rules): one on PostgreSQL makes the
-key that the settings demand of a deployment with a database server and DEBUG off."""
+"""A bench needs no arguments and no settings from outside (the bench rules): a bench names its database
+and runs with DEBUG off, so it makes the key that the settings then demand (config/settings.py)."""
 
 import os
 import subprocess
@@ -29,3 +29,15 @@ def test_a_key_given_from_outside_is_kept(monkeypatch):
     import _database
 
     assert _database.database_environment("x")["SECRET_KEY"] == "given-from-outside"
+
+
+def test_the_demo_bench_starts_django_with_no_key_given(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    import seed_demo_time
+
+    env = {key: value for key, value in seed_demo_time.demo_environment(tmp_path).items() if key != "DEBUG"}
+    started = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT,
+                             env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"}, capture_output=True,
+                             text=True, timeout=120)
+    assert started.returncode == 0, started.stderr[-2000:]
