@@ -15,7 +15,6 @@ beaten 2 x 4 (docs/PERFORMANCE.md)."""
 import asyncio
 import json
 import os
-import secrets
 import socket
 import statistics
 import subprocess
@@ -23,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
+
+from _database import bench_key, use_fresh_database  # a sibling module of the benches
+from _database import drop_database as drop_bench_database
 
 ROOT = Path(__file__).resolve().parents[1]
 DB = "hypolab_bench_load"
@@ -37,13 +39,10 @@ os.environ.update({
     "DEBUG": "false",
     "HTTPS": "false",  # plain HTTP on loopback (config/settings.py)
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    # DEBUG off with services needs a key (config/settings.py): one per run
-    "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+    # DEBUG off with services needs a key (config/settings.py): one per run, shared with the server
+    "SECRET_KEY": bench_key(),
 })
 sys.path.insert(0, str(ROOT))
-
-from _database import drop_database as drop_bench_database  # noqa: E402 -- a sibling module of the benches
-from _database import use_fresh_database  # noqa: E402
 
 
 def setup_database():
