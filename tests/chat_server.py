@@ -123,7 +123,8 @@ def check_request(body, flavour: str = "openai") -> None:
 
 class ChatServer:
     """Answers each chat completion with the next scripted content, then with `reply` once the script
-    is spent, and keeps every request (path, body, Authorization header). A request the endpoint
+    is spent (a text, or a function of the request's body for a run whose requests arrive in any order),
+    and keeps every request (path, body, Authorization header). A request the endpoint
     `flavour` (openai, vllm, anthropic, gemini) would refuse is answered 400 and kept in `refused`.
     Modes: `rate_limit_first` answers the first request 429; `slow` answers after 1.5 s, past a short
     client timeout; `fail_with` answers every request with that status (400, 500, 503...);
@@ -178,7 +179,8 @@ class ChatServer:
                     time.sleep(1.5)
                 if server.malformed:
                     return self.answer(200, b'{"id": "chatcmpl-1", "object": "chat.completion", "choi')
-                content = server.contents.pop(0) if server.contents else server.reply
+                content = (server.contents.pop(0) if server.contents
+                           else server.reply(body) if callable(server.reply) else server.reply)
                 self.answer(200, {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
                                   "model": body["model"], "choices": [
                                       {"index": 0, "finish_reason": "stop",
