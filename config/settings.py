@@ -146,8 +146,10 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'hypolab.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several threads (web + in-process tasks) write to one file: wait instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Several threads (web + in-process tasks) write to one file: wait instead of failing. A deferred
+    # transaction that reads and then writes is refused at once beside another ("database is locked":
+    # waiting could deadlock), so each takes the write lock when it begins and the others wait for it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
 else:
     # Opening a connection costs more than most requests. A WSGI server (gunicorn) keeps its threads,
     # so each may keep its connection for CONN_MAX_AGE seconds. Off by default: an ASGI server (daphne)
