@@ -104,7 +104,9 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     evaluator.fill("#answer", target.upper())
     shot(evaluator, "3-evaluator-timed-session", stack)
     evaluator.click("#submit-answer")
-    evaluator.wait_for_selector("#finished:not([hidden])")
+    # A refused answer shows its reason on the page: say it rather than time out waiting for the end.
+    evaluator.wait_for_selector("#finished:not([hidden]), #answer-error:not(:empty)")
+    assert evaluator.locator("#answer-error").text_content() == ""
     assert evaluator.locator("#completion-code").text_content().startswith("CQA_")
 
     # 4. The admin launches the random baseline; it runs on the gpu queue, progress arrives live.
