@@ -10,6 +10,7 @@ class CoreConfig(AppConfig):
         from django.db.backends.signals import connection_created
         from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
+        import core.sql  # noqa: F401  registers the `holds` JSON lookup on both databases
         from core.auth import forget_cached_user, forget_users_whose_groups_changed
         from core.history import register_sqlite_actor, reinstall_sqlite_triggers
 

@@ -2,7 +2,11 @@
 that have no row to lock yet (the first entry of a crowd worker id), and the status history's triggers:
 their DDL, the actor comment they read, and the lookup of which are installed."""
 
+import json
+
 from django.db import connection
+from django.db.models import Lookup
+from django.db.models.fields.json import KeyTransform, compile_json_path
 
 from core.errors import NotFound
 
@@ -113,3 +117,27 @@ def status_triggers_present(tables: list[str]) -> set[str]:
             cursor.execute(f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN "
                            f"({', '.join(['%s'] * len(tables))})", tables)
         return {name for (name,) in cursor.fetchall()}
+
+
+# --- a JSON list under a key holds a value, on both databases -------------------------------------
+
+
+@KeyTransform.register_lookup
+class HoldsElement(Lookup):
+    """`tags__question_type__holds="Direction"`: the JSON list under the key has the value as an element.
+    Django's `contains` on JSON is PostgreSQL-only, and the embedded default is SQLite, so the list is
+    walked with json_each there; both say false for a scalar or an object under the key (callers compare
+    scalars with `__in`). Registered when core.sql is imported (core's AppConfig.ready)."""
+
+    lookup_name = "holds"
+    prepare_rhs = False
+
+    def as_postgresql(self, compiler, connection):
+        lhs, params = compiler.compile(self.lhs)
+        return f"({lhs}) @> %s::jsonb", [*params, json.dumps([self.rhs])]
+
+    def as_sqlite(self, compiler, connection):
+        field, params, keys = self.lhs.preprocess_lhs(compiler, connection)
+        path = compile_json_path(keys)
+        return (f"(JSON_TYPE({field}, %s) = 'array' AND EXISTS (SELECT 1 FROM json_each({field}, %s) AS element "
+                "WHERE element.value = %s))", [*params, path, *params, path, self.rhs])

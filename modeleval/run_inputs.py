@@ -18,6 +18,8 @@ import copy
 import random
 import re
 
+from django.db.models import Q
+
 from benchmarks import protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.models import Asset, AssetRole, Item, Scene
@@ -71,7 +73,8 @@ def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> d
 
 def _top_views(scene_ids, kind: str, aligned: bool):
     maps = Asset.objects.filter(scene_id__in=scene_ids, role=visual_inputs.TOP_VIEW_ROLES[kind])
-    return maps.filter(meta__contains={"aligned": True}) if aligned else maps.exclude(meta__contains={"aligned": True})
+    # A key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned.
+    return maps.filter(meta__aligned=True) if aligned else maps.filter(Q(meta__aligned=False) | Q(meta__aligned__isnull=True))
 
 
 def _checked_top_view(value, model: ModelSpec, shown: VisualInput, items) -> str:

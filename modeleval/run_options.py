@@ -87,7 +87,7 @@ def subset_filter(items, subset: dict):
     for tag, values in subset.items():
         holds = Q(**{f"tags__{tag}__in": values})
         for value in values:
-            holds |= Q(**{f"tags__{tag}__contains": [value]})
+            holds |= Q(**{f"tags__{tag}__holds": value})
         items = items.filter(holds)
     return items
 
