@@ -39,6 +39,18 @@ SUBJECT_LOCATOR = re.compile(r"\b(on|near|next to|beside|by|under|in|at|between|
 # Where a subject's noun phrase ends and its qualifiers begin ("the backpack | that was on the desk").
 SUBJECT_END = re.compile(r"\b(?:that|which|who|originally|previously|on|near|next|beside|by|under|in|at|between|"
                          r"behind|from|with)\b")
+# "used to stand": the "to" of a habit, not of a destination
+USED_TO = re.compile(r"\bused to\b")
+PLACE_WINDOW = 6  # words after a preposition in which the place it names must come
+# Parts of a room that say where something is now without being one of the scene's objects ("the room"
+# and "the scene" alone say nothing: everything is in the room).
+PLACES = {"corner", "corners", "wall", "walls", "floor", "middle", "center", "centre", "side", "end", "edge",
+          "window", "door", "doorway", "entrance", "ceiling", "left", "right", "front", "back", "rear", "top",
+          "bottom", "space", "gap", "area", "opposite", "hallway", "hall", "kitchen", "bathroom", "bedroom",
+          "balcony", "stairs", "staircase", "shelf", "counter"}
+# Words that name no object: "something", "another one".
+VAGUE = {"something", "anything", "everything", "thing", "things", "object", "objects", "item", "items", "stuff",
+         "one", "another", "else", "it", "that", "this", "new", "other", "some", "different"}
 REPLACING = re.compile(r"\b(replac\w*|swap\w*|substitut\w*|exchang\w*)\b")
 REPLACEMENT = re.compile(r"\b(with|by|for)\s+(\w+(?:\s+\w+){0,5})")
 
@@ -144,21 +156,48 @@ def check_names_scene_objects(labels, text: str) -> list[str]:
     return objects
 
 
+def _places_named(labels, text: str) -> bool:
+    """The words say a place: an object of the scene, or a part of the room (its corner, a wall)."""
+    return bool(named_objects(labels, text)) or any(w in PLACES for w in words(text))
+
+
+def has_destination(labels, predicate: str) -> bool:
+    """Where the object is now: a preposition of place, outside the origin's "from ..." clause, followed
+    within a few words by a place. "Away", "somewhere else" and "(used) to stand in the room" are none."""
+    rest = FROM_CLAUSE.sub(" ", USED_TO.sub(" ", predicate))
+    for match in DESTINATION.finditer(rest):
+        if _places_named(labels, " ".join(rest[match.end():].split()[:PLACE_WINDOW])):
+            return True
+    return False
+
+
 def check_movement(labels, text: str) -> None:
-    """A movement says where the object was and where it is now."""
+    """A movement says where the object was and where it is now (Hypo3D: "moved from A to B")."""
     subject, predicate = split_subject(text)
     has_origin = bool(ORIGIN.search(" ".join(words(text)))) or (
         bool(SUBJECT_LOCATOR.search(subject)) and len(named_objects(labels, subject)) >= 2
     )
-    has_destination = bool(DESTINATION.search(FROM_CLAUSE.sub(" ", predicate)))
-    if not (has_origin and has_destination):
+    destination = has_destination(labels, predicate)
+    if not (has_origin and destination):
         missing = " and ".join(
-            part for part, present in (("where the object was", has_origin), ("where it is now", has_destination))
+            part for part, present in (("where the object was", has_origin), ("where it is now", destination))
             if not present
         )
         raise DomainError(
             f"A movement must name an origin and a destination; this one does not say {missing} "
             "(e.g. 'The chair has been moved from the desk to the window').",
+            field="text",
+        )
+
+
+def check_removal(labels, text: str) -> None:
+    """A removal names what is gone: an object of this scene, not "something near the bed"."""
+    subject, _ = split_subject(text)
+    head = SUBJECT_END.split(subject)[0] if subject else ""
+    if head and not named_objects(labels, head) and set(words(head)) & VAGUE:
+        raise DomainError(
+            "A removal must name what is removed (an object of this scene), not only where it was "
+            "(e.g. 'The lamp on the desk has been removed').",
             field="text",
         )
 
@@ -169,7 +208,8 @@ def check_replacement(labels, text: str) -> None:
     verb = REPLACING.search(lowered)
     added = REPLACEMENT.search(lowered, verb.end()) if verb else None
     removed_part = lowered[:verb.start()] + " " + lowered[verb.end():added.start()] if added else ""
-    if not (verb and added and named_objects(labels, removed_part)):
+    vague = added is not None and not set(words(added.group(2))) - VAGUE - ARTICLES
+    if not (verb and added and named_objects(labels, removed_part)) or vague:
         raise DomainError(
             "A replacement must name what is removed (an object of this scene) and what is added "
             "(e.g. 'The desk has been replaced with a sofa').",
@@ -177,7 +217,8 @@ def check_replacement(labels, text: str) -> None:
         )
 
 
-TYPE_CHECKS = {ChangeType.MOVEMENT: check_movement, ChangeType.REPLACEMENT: check_replacement}
+TYPE_CHECKS = {ChangeType.MOVEMENT: check_movement, ChangeType.REMOVAL: check_removal,
+               ChangeType.REPLACEMENT: check_replacement}
 
 
 def check_changes_another_object(labels, text: str, others: list[str]) -> str:
