@@ -33,6 +33,12 @@ def _option_chain(marks: list[tuple[str, int, int]]) -> list[tuple[str, int, int
 
 def parse_options(question: str) -> list[str]:
     """Options written inside a question: `(A) yes (B) no`, `A. yes; B. no;` or one per line."""
+    return [text for text, _, _ in spelled_options(question)]
+
+
+def spelled_options(question: str) -> list[tuple[str, int, int]]:
+    """Each option written inside the question, in letter order: its own words and where they stand
+    in the question (start, end), so the options can be written again in another order."""
     for pattern in (PAREN_MARK, DOT_MARK):
         chain = _option_chain([(m.group(1), m.start(), m.end()) for m in pattern.finditer(question)])
         if chain:
@@ -45,7 +51,9 @@ def parse_options(question: str) -> list[str]:
         text = question[end:stop]
         if k + 1 == len(chain):
             text = text.strip().split("\n", 1)[0]
-        options.append(_option_text(text))
+        text = _option_text(text)
+        start = end + len(question[end:stop]) - len(question[end:stop].lstrip())
+        options.append((text, start, start + len(text)))
     return options
 
 
