@@ -4,6 +4,7 @@ and generation settings, utils.py, the dataset as Parquet), as one zip. Commands
 "Releases in the harnesses"."""
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -101,11 +102,54 @@ def task_name(release: Release) -> str:
     return f"hypolab_{release.benchmark.slug}_{release.version}".replace("-", "_").replace(".", "_")
 
 
+# The papers' runs as data (modeleval/recipes/<family>.json, read as files: benchmarks does not import
+# modeleval): the task sends the family's first recipe's default prompt, the paper's, not a paraphrase.
+RECIPES = Path(__file__).resolve().parent.parent / "modeleval" / "recipes"
+
+
+def family_recipe(family: str) -> dict | None:
+    """The family's main recipe (the first of its file), or None where there is none."""
+    path = RECIPES / f"{family}.json"
+    if not path.is_file():
+        return None
+    recipes = json.loads(path.read_text())
+    return recipes[0] if recipes else None
+
+
 def family_prompt(family: str) -> dict:
-    for _, answer in harness_prompt.send(sender=Release, family=family, kind=SHOWN_KIND.get(family, "image")):
-        if answer:
-            return answer
-    return FALLBACK_PROMPT
+    """{"prompt", "scene_intro"[, "answer_count"][, "prompts_by", "prompts"]}: the recipe's default condition
+    (Spatial457: one prompt per level, `prompts_by: level`), else modeleval's latest template."""
+    kind = SHOWN_KIND.get(family, "image")
+    template = next((answer for _, answer in harness_prompt.send(sender=Release, family=family, kind=kind)
+                     if answer), None)
+    recipe = family_recipe(family)
+    if recipe is None:
+        return template or FALLBACK_PROMPT
+    defaults, prompts = recipe.get("defaults") or {}, recipe["prompts"]
+    condition = defaults.get("condition") or next(iter(prompts))
+    if defaults.get("prompts_by"):  # a prompt per value of a tag; the first stands for an item with none
+        chosen = defaults["prompts"]
+        condition = next(iter(chosen.values()))
+    answer = {"prompt": prompts[condition]["text"], "scene_intro": prompts[condition].get("scene_intro", {}).get(kind, "")}
+    if "{answer_count}" in answer["prompt"]:
+        answer["answer_count"] = (template or {}).get("answer_count") or {}
+    if defaults.get("prompts_by"):
+        answer["prompts_by"] = defaults["prompts_by"]
+        answer["prompts"] = {value: prompts[name]["text"] for value, name in chosen.items()}
+    return answer
+
+
+def generation_kwargs(family: str) -> dict:
+    """The family's settings (GENERATION) with the recipe's own where it states them (CausalSpatial's
+    eval.py samples at temperature 1.0)."""
+    settings = dict(GENERATION[family])
+    stated = ((family_recipe(family) or {}).get("defaults") or {}).get("settings") or {}
+    if "max_tokens" in stated:
+        settings["max_new_tokens"] = stated["max_tokens"]
+    if "temperature" in stated:
+        settings["temperature"] = stated["temperature"]
+        settings["do_sample"] = stated["temperature"] > 0
+    return settings
 
 
 def task_yaml(release: Release, data_file: str) -> str:
@@ -114,7 +158,7 @@ def task_yaml(release: Release, data_file: str) -> str:
 
     family = release.benchmark.family
     rest = {
-        "generation_kwargs": GENERATION[family],
+        "generation_kwargs": generation_kwargs(family),
         "metric_list": [{"metric": "accuracy", "aggregation": "mean", "higher_is_better": True}],
         "lmms_eval_specific_kwargs": {"default": family_prompt(family)},
         "metadata": {"version": 0.0, "hypolab_release": f"{release.benchmark.slug}@{release.version}",

@@ -72,6 +72,9 @@ def features_json(family: str, typed_video: bool = True) -> dict:
     for name, kind in media_columns(family).items():
         if kind == "Image" or typed_video:
             features[name] = {"_type": kind}
+        else:  # {bytes, path} as a plain struct: lmms-eval's utils.py writes the bytes to a file for the model
+            features[name] = {"bytes": {"dtype": "binary", "_type": "Value"},
+                              "path": {"dtype": "string", "_type": "Value"}}
     return features
 
 

@@ -1,30 +1,38 @@
 """A release in each family's own published shape: the inverse of the family's importer
 (benchmarks/importers/), so `import_items` of the file into a new benchmark gives the same items, ids,
-answers and tags, and the benchmark's official scripts read it. Shapes: ../shared/FORMATS.md.
+answers and tags (and the paper tables the same cells), and the benchmark's official scripts read it.
+Shapes: ../shared/FORMATS.md.
 
-- Hypo3D: the scene-keyed JSON {scene_id: [{context_change, change_type, questions_answers}]};
-- 3DSRBench, Spatial457: VLMEvalKit's TSV, images base64 as they publish them (written once, later rows
-  naming the row that holds it), 3DSRBench's `-flip` rows on the mirrored image;
+- Hypo3D: the scene-keyed JSON {scene_id: [{context_change, change_type, questions_answers}]}, the change
+  type in the published words (`Object Movement`: metric_compute.py takes the second word), every accepted
+  answer, the unchanged-scene answer and the irrelevant-change flag (Tables 3-4);
+- 3DSRBench, Spatial457: VLMEvalKit's TSV with integer indexes, images base64 as they publish them (written
+  once, later rows naming the row that holds it); 3DSRBench's rotation and `-flip` rows, on the mirrored
+  image, for items built here too (srbench_rows.py); Spatial457's per-level question files beside it;
 - CausalSpatial: its JSON rows (`not_sure` as a letter), the real-world shape (`options`) for items whose
-  options are not written inside the question;
+  options are not written inside the question, with `task` and `level` as fields;
 - M3-Verse: its JSONL.
 
-Items are taken in release order (the release's JSONL); the benchmark id of an item written here is its
-scoring id (its own id, else its release id), so the scorer keys of a re-imported copy are the same."""
+A generated item's row carries its provenance (and the release it was reviewed into), so the copy is not
+taken for a published item. Items are taken in release order (the release's JSONL); the benchmark id of an
+item written here is its scoring id (its own id, else its release id), so the scorer keys of a re-imported
+copy are the same (3DSRBench's built items: their published-form qids)."""
 
 import base64
 import csv
 import io
 import json
+import re
 
 from core.errors import DomainError
 
 from .importers.causalspatial import CAUSAL_ID, parse_options
-from .importers.rows import LETTERS
-from .importers.spatial457 import SPATIAL457_DATA_FIELDS
+from .importers.rows import LETTERS, RELEASED_IN
+from .importers.spatial457 import SPATIAL457_DATA_FIELDS, SPATIAL457_LEVELS
 from .importers.threedsrbench import SRBENCH_SUBTYPES
 from .models import AssetRole, Item, Release
 from .services import question_types_of
+from .srbench_rows import built_here, variant_rows
 
 FLIPPED = "flipped"
 # The file name (after the release's `<slug>-<version>-`) of each family's published shape.
@@ -33,7 +41,8 @@ PUBLISHED_NAMES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causa
 
 
 ITEM_FIELDS = ("external_id", "origin_id", "source_index", "question", "answer_format", "choices", "answers", "tags",
-               "scene__external_id", "change__raw_text", "change__refined_text", "change__change_type")
+               "provenance", "unchanged_answers", "scene__external_id", "change__raw_text", "change__refined_text",
+               "change__change_type")
 
 
 def release_items(release: Release) -> list[Item]:
@@ -73,13 +82,51 @@ def item_image(item: Item, media: dict, cache: dict) -> bytes | None:
     return cache[asset.pk]
 
 
+def released_provenance(item: Item, release: Release) -> dict | None:
+    """A generated item's provenance as its published row carries it (None for any other item), so the
+    copy keeps where it came from: the generator's fields, and the release it was reviewed into."""
+    provenance = item.provenance or {}
+    if provenance.get("source") != "generated":
+        return None
+    kept = {key: value for key, value in provenance.items() if key not in ("file", "where")}
+    return {**kept, RELEASED_IN: f"{release.benchmark.slug}@{release.version}"}
+
+
 def _refused(item: Item, reason: str) -> DomainError:
     return DomainError(f"Item {item.scoring_id} cannot be written in the published shape: {reason}.", field="items")
 
 
 # --- Hypo3D ---------------------------------------------------------------------------------------
 
-def hypo3d_file(items: list[Item]) -> bytes:
+# The change types as the Hypo3D release writes them: its metric_compute.py takes the second word.
+PUBLISHED_CHANGE_TYPES = {"movement": "Object Movement", "removal": "Object Removal",
+                          "attribute": "Object Attribute", "addition": "Object Addition",
+                          "replacement": "Object Replacement"}
+
+
+def hypo3d_qa(item: Item) -> dict:
+    """One question as the release writes it; beyond its fields, what Tables 3-4 and several accepted
+    answers need: `answers` (every accepted answer; `answer` is the first), `unchanged_answer` (the
+    answer on the unchanged scene) and `irrelevant_change` (the importer reads them back)."""
+    from .counterfactual import AFFECTS, EFFECT_TAG, IRRELEVANT, IRRELEVANT_KEY
+
+    answers = list(item.answers or [])
+    qa = {"question_id": item.scoring_id, "question_type": " ".join(question_types_of(item.tags)),
+          "question": item.question, "answer": answers[0] if answers else ""}
+    if len(answers) > 1:
+        qa["answers"] = answers
+    effect = (item.tags or {}).get(EFFECT_TAG)
+    unchanged = list(item.unchanged_answers or [])
+    if effect == IRRELEVANT:
+        qa[IRRELEVANT_KEY] = True
+    elif unchanged:
+        qa["unchanged_answer"] = unchanged[0] if len(unchanged) == 1 else unchanged
+        if effect == AFFECTS:
+            qa[IRRELEVANT_KEY] = False
+    return qa
+
+
+def hypo3d_file(items: list[Item], release: Release) -> bytes:
     shape: dict[str, list[dict]] = {}
     by_change: dict[int, dict] = {}
     for item in items:
@@ -87,24 +134,26 @@ def hypo3d_file(items: list[Item]) -> bytes:
             raise _refused(item, "Hypo3D items need a scene and a context change")
         entry = by_change.get(item.change_id)
         if entry is None:
-            entry = by_change[item.change_id] = {"context_change": item.change.text,
-                                                 "change_type": item.change.change_type, "questions_answers": []}
+            change_type = item.change.change_type
+            entry = by_change[item.change_id] = {
+                "context_change": item.change.text,
+                "change_type": PUBLISHED_CHANGE_TYPES.get(change_type, change_type), "questions_answers": []}
             shape.setdefault(item.scene.external_id, []).append(entry)
-        entry["questions_answers"].append({
-            "question_id": item.scoring_id, "question_type": " ".join(question_types_of(item.tags)),
-            "question": item.question, "answer": item.answers[0] if item.answers else "",
-        })
+        qa = hypo3d_qa(item)
+        if (provenance := released_provenance(item, release)) is not None:
+            qa["provenance"] = provenance
+        entry["questions_answers"].append(qa)
     return (json.dumps(shape, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 # --- VLMEvalKit TSVs (3DSRBench, Spatial457) ------------------------------------------------------
 
 def row_indexes(items: list[Item]) -> list[str]:
-    """Each row's VLMEvalKit `index`: the item's own (`source_index`) where every item has a distinct one,
-    else 0, 1, 2... in release order."""
+    """Each row's VLMEvalKit `index`, an integer (its scorers call int(line["index"])): the item's own
+    (`source_index`) where every item has a distinct integer one, else 0, 1, 2... in release order."""
     own = [item.source_index for item in items]
-    if all(own) and len(set(own)) == len(own):
-        return own
+    if all(index.isdigit() for index in own) and len({int(index) for index in own}) == len(own):
+        return [str(int(index)) for index in own]
     return [str(n) for n in range(len(items))]
 
 
@@ -132,51 +181,141 @@ class ImageColumn:
 
 
 SRBENCH_COLUMNS = ["index", "qid", "question", "A", "B", "C", "D", "answer", "category", "image", "image_source",
-                   "viewpoint", "scene_id"]
+                   "viewpoint", "scene_id", "flip", "provenance"]
 
 
-def srbench_file(items: list[Item]) -> bytes:
-    media, cache, images, rows = scene_media(items, (AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED)), {}, ImageColumn(), []
-    for index, item in zip(row_indexes(items), items, strict=True):
-        tags = item.tags or {}
-        if tags.get("subtype") not in SRBENCH_SUBTYPES:
-            raise _refused(item, "3DSRBench rows need a subtype tag (one of the 12, e.g. height_higher)")
-        if not 2 <= len(item.choices) <= 4 or item.answer_format != "single":
-            raise _refused(item, "3DSRBench rows are single-choice with 2 to 4 options")
-        rows.append({
-            "index": index, "qid": item.scoring_id, "question": item.question,
-            **{LETTERS[k]: choice for k, choice in enumerate(item.choices)}, "answer": item.answers[0],
-            "category": tags["subtype"], "image": images.cell(index, item_image(item, media, cache)),
-            "image_source": tags.get("image_source", ""), "viewpoint": tags.get("viewpoint", ""),
-            "scene_id": item.scene.external_id if item.scene else "",
-        })
-    return tsv_bytes(SRBENCH_COLUMNS, rows)
+def _srbench_checked(item: Item) -> dict:
+    tags = item.tags or {}
+    if tags.get("subtype") not in SRBENCH_SUBTYPES:
+        raise _refused(item, "3DSRBench rows need a subtype tag (one of the 12, e.g. height_higher)")
+    if not 2 <= len(item.choices) <= 4 or item.answer_format != "single" or not item.answers:
+        raise _refused(item, "3DSRBench rows are single-choice with 2 to 4 options")
+    return tags
 
 
-# The generator's fields beyond VLMEvalKit's columns travel as JSON cells, so a re-import keeps them.
-SPATIAL457_COLUMNS = ["index", "question", "answer", "category", "image", "image_filename", "scene_id",
-                      *SPATIAL457_DATA_FIELDS]
+def srbench_file(items: list[Item], release: Release) -> bytes:
+    """The published rows as they are; an item built here as its rotation and `-flip` rows (srbench_rows.py),
+    the `-flip` ones on the mirrored image. Indexes are unique integers (0, 1, 2... once any row is made)."""
+    from .protocols import flipped_image_bytes
 
-
-def spatial457_file(items: list[Item]) -> bytes:
-    media, cache, images, rows = scene_media(items, (AssetRole.IMAGE,)), {}, ImageColumn(), []
+    media, cache, images = scene_media(items, (AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED)), {}, ImageColumn()
+    planned = []  # (item, qid, choices, answer letter, on the mirrored image)
     for item in items:
+        tags = _srbench_checked(item)
+        if not built_here(item):
+            planned.append((item, item.scoring_id, item.choices, item.answers[0], None))
+            continue
+        has_image = bool(media.get((item.scene_id, AssetRole.IMAGE)))
+        try:
+            rows = variant_rows(item.choices, item.answers[0], item.scoring_id, tags, has_image)
+        except DomainError as exc:
+            raise _refused(item, exc.message) from None
+        planned += [(item, row.qid, row.choices, row.answer, row.flipped) for row in rows]
+    qids = [qid for _, qid, *_ in planned]
+    if len(set(qids)) != len(qids):
+        repeated = next(qid for qid in qids if qids.count(qid) > 1)
+        raise _refused(planned[qids.index(repeated)][0], f"its qid {repeated} is another row's too")
+    indexes = (row_indexes(items) if all(flipped is None for *_, flipped in planned)
+               else [str(n) for n in range(len(planned))])
+    out = []
+    for index, (item, qid, choices, answer, flipped) in zip(indexes, planned, strict=True):
         tags = item.tags or {}
-        if not tags.get("level"):
-            raise _refused(item, "Spatial457 rows need a level tag (e.g. L1_single)")
-        index = item.scoring_id
+        if flipped:  # the item's image mirrored: its stored twin, else mirrored now
+            original = media[(item.scene_id, AssetRole.IMAGE)][-1]
+            if ("flipped", original.pk) not in cache:
+                cache[("flipped", original.pk)] = flipped_image_bytes(original)
+            image = cache[("flipped", original.pk)]
+        else:
+            image = item_image(item, media, cache)
+        provenance = released_provenance(item, release)
+        out.append({
+            "index": index, "qid": qid, "question": item.question,
+            **{LETTERS[k]: choice for k, choice in enumerate(choices)}, "answer": answer,
+            "category": tags["subtype"], "image": images.cell(index, image),
+            "image_source": tags.get("image_source", ""), "viewpoint": tags.get("viewpoint", ""),
+            "scene_id": item.scene.external_id if item.scene else "", "flip": tags.get("flip", ""),
+            "provenance": json.dumps(provenance, ensure_ascii=False) if provenance else "",
+        })
+    return tsv_bytes(SRBENCH_COLUMNS, out)
+
+
+# The generator's fields beyond VLMEvalKit's columns travel as JSON cells, so a re-import keeps them;
+# `question_id` is the item's id (the `index` is an integer, as VLMEvalKit's Spatial457 scorer reads it).
+SPATIAL457_COLUMNS = ["index", "question", "answer", "category", "image", "question_id", "image_filename",
+                      "scene_id", *SPATIAL457_DATA_FIELDS, "provenance"]
+
+
+def _spatial457_level(item: Item) -> str:
+    level = (item.tags or {}).get("level")
+    if not level:
+        raise _refused(item, "Spatial457 rows need a level tag (e.g. L1_single)")
+    return level
+
+
+def spatial457_file(items: list[Item], release: Release) -> bytes:
+    media, cache, images, rows = scene_media(items, (AssetRole.IMAGE,)), {}, ImageColumn(), []
+    for index, item in zip(row_indexes(items), items, strict=True):
+        tags, level = item.tags or {}, _spatial457_level(item)
+        provenance = released_provenance(item, release)
         rows.append({
             "index": index, "question": item.question, "answer": item.answers[0] if item.answers else "",
-            "category": tags["level"], "image": images.cell(index, item_image(item, media, cache)),
-            "image_filename": tags.get("image", ""), "scene_id": item.scene.external_id if item.scene else "",
+            "category": level, "image": images.cell(index, item_image(item, media, cache)),
+            "question_id": item.scoring_id, "image_filename": tags.get("image", ""),
+            "scene_id": item.scene.external_id if item.scene else "",
             **{key: json.dumps(tags[key], ensure_ascii=False) for key in SPATIAL457_DATA_FIELDS if key in tags},
+            "provenance": json.dumps(provenance, ensure_ascii=False) if provenance else "",
         })
     return tsv_bytes(SPATIAL457_COLUMNS, rows)
 
 
+_IMAGE_NUMBER = re.compile(r"(\d+)\.\w+$")
+
+
+def spatial457_questions(items: list[Item], release: Release) -> dict[str, bytes]:
+    """The generator's shape, one file per level (`<level>.json`: {"info", "questions"}), as the official
+    repository and generator keep them. `question_index` is the item's own where it has one, else the next
+    free number of its level; an item whose id is not `<level>/<question_index>` says it as `question_id`."""
+    by_level: dict[str, list[Item]] = {}
+    for item in items:
+        by_level.setdefault(_spatial457_level(item), []).append(item)
+    files = {}
+    for level in [*(lv for lv in SPATIAL457_LEVELS if lv in by_level), *sorted(set(by_level) - set(SPATIAL457_LEVELS))]:
+        taken = {item.tags["question_index"] for item in by_level[level]
+                 if isinstance(item.tags.get("question_index"), int)}
+        free, questions, image_numbers = 0, [], {}
+        for item in by_level[level]:
+            tags = item.tags or {}
+            number = tags.get("question_index")
+            if not isinstance(number, int):
+                while free in taken:
+                    free += 1
+                number, free = free, free + 1
+            filename = tags.get("image", "")
+            found = _IMAGE_NUMBER.search(filename or "")
+            image_index = int(found.group(1)) if found else image_numbers.setdefault(filename, len(image_numbers))
+            question = {"split": level, "image_filename": filename, "image_index": image_index,
+                        "question": item.question, "answer": item.answers[0] if item.answers else "",
+                        **{key: tags[key] for key in SPATIAL457_DATA_FIELDS if key in tags},
+                        "question_index": number}
+            if item.scoring_id != f"{level}/{number}":
+                question["question_id"] = item.scoring_id
+            if item.scene and item.scene.external_id != filename:
+                question["scene_id"] = item.scene.external_id
+            if (provenance := released_provenance(item, release)) is not None:
+                question["provenance"] = provenance
+            questions.append(question)
+        info = {"split": level, "hypolab_release": f"{release.benchmark.slug}@{release.version}"}
+        files[f"{level}.json"] = (json.dumps({"info": info, "questions": questions}, indent=2, ensure_ascii=False)
+                                  + "\n").encode()
+    return files
+
+
 # --- CausalSpatial --------------------------------------------------------------------------------
 
-def causalspatial_file(items: list[Item]) -> bytes:
+def causalspatial_file(items: list[Item], release: Release) -> bytes:
+    """The synthetic shape (`<Task>_Level_<n>_<i>` id, options inside the question) for items that are in it;
+    any other item in the real-world shape (options as a list, the answer as its text) with its `task` and
+    `level` as fields, so the copy's level x task cells are the release's."""
     media, cache, rows = scene_media(items, (AssetRole.IMAGE,)), {}, []
     for item in items:
         tags = item.tags or {}
@@ -187,32 +326,33 @@ def causalspatial_file(items: list[Item]) -> bytes:
         picture = base64.b64encode(image).decode() if image is not None else tags.get("image")
         if CAUSAL_ID.match(item.external_id) and parse_options(item.question) == item.choices:
             row = {"id": item.external_id, "question": item.question, "answer": letter}
-            for key in ("not_sure", "difficulty"):
-                if tags.get(key) not in (None, ""):
-                    row[key] = tags[key]
+            extra = ("not_sure", "difficulty")
         else:  # the real-world shape: options as a list, the answer as the option's text
             row = {"id": item.scoring_id, "question": item.question, "options": item.choices,
                    "answer": item.choices[LETTERS.index(letter)]}
-            for key in ("type", "not_sure"):
-                if tags.get(key) not in (None, ""):
-                    row[key] = tags[key]
+            extra = ("type", "task", "level", "not_sure", "difficulty")
+        for key in extra:
+            if tags.get(key) not in (None, ""):
+                row[key] = tags[key]
         if picture:
             row["image"] = picture
         if item.scene:
             row["scene_id"] = item.scene.external_id
+        if (provenance := released_provenance(item, release)) is not None:
+            row["provenance"] = provenance
         rows.append(row)
     return (json.dumps(rows, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 # --- M3-Verse -------------------------------------------------------------------------------------
 
-def m3verse_file(items: list[Item]) -> bytes:
+def m3verse_file(items: list[Item], release: Release) -> bytes:
     lines = []
     for item in items:
         tags = item.tags or {}
         if item.answer_format not in ("single", "multi"):
             raise _refused(item, "M3-Verse items are single- or multiple-choice")
-        lines.append(json.dumps({
+        line = {
             "scene_id": item.scene.external_id if item.scene else "", "category": tags.get("category", ""),
             "question_id": item.scoring_id, "state_type": tags.get("state_type", ""), "question": item.question,
             "options": [f"{LETTERS[k]}. {choice}" for k, choice in enumerate(item.choices)],
@@ -220,7 +360,10 @@ def m3verse_file(items: list[Item]) -> bytes:
             "question_type": "single_choice" if item.answer_format == "single" else "multiple_choice",
             "subcategory": tags.get("subcategory", ""), "hallucination": bool(tags.get("hallucination")),
             "capabilities": tags.get("capabilities") or [],
-        }, ensure_ascii=False))
+        }
+        if (provenance := released_provenance(item, release)) is not None:
+            line["provenance"] = provenance
+        lines.append(json.dumps(line, ensure_ascii=False))
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -233,4 +376,18 @@ def published_file(release: Release) -> tuple[str, bytes]:
     first item that shape cannot hold."""
     family = release.benchmark.family
     prefix = f"{release.benchmark.slug}-{release.version}"
-    return f"{prefix}-{PUBLISHED_NAMES[family]}", WRITERS[family](release_items(release))
+    return f"{prefix}-{PUBLISHED_NAMES[family]}", WRITERS[family](release_items(release), release)
+
+
+# Files a published shape keeps beside its main file, by family: (folder in the release, writer).
+COMPANIONS = {"spatial457": ("spatial457_questions", spatial457_questions)}
+
+
+def published_companions(release: Release) -> dict[str, bytes]:
+    """The files beside the published file (Spatial457: one question file per level), by their path in an
+    exported release folder (`spatial457_questions/L1_single.json`); {} for the other families."""
+    family = release.benchmark.family
+    if family not in COMPANIONS:
+        return {}
+    folder, write = COMPANIONS[family]
+    return {f"{folder}/{name}": content for name, content in write(release_items(release), release).items()}

@@ -412,6 +412,8 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
                     elif fmt in HARNESS_FORMATS:
                         _harness_fits(locked)
                         name, content = harness_file(locked, fmt)
+                        if fmt == "published":  # Spatial457's per-level question files beside it
+                            _store_companions(locked, prefix)
                     else:
                         name = f"{prefix}-card.json"
                         content = json.dumps(locked.card, indent=2, sort_keys=True).encode()
@@ -431,6 +433,17 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
             release.move_to(Release.Status.READY)
             release.save(update_fields=["status"])
     return release
+
+
+def _store_companions(release: Release, prefix: str) -> None:
+    """The published shape's companion files (published_shapes.published_companions), each a release file
+    of format `published:<path>` whose meta names its path in an exported folder."""
+    from .published_shapes import published_companions
+
+    for path, content in published_companions(release).items():
+        name = f"{prefix}-{PurePosixPath(path).name}"
+        release.files.add(store_asset(None, AssetRole.EXPORT, name, content,
+                                      meta={"format": f"published:{path}", "path": path}))
 
 
 def _harness_fits(release: Release) -> None:

@@ -5,6 +5,7 @@ to temporary files for the model. The accuracy here is a quick check; the offici
 `python -m scoring` on the predictions."""
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -38,7 +39,12 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
         "question": doc["question"], "choices": choices,
         "answer_count": (kwargs.get("answer_count") or {}).get(doc["answer_format"], ""),
     }
-    return kwargs.get("pre_prompt", "") + kwargs["prompt"].format(**fields) + kwargs.get("post_prompt", "")
+    prompt = kwargs["prompt"]
+    if kwargs.get("prompts_by"):  # a prompt per value of one tag (Spatial457: per level)
+        tags = doc.get("tags") or "{}"
+        value = (json.loads(tags) if isinstance(tags, str) else tags).get(kwargs["prompts_by"])
+        prompt = kwargs.get("prompts", {}).get(value, prompt)
+    return kwargs.get("pre_prompt", "") + prompt.format(**fields) + kwargs.get("post_prompt", "")
 
 
 def doc_to_target(doc):

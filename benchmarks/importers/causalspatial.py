@@ -7,9 +7,36 @@ from collections.abc import Iterator
 from benchmarks.models import AnswerFormat
 
 from .images import image_field
-from .rows import LETTERS, OPTION_PREFIX, ItemRecord, Problem, each_json_record, need, text_id
+from .rows import (
+    LETTERS,
+    OPTION_PREFIX,
+    ItemRecord,
+    Problem,
+    each_json_record,
+    generated_provenance,
+    need,
+    text_id,
+)
 
 CAUSAL_ID = re.compile(r"^(?P<task>.+?)_Level_(?P<level>\d+)_(?P<index>\d+)$", re.IGNORECASE)
+# The paper's four task columns (Table 2: collision, compatibility, occlusion, trajectory); a published id's
+# prefix that names one of them otherwise: `Physics_Level_1_0` is a trajectory item (docs/IMPORT.md).
+TASK_ALIASES = {"physics": "trajectory"}
+LEVEL_FIELD = re.compile(r"^(?:L|Level[_ ]?)?(\d+)$", re.IGNORECASE)
+
+
+def causal_task(value) -> str:
+    """A task as the paper's column names it: lower case, published prefixes mapped (physics)."""
+    task = str(value).strip().lower()
+    return TASK_ALIASES.get(task, task)
+
+
+def causal_level(value, where: str) -> str:
+    """`L1` from `L1`, `1`, `Level_1` or 1."""
+    match = LEVEL_FIELD.match(str(value).strip())
+    if match is None:
+        raise ValueError(f"{where}: level '{value}' is not like L1")
+    return f"L{int(match.group(1))}"
 PAREN_MARK = re.compile(r"\(([A-J])\)")
 DOT_MARK = re.compile(r"(?<![^\s;,:])([A-J])[.):](?=\s|$)")
 LETTER_ONLY = re.compile(r"^\(?\s*([A-Ja-j])\s*\)?[.:]?$")
@@ -115,7 +142,7 @@ def causalspatial_records(text: str, name: str = "") -> Iterator[ItemRecord | Pr
         answer = row.get("answer") if row.get("answer") not in (None, "") else row.get("gt_answer")
         if answer in (None, ""):
             raise ValueError(f"{where}: 'answer' is missing or empty")
-        tags = {"task": match["task"].lower(), "level": f"L{match['level']}"}
+        tags = {"task": causal_task(match["task"]), "level": f"L{match['level']}"}
         if row.get("not_sure") not in (None, ""):
             tags["not_sure"] = letter_of(row["not_sure"], choices, where, "not_sure")
         if row.get("difficulty") not in (None, ""):
@@ -125,6 +152,7 @@ def causalspatial_records(text: str, name: str = "") -> Iterator[ItemRecord | Pr
             where=where, question=question, answer_format=AnswerFormat.SINGLE,
             answers=[letter_of(answer, choices, where, "answer")], choices=choices, external_id=item_id,
             tags=tags, scene_id=row.get("scene_id") or (item_id if image else None), image=image,
+            generated=generated_provenance(row, where),
         )
 
     return each_json_record(text, build)
@@ -148,11 +176,29 @@ def _causal_real_world(where: str, row: dict) -> ItemRecord:
     tags = {}
     if row.get("type") not in (None, ""):
         tags["type"] = row["type"]
+    tags.update(_task_and_level(row, item_id, where))
     if row.get("not_sure") not in (None, ""):
         tags["not_sure"] = letter_of(row["not_sure"], options, where, "not_sure")
+    if row.get("difficulty") not in (None, ""):
+        tags["difficulty"] = row["difficulty"]
     image = image_field(row, tags)
     return ItemRecord(
         where=where, question=str(need(row, "question", where)), answer_format=AnswerFormat.SINGLE,
         answers=[letter], choices=options, external_id=item_id, tags=tags,
         scene_id=row.get("scene_id") or (item_id if image and item_id else None), image=image,
+        generated=generated_provenance(row, where),
     )
+
+
+def _task_and_level(row: dict, item_id: str, where: str) -> dict:
+    """An options-list row's task and level: its `task` / `level` fields (a HypoLab release writes them),
+    else what a `<Task>_Level_<n>_<i>` id says; neither for the real-world subset."""
+    found = {}
+    match = CAUSAL_ID.match(item_id)
+    if match:
+        found = {"task": causal_task(match["task"]), "level": f"L{match['level']}"}
+    if row.get("task") not in (None, ""):
+        found["task"] = causal_task(row["task"])
+    if row.get("level") not in (None, ""):
+        found["level"] = causal_level(row["level"], where)
+    return found

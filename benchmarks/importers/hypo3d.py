@@ -7,7 +7,16 @@ from benchmarks.counterfactual import IRRELEVANT_KEY, UNCHANGED_KEYS, checked_co
 from benchmarks.models import AnswerFormat, ChangeType
 from core.errors import DomainError
 
-from .rows import ImportFileError, ItemRecord, Problem, each_record, need, read_json_or_jsonl, text_id
+from .rows import (
+    ImportFileError,
+    ItemRecord,
+    Problem,
+    each_record,
+    generated_provenance,
+    need,
+    read_json_or_jsonl,
+    text_id,
+)
 
 CHANGE_WORDS = {
     "move": "movement", "moved": "movement", "moving": "movement", "motion": "movement",
@@ -61,7 +70,7 @@ def hypo3d_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]:
                 question_type = qa.get("question_type") or []
                 if isinstance(question_type, str):
                     question_type = question_type.replace(",", " ").split()
-                answers = [str(need(qa, "answer", qwhere)).strip()]
+                answers = _accepted_answers(qwhere, qa)
                 unchanged, effect = _counterfactual(qwhere, qa, change, answers)
                 return ItemRecord(
                     where=qwhere, question=str(need(qa, "question", qwhere)), answer_format=AnswerFormat.OPEN,
@@ -69,10 +78,23 @@ def hypo3d_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]:
                     tags=with_effect({"change_type": change_type, "question_type": [str(t) for t in question_type]},
                                      effect),
                     unchanged_answers=unchanged, scene_id=str(scene_id), change_text=change_text,
-                    change_type=change_type,
+                    change_type=change_type, generated=generated_provenance(qa, qwhere),
                 )
 
             yield from each_record(((f"{where}.questions_answers[{q}]", qa) for q, qa in enumerate(qas)), build)
+
+
+def _accepted_answers(where: str, qa: dict) -> list[str]:
+    """`answer`, then every other accepted answer of `answers` (a HypoLab release writes them all)."""
+    first = str(need(qa, "answer", where)).strip()
+    more = qa.get("answers") or []
+    if not isinstance(more, list) or not all(isinstance(a, str) for a in more):
+        raise ValueError(f"{where}: 'answers' must be a list of texts")
+    answers = [first]
+    for answer in (a.strip() for a in more):
+        if answer and answer not in answers:
+            answers.append(answer)
+    return answers
 
 
 def _counterfactual(where: str, qa: dict, change: dict, answers: list[str]) -> tuple[list[str], str | None]:

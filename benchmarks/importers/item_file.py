@@ -17,7 +17,7 @@ from .causalspatial import causalspatial_records
 from .hypo3d import hypo3d_records
 from .images import decode_image
 from .m3verse import m3verse_records
-from .rows import ImportFileError, ImportReport, ItemRecord, Problem, as_text
+from .rows import RELEASED_IN, ImportFileError, ImportReport, ItemRecord, Problem, as_text
 from .spatial457 import spatial457_records
 from .threedsrbench import SRBENCH_QID, srbench_records
 
@@ -145,7 +145,9 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
         # a published benchmark's items arrive approved; generated ones wait in the review queue
         provenance = ({**record.generated, "source": "generated"} if record.generated else {"source": "published"})
         provenance.update(file=name, where=record.where)
-        status = Item.Status.DRAFT if record.generated else Item.Status.APPROVED
+        # a generated item read back from a release was reviewed there: approved, its provenance kept
+        draft = bool(record.generated) and not record.generated.get(RELEASED_IN)
+        status = Item.Status.DRAFT if draft else Item.Status.APPROVED
         item = existing.get(record.external_id) if record.external_id else None
         if item is None:
             new_items.append(Item(
@@ -167,7 +169,7 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
             continue
         for key, value in wanted.items():
             setattr(item, key, value)
-        if record.generated:  # a generator's new text is reviewed again
+        if draft:  # a generator's new text is reviewed again
             item.status = Item.Status.DRAFT
         item.provenance = {**(item.provenance or {}), **provenance}
         item.version += 1

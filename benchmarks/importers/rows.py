@@ -48,10 +48,19 @@ class ItemRecord:
     generated: dict | None = None  # a generator's provenance: the item arrives as a draft for review
 
 
+# A generated item's provenance in a released file names the release it was reviewed into
+# (benchmarks/published_shapes.py): such an item comes back approved, not as a draft for review.
+RELEASED_IN = "released_in"
+
+
 def generated_provenance(row: dict, where: str, file_level: dict | None = None) -> dict | None:
-    """The provenance a generator (review/generators) writes on a row or its file, when it says
-    `source: generated`; what a published file carries is not read as one."""
-    provenance = row.get("provenance") if isinstance(row.get("provenance"), dict) else file_level
+    """The provenance a generator (construction/generators) writes on a row or its file, when it says
+    `source: generated` (a released item's says `released_in` too); what a published file carries is
+    not read as one."""
+    provenance = row.get("provenance")
+    if isinstance(provenance, str) and provenance.strip().startswith("{"):  # a TSV's JSON cell
+        provenance = json.loads(provenance)
+    provenance = provenance if isinstance(provenance, dict) else file_level
     if not isinstance(provenance, dict) or provenance.get("source") != "generated":
         return None
     if not isinstance(provenance.get("generator"), str) or not provenance["generator"]:

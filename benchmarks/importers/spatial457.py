@@ -74,6 +74,7 @@ def spatial457_records(text: str, name: str = "") -> Iterator[ItemRecord | Probl
         tags.update({key: row[key] for key in SPATIAL457_DATA_FIELDS if row.get(key) is not None})
         index = row.get("question_index", row.get("index"))
         external_id = f"{level}/{text_id(index)}" if index is not None else ""
+        external_id = text_id(row.get("question_id")) or external_id  # a HypoLab release names its id
         image = image_data(row.get("image"))  # a Hugging Face export may carry the image itself
         return ItemRecord(
             where=where, question=str(need(row, "question", where)), answer_format=AnswerFormat.OPEN,
@@ -107,8 +108,10 @@ def _spatial457_tsv(text: str, name: str) -> Iterator[ItemRecord | Problem]:
         scene_id = cell(row, "scene_id") or cell(row, "image_filename") or (owner[0] if owner else None)
         return ItemRecord(
             where=where, question=need(row, "question", where), answer_format=AnswerFormat.OPEN,
-            answers=[need(row, "answer", where).strip()], external_id=index, id_label="index", source_index=index,
-            tags=tags, scene_id=scene_id, image=ImageData(owner[1]) if owner else None,
+            answers=[need(row, "answer", where).strip()], external_id=cell(row, "question_id") or index,
+            id_label="index", source_index=index, tags=tags, scene_id=scene_id,
+            image=ImageData(owner[1]) if owner else None,
+            generated=generated_provenance({"provenance": cell(row, "provenance")}, where),
         )
 
     return each_record(rows, build)

@@ -7,7 +7,17 @@ from collections.abc import Iterator
 from benchmarks.models import AnswerFormat
 
 from .images import image_data, tsv_images
-from .rows import LETTERS, ImageData, ItemRecord, Problem, cell, each_record, need, read_tsv
+from .rows import (
+    LETTERS,
+    ImageData,
+    ItemRecord,
+    Problem,
+    cell,
+    each_record,
+    generated_provenance,
+    need,
+    read_tsv,
+)
 
 SRBENCH_SUBTYPES = {
     "height_higher": "height",
@@ -68,6 +78,8 @@ def srbench_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]
             tags["viewpoint"] = _viewpoint(row)
         if flipped:
             tags["image_variant"] = "flipped"
+        if cell(row, "flip") in ("swap", "same", "none"):  # its flip decision (a HypoLab release writes it)
+            tags["flip"] = cell(row, "flip")
         index = cell(row, "index")
         image = None
         if index in images:
@@ -78,6 +90,7 @@ def srbench_records(text: str, name: str = "") -> Iterator[ItemRecord | Problem]
             where=where, question=need(row, "question", where), answer_format=AnswerFormat.SINGLE,
             answers=[answer], choices=choices, external_id=qid, id_label="qid", source_index=index, tags=tags,
             scene_id=cell(row, "scene_id") or parts["base"], image=image,
+            generated=generated_provenance({"provenance": cell(row, "provenance")}, where),
         )
 
     return each_record(rows, build)

@@ -1,6 +1,6 @@
 """Freeze a release and write all its files into a folder: items.jsonl, manifest.json, items.json,
 items.csv, items.parquet, card.json; the family's published shape (hypo3d.json, 3dsrbench.tsv,
-causalspatial.json, spatial457.tsv or m3verse.jsonl), vlmevalkit.tsv and the lmms-eval task folder
+causalspatial.json, spatial457.tsv with spatial457_questions/<level>.json, or m3verse.jsonl), vlmevalkit.tsv and the lmms-eval task folder
 lmms_eval/<task>/; the Hugging Face dataset (data/<split>-00000-of-00001.parquet and the README.md card,
 the layout `datasets.load_dataset(folder)` reads); and assets/<scene>/<role>/<file> for every asset the
 manifest lists."""
@@ -52,7 +52,11 @@ class Command(BaseCommand):
                     with zipfile.ZipFile(io.BytesIO(content)) as archive:
                         archive.extractall(folder)  # our own zip: lmms_eval/<task>/ only
                 else:
-                    name = PUBLISHED_NAMES[benchmark.family] if fmt == "published" else FILE_NAMES[fmt]
+                    if fmt.startswith("published:"):  # a file beside the published shape (its path)
+                        name = asset.meta["path"]
+                    else:
+                        name = PUBLISHED_NAMES[benchmark.family] if fmt == "published" else FILE_NAMES[fmt]
+                    (folder / name).parent.mkdir(parents=True, exist_ok=True)
                     (folder / name).write_bytes(content)
             for path, asset in releases.release_assets(release).items():
                 target = folder / "assets" / path
