@@ -4,7 +4,7 @@ naming the field and the rule, and returns the ids it wrote for `Assignment.resu
 
 from collections import Counter
 
-from benchmarks import overlays
+from benchmarks import overlays, protocols
 from benchmarks.importers.causalspatial import parse_options
 from benchmarks.models import AnswerFormat, AssetRole, Item, Side, WorldFrame
 from core.errors import DomainError
@@ -146,6 +146,21 @@ def _family_tags(assignment: Assignment, answer: dict, not_sure: str | None) -> 
     return {**tags, "not_sure": not_sure} if not_sure else tags
 
 
+def _flip_decision(answer: dict, family: str) -> str | None:
+    """How the item reads on the mirrored image (3DSRBench's FlipEval): `flip` swap / same / none (no
+    mirrored copy), or the older `flip_swaps` true / false; families never scored on mirrored images
+    may leave it out."""
+    flip, swaps = answer.get("flip"), answer.get("flip_swaps")
+    if flip in protocols.FLIP_DECISIONS:
+        return flip
+    if flip in (None, "") and isinstance(swaps, bool):
+        return protocols.FLIP_SWAPS if swaps else protocols.FLIP_SAME
+    if flip in (None, "") and swaps is None and family in UNFLIPPED:
+        return None
+    raise DomainError("Say how the answer reads on the mirrored image: swap (left and right exchange), same, "
+                      "or none (the item has no mirrored copy).", field="flip_swaps" if flip in (None, "") else "flip")
+
+
 def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict:
     """3DSRBench and CausalSpatial style: 2-7 choices, one or several correct, an optional "Not sure"
     choice, the family's tags, and whether the answer swaps left/right on the mirrored image
@@ -155,13 +170,11 @@ def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict
     choices, not_sure = _authored_choices(answer)
     correct = _correct(answer, choices, not_sure)
     family = assignment.campaign.benchmark.family
-    flip = answer.get("flip_swaps")
-    if not isinstance(flip, bool) and (family not in UNFLIPPED or flip is not None):
-        raise DomainError("Say whether the answer swaps left and right on the mirrored image.", field="flip_swaps")
+    flip = _flip_decision(answer, family)
     fine, coarse = _question_type(assignment.campaign, answer)
     tags = {"question_type": coarse, "fine_question_type": fine, **_family_tags(assignment, answer, not_sure)}
-    if isinstance(flip, bool):
-        tags["flip"] = "swap" if flip else "same"
+    if flip:
+        tags["flip"] = flip
     # the arrows, start boxes and bounding boxes drawn on the scene's images (benchmarks/overlays.py)
     marks = overlays.validate(answer.get("overlays"), assignment.scene.assets.filter(role=AssetRole.IMAGE).count())
     answer_format = AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE

@@ -199,3 +199,32 @@ def draw(data: bytes, overlays: list[dict]) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()
+
+
+# --- an item's stimulus, one function for every reader ------------------------------------------------
+
+
+def stimulus_image(asset, index: int, item=None, mirrored: bool = False) -> bytes:
+    """One image of a scene as it is shown: the image (on a mirrored variant its stored twin, or the
+    image mirrored now) with its own overlays and `item`'s marks on it (its `index`-th image) printed
+    into the pixels, as PNG; the file's bytes when nothing is drawn on it. What the model is sent
+    (modeleval.visual_inputs) and the same pixels the evaluator's page draws over the image."""
+    from .protocols import flipped_image_bytes
+
+    if mirrored:
+        data = flipped_image_bytes(asset)
+    else:
+        with asset.file.open("rb") as handle:
+            data = handle.read()
+    return draw(data, shown_overlays(asset, index, item, mirrored))
+
+
+def stimulus_images(item, mirrored: bool = False) -> list[bytes]:
+    """Every image of the item's scene (in id order, the index its marks name) with the marks drawn
+    in: `stimulus_image` for each; [] for an item without a scene."""
+    from .models import AssetRole
+
+    if item is None or item.scene is None:
+        return []
+    assets = item.scene.assets.filter(role=AssetRole.IMAGE).order_by("id")
+    return [stimulus_image(asset, index, item, mirrored) for index, asset in enumerate(assets)]

@@ -18,9 +18,12 @@ from core.errors import DomainError
 # The asset role of a stored mirrored twin of an image, and the meta key naming its original.
 FLIPPED_IMAGE_ROLE = "image_flipped"
 TWIN_OF = "flipped_from"
-# An item's `flip` tag (set by choice-on-image campaigns): on the mirrored image its answer swaps
-# left and right, or stays the same. Items without the tag get no flipped variant.
-FLIP_SWAPS, FLIP_SAME = "swap", "same"
+# An item's `flip` tag, its flip decision (asked by choice-on-image campaigns, edited on review): on
+# the mirrored image its answer swaps left and right, stays the same, or there is no mirrored copy
+# (`none`: mirroring would change what is asked, e.g. text in the image). Only swap and same get a
+# flipped variant; FlipEval refuses items with no decision at all (modeleval.run_options).
+FLIP_SWAPS, FLIP_SAME, FLIP_NONE = "swap", "same", "none"
+FLIP_DECISIONS = (FLIP_SWAPS, FLIP_SAME, FLIP_NONE)
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,16 @@ def shows_mirrored(tags, variant: "Variant") -> bool:
 def flip_rule(tags) -> str | None:
     value = (tags or {}).get("flip")
     return value if value in (FLIP_SWAPS, FLIP_SAME) else None
+
+
+def flip_decided(tags) -> bool:
+    """The item says how it reads on the mirrored image (swap, same or none)."""
+    return (tags or {}).get("flip") in FLIP_DECISIONS
+
+
+def undecided_flips(rows) -> list:
+    """The ids of the (id, tags) rows without a flip decision, in the order given."""
+    return [pk for pk, tags in rows if not flip_decided(tags)]
 
 
 def variants(protocol: Protocol, n_choices: int, rule: str | None, has_image: bool = True) -> list[Variant]:

@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 
-from benchmarks import protocols
+from benchmarks import option_text, protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
@@ -150,7 +150,8 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
     except (KeyError, IndexError):  # states other than before/after: the summaries in video order
         context = "\n".join(summaries.values())
     choices = protocols.shown_choices(item.choices, variant)
-    prompt = template.text.format(context=context, question=item.question, options_text=lettered(choices),
+    question = option_text.question_as_shown(item.question, item.choices, choices)
+    prompt = template.text.format(context=context, question=question, options_text=lettered(choices),
                                   choices=lettered(choices)) if template else context
     return InferenceRequest(prompt=with_examples(prompt, run.examples), choices=choices, variant=variant.name,
                             params=dict(params))

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from benchmarks import protocols
+from benchmarks import option_text, protocols
 from benchmarks.models import Item
+from benchmarks.option_text import lettered
 from benchmarks.protocols import VANILLA, Variant
 from benchmarks.world_frames import frame_texts
 
@@ -120,25 +121,25 @@ def latest_template(family: str, condition: str = "main") -> PromptTemplate | No
     return PromptTemplate.objects.filter(family=family, condition=condition).order_by("-version").first()
 
 
-def lettered(choices: list[str]) -> str:
-    return "\n".join(f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(choices))
-
-
 def render_prompt(template: PromptTemplate, item: Item, kind: str, choices: list[str] | None = None) -> str:
     """The template filled for this item shown the visual input `kind` (its scene intro says what the
-    model is given); `choices` are the options in the order shown (default: as stored)."""
+    model is given); `choices` are the options in the order shown (default: as stored): in the
+    template's options slot, or, for a template without one (CausalSpatial's), in the question in the
+    family's wording, as benchmarks.option_text writes them for every reader."""
     scene = item.scene
     frames = " ".join(frame_texts(scene))  # the approved frame only (benchmarks/world_frames.py)
     caption_only = kind == ModelSpec.Modality.CAPTION_ONLY
     scene_text = f"\n\nScene description: {scene.caption}" if caption_only and scene else ""
-    choices = lettered(item.choices if choices is None else choices)
+    shown = item.choices if choices is None else choices
+    question = option_text.with_options(template.family, item.question, item.choices, shown,
+                                        option_text.has_option_slot(template.text))
     return template.text.format(
         scene_intro=template.scene_intro.get(kind, ""),
         scene_text=scene_text,
         world_frame=frames,
         change=item.change.text if item.change else "",
-        question=item.question,
-        choices=choices,
+        question=question,
+        choices=lettered(shown),
         answer_count=M3VERSE_ANSWER_COUNT.get(item.answer_format, ""),
     )
 
@@ -176,7 +177,7 @@ def build_request(
     if template:
         prompt = render_prompt(template, item, shown.kind, choices)
     elif choices:
-        prompt = f"{item.question}\n{lettered(choices)}\n{CHOICE_TAIL}"
+        prompt = f"{option_text.question_as_shown(item.question, item.choices, choices)}\n{lettered(choices)}\n{CHOICE_TAIL}"
     else:
         prompt = item.question
     prompt = with_examples(prompt, examples)

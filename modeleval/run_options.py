@@ -3,11 +3,9 @@ of each item (rotated options, mirrored image), a tag subset of the items, a pro
 value, provider parameters, in-context examples, a judge model and the visual input. A bad part is a
 DomainError naming its field."""
 
-import re
-
 from django.db.models import Q
 
-from benchmarks import protocols
+from benchmarks import option_text, protocols
 from benchmarks.models import AssetRole, Benchmark, Scene
 from benchmarks.protocols import Protocol, Variant
 from core.errors import DomainError
@@ -23,31 +21,38 @@ def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:
     return protocols.variants(protocol, len(choices), protocols.flip_rule(tags))
 
 
-# CausalSpatial writes its options into the question ("(A) ... (B) ...", "- A. x;"): rotating the
-# stored options would not change what the model reads, while the scorer maps letters through them.
-_OPTIONS_IN_QUESTION = re.compile(r"\(A\)")
-
-
-def options_in_question(question: str, choices) -> bool:
-    """The question lists the options itself: "(A)", or the first option lettered ("A. x", "A) x")."""
-    first = re.escape(str(choices[0]).strip()) if choices else None
-    return bool(_OPTIONS_IN_QUESTION.search(question) or (
-        first and re.search(rf"(?<![A-Za-z])A\s*[.):]\s*{first}", question)))
-
-
 def check_protocol(protocol: Protocol, shown: VisualInput, items: list[tuple]) -> None:
-    """Refuse a protocol the items or the visual input cannot carry, naming what is wrong."""
+    """Refuse a protocol the items or the visual input cannot carry, naming what is wrong: rotated
+    options a question spells otherwise than stored (benchmarks.option_text rewrites the ones it
+    spells as stored), FlipEval over items without a flip decision (all counted), an answer with no
+    mirrored counterpart."""
     if protocol.flip and shown.kind not in visual_inputs.IMAGE_KINDS:
         raise DomainError(f"Flipped images need a model that is shown images, not {shown}.", field="protocol")
+    if protocol.flip:
+        _check_flip_decisions(items)
     for pk, question, choices, answers, tags in items:
-        if protocol.circular and choices and options_in_question(question, choices):
-            raise DomainError(f"Item #{pk} lists its options inside the question, so they cannot be rotated.",
-                              field="protocol")
+        if protocol.circular and not option_text.reorderable(question, choices):
+            raise DomainError(f"Item #{pk} lists options inside its question that are not its stored options, "
+                              "so they cannot be rotated.", field="protocol")
         for variant in item_variants(protocol, choices, tags):
             try:
                 protocols.variant_answer(choices, answers, variant, protocols.flip_rule(tags))
             except DomainError as error:
                 raise DomainError(f"Item #{pk}: {error.message}", field="protocol") from None
+
+
+def _check_flip_decisions(items: list[tuple]) -> None:
+    """FlipEval needs every item's flip decision; items imported with their mirrored rows are left to
+    check_imported_variants (their FlipEval comes from their ids)."""
+    if any((tags or {}).get(protocols.IMAGE_VARIANT) == protocols.FLIPPED for *_, tags in items):
+        return
+    undecided = protocols.undecided_flips((pk, tags) for pk, *_, tags in items)
+    if undecided:
+        shown = ", ".join(f"#{pk}" for pk in undecided[:5]) + (", ..." if len(undecided) > 5 else "")
+        raise DomainError(
+            f"FlipEval needs each item's flip decision (swap, same or none): {len(undecided)} of the "
+            f"{len(items)} items have none ({shown}). Set it on review, or launch the run without 'flip'.",
+            field="protocol")
 
 
 def check_imported_variants(protocol: Protocol, approved) -> None:

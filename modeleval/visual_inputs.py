@@ -135,13 +135,6 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
         assets = list(scene.assets.filter(role=TOP_VIEW_ROLES[visual_input.kind]).order_by("-id")[:1])
     if not assets:
         raise LookupError(f"scene {scene.external_id} has no {visual_input} asset")
-    pictures = []
-    for index, asset in enumerate(assets):
-        if flip:
-            data = protocols.flipped_image_bytes(asset)
-        else:
-            with asset.file.open("rb") as handle:
-                data = handle.read()
-        marks = item if visual_input.kind == Kind.IMAGE else None  # an item's marks sit on the scene's images
-        pictures.append(overlays.draw(data, overlays.shown_overlays(asset, index, marks, mirrored=flip)))
-    return pictures
+    marks = item if visual_input.kind == Kind.IMAGE else None  # an item's marks sit on the scene's images
+    # each image as the evaluator sees it: mirrored where asked, its overlays and the item's marks drawn in
+    return [overlays.stimulus_image(asset, index, marks, flip) for index, asset in enumerate(assets)]

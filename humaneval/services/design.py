@@ -163,6 +163,13 @@ def create_study(benchmark: Benchmark, design: StudyDesign, created_by) -> Study
         scored = stratified_sample(tagged, design.per_stratum, seed)
     else:
         scored = [(i.pk, "") for i in sorted(pool, key=lambda i: i.pk)]
+    if design.flip_images:  # FlipEval for humans, as for runs (modeleval.run_options): no item silently vanilla
+        tags = {i.pk: i.tags for i in pool}
+        undecided = protocols.undecided_flips((pk, tags[pk]) for pk, _ in scored)
+        if undecided:
+            raise DomainError(f"Mirrored images need each item's flip decision (swap, same or none): "
+                              f"{len(undecided)} of the {len(scored)} scored items have none (e.g. item "
+                              f"#{undecided[0]}).", field="flip_images")
     if design.items_per_session and design.items_per_session > len(scored):
         raise DomainError(f"The study has only {len(scored)} scored items.", field="items_per_session")
 

@@ -12,7 +12,7 @@ from string import ascii_uppercase as LETTERS
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks import protocols
+from benchmarks import option_text, protocols
 from benchmarks.models import AssetRole, Item
 from benchmarks.protocols import Protocol, Variant
 from core.errors import Conflict, DomainError, Forbidden, NotFound
@@ -67,9 +67,11 @@ class AnsweredThenNext:
 
 
 def study_variants(study: Study, item: Item, has_image: bool) -> list[Variant]:
-    """The protocol variants a scored item may be shown in (benchmarks.protocols)."""
+    """The protocol variants a scored item may be shown in (benchmarks.protocols); no rotation of
+    options its question spells otherwise than stored (benchmarks.option_text), as runs refuse them."""
     protocol = Protocol(circular=study.circular_variants, flip=study.flip_images)
-    return protocols.variants(protocol, len(item.choices), protocols.flip_rule(item.tags), has_image)
+    rotatable = len(item.choices) if option_text.reorderable(item.question, item.choices) else 1
+    return protocols.variants(protocol, rotatable, protocols.flip_rule(item.tags), has_image)
 
 
 def _variant_for(study: Study, item: Item, fill: int, has_image: bool) -> Variant:
@@ -105,7 +107,8 @@ def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant
         chosen.insert(rng.randint(0, len(chosen)), entry)
     plan = [e for e in entries if e[1] == ItemRole.FAMILIARISATION] + chosen
     # The plan's items only, and only what a plan reads of them
-    items = Item.objects.only("choices", "tags", "scene_id").in_bulk([item_id for item_id, _, _ in plan])
+    items = Item.objects.only("question", "choices", "tags", "scene_id").in_bulk(
+        [item_id for item_id, _, _ in plan])
     with_images = (
         set(study.benchmark.scenes.filter(assets__role=AssetRole.IMAGE).values_list("pk", flat=True))
         if study.flip_images else set()
@@ -120,8 +123,8 @@ def _plan(study: Study, participant) -> list[tuple[Item, str, list[int], Variant
         order = list(range(len(item.choices)))
         if study.circular_variants and role == ItemRole.SCORED:
             order = variant.order(len(order))
-        elif study.shuffle_choices:
-            rng.shuffle(order)
+        elif study.shuffle_choices and option_text.reorderable(item.question, item.choices):
+            rng.shuffle(order)  # the question's own options are rewritten in this order, or never shuffled
         planned.append((item, role, order, variant))
     return planned
 

@@ -4,12 +4,9 @@ world-frame sentences in the prompt's order, the context change as refined, the 
 options, what the prompt says about the answer, the same images (the mirrored twin where the model's
 image is mirrored) and the before/after videos, named as such. Never the gold."""
 
-import re
-from string import ascii_uppercase as LETTERS
-
 from django.utils import timezone
 
-from benchmarks import overlays, protocols
+from benchmarks import option_text, overlays, protocols
 from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import Asset, AssetRole, Item
 from benchmarks.protocols import Variant
@@ -31,8 +28,6 @@ ANSWER_COUNT_NOTES = {
         "multi": "There is more than one correct option for this question.",
     },
 }
-# Options written into the question itself, as CausalSpatial does: "... (A) Yes (B) No (C) Not sure".
-_OPTION_IN_QUESTION = re.compile(r"\(([A-J])\)\s*([^()]+?)(?=\s*\([A-J]\)|$)", re.DOTALL)
 
 
 def shown_choices(entry: SessionItem) -> list[str]:
@@ -46,16 +41,10 @@ def shows_mirrored_image(entry: SessionItem) -> bool:
 def question_as_shown(item: Item, order: list[int]) -> str:
     """The question as the page shows it: the model's question word for word, except that options
     written into the question ("(A) Yes (B) No") are listed in the order the buttons show them, so
-    the letters read in the question are the letters answered with."""
-    if not order or order == sorted(order):
-        return item.question
-    listed = list(_OPTION_IN_QUESTION.finditer(item.question))
-    texts = [match.group(2).strip() for match in listed]
-    letters = "".join(match.group(1) for match in listed)
-    if texts != [str(c).strip() for c in item.choices] or letters != LETTERS[: len(texts)]:
-        return item.question
-    rewritten = " ".join(f"({LETTERS[i]}) {texts[index]}" for i, index in enumerate(order))
-    return item.question[: listed[0].start()] + rewritten + item.question[listed[-1].end():]
+    the letters read in the question are the letters answered with (benchmarks.option_text, as the
+    model's prompt writes them). A question that spells other options than its stored ones is never
+    reordered (sessions' plan keeps its order)."""
+    return option_text.question_as_shown(item.question, item.choices, [item.choices[i] for i in order])
 
 
 def item_context(family: str, entry: SessionItem) -> dict:

@@ -26,10 +26,16 @@ def test_hypo3d_ablation_prompts_name_what_the_run_shows():
         "Given a 3D scene, mentally rotate the scene to align with the specified orientation.\n\nScene Orientation:")
 
 
-def test_a_circular_run_is_refused_when_the_question_lists_its_options():
+def test_a_circular_run_is_refused_when_the_question_lists_other_options_than_its_own():
+    """Options the question spells as stored are rewritten in each rotation (benchmarks.option_text);
+    options spelled otherwise cannot follow the rotation, so the run is refused."""
     benchmark = BenchmarkFactory(family="causalspatial")
-    ItemFactory(benchmark=benchmark, scene=None, change=None, answer_format="single", answers=["A"],
-                choices=["Yes", "No", "Not sure"], external_id="Collision_Level_2_0",
-                question="Will the ball hit anything? - A. Yes; - B. No; - C. Not sure;")
-    with pytest.raises(DomainError, match="lists its options inside the question"):
-        services.launch_run(services.ensure_baseline_model().pk, benchmark, None, protocol={"circular": True})
+    item = ItemFactory(benchmark=benchmark, scene=None, change=None, answer_format="single", answers=["A"],
+                       choices=["Yes", "No", "Not sure"], external_id="Collision_Level_2_0",
+                       question="Will the ball hit anything? - A. Yes; - B. No; - C. Not sure;")
+    baseline = services.ensure_baseline_model().pk
+    assert services.launch_run(baseline, benchmark, None, protocol={"circular": True}).total == 3
+    item.question = "Will the ball hit anything? - A. It will; - B. It won't; - C. Not sure;"
+    item.save(update_fields=["question"])
+    with pytest.raises(DomainError, match="not its stored options, so they cannot be rotated"):
+        services.launch_run(baseline, benchmark, None, protocol={"circular": True})

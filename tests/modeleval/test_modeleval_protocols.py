@@ -30,7 +30,8 @@ def _png() -> bytes:
 @pytest.fixture
 def srbench_items():
     """3DSRBench-style items on one image: a left/right item whose answer swaps on the mirrored
-    image (2 rotations x 2), a 4-choice item whose answer stays (4 x 2), an item without a flip tag (2)."""
+    image (2 rotations x 2), a 4-choice item whose answer stays (4 x 2), an item with no mirrored copy
+    (flip decision `none`: 2)."""
     benchmark = BenchmarkFactory(family="3dsrbench")
     scene = SceneFactory(benchmark=benchmark)
     store_asset(scene, "image", "photo.png", _png())
@@ -41,7 +42,7 @@ def srbench_items():
         ItemFactory(question="Which is highest?", choices=["cup", "plate", "lamp", "table"], answers=["C"],
                     tags={"subtype": "height_higher", "flip": "same"}, **common),
         ItemFactory(question="Is the cup closer to the camera?", choices=["yes", "no"], answers=["B"],
-                    tags={"subtype": "location_closer_to_camera"}, **common),
+                    tags={"subtype": "location_closer_to_camera", "flip": "none"}, **common),
     ]
 
 
