@@ -101,44 +101,48 @@ def dataset_parquet(release: Release, lines: list[dict], items, typed_video: boo
     return out.getvalue().to_pybytes()
 
 
-def _yaml_feature(name: str, feature: dict) -> list[str]:
+def _card_feature(name: str, feature: dict) -> dict:
+    """A feature as the card's `dataset_info` lists it (`datasets`' YAML form)."""
     if feature["_type"] == "Sequence":
-        return [f"  - name: {name}", f"    sequence: {feature['feature']['dtype']}"]
+        return {"name": name, "sequence": feature["feature"]["dtype"]}
     dtype = feature["dtype"] if feature["_type"] == "Value" else feature["_type"].lower()
-    return [f"  - name: {name}", f"    dtype: {dtype}"]
+    return {"name": name, "dtype": dtype}
 
 
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # JSON strings are YAML strings
+def dataset_card(release: Release, splits: dict[str, int], sizes: dict[str, int], num_bytes: dict[str, int]):
+    """The README.md card as huggingface_hub's DatasetCard: its YAML (DatasetCardData) names the license
+    and the citation the admin gave the benchmark, the configs, the features, and per split the examples
+    and `num_bytes` (the split's Arrow data, as `datasets` counts it); `download_size` is the files' size."""
+    from huggingface_hub import DatasetCard, DatasetCardData
 
-
-def dataset_card(release: Release, splits: dict[str, int], sizes: dict[str, int]) -> str:
     benchmark = release.benchmark
     family = benchmark.family
     categories = ["visual-question-answering"] + (["video-text-to-text"] if family == "m3verse" else [])
-    header = ["---", f"license: {benchmark.license or 'other'}", f"pretty_name: {_quoted(benchmark.name)}",
-              "task_categories:", *[f"- {c}" for c in categories], "language:", "- en", "tags:",
-              f"- {family}", "- hypolab", "configs:", "- config_name: default", "  data_files:"]
-    for split in splits:
-        header += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
-    header += ["dataset_info:", "  features:"]
-    for name, feature in features_json(family).items():
-        header += _yaml_feature(name, feature)
-    header += ["  splits:"]
-    for split, count in splits.items():
-        header += [f"  - name: {split}", f"    num_bytes: {sizes[split]}", f"    num_examples: {count}"]
-    header += [f"  download_size: {sum(sizes.values())}", f"  dataset_size: {sum(sizes.values())}", "---"]
+    citation = benchmark.citation.strip()
+    data = DatasetCardData(
+        license=benchmark.license or "other", pretty_name=benchmark.name, task_categories=categories,
+        language=["en"], tags=[family, "hypolab"],
+        configs=[{"config_name": "default",
+                  "data_files": [{"split": split, "path": f"data/{split}-*.parquet"} for split in splits]}],
+        dataset_info={
+            "features": [_card_feature(name, feature) for name, feature in features_json(family).items()],
+            "splits": [{"name": split, "num_bytes": num_bytes[split], "num_examples": count}
+                       for split, count in splits.items()],
+            "download_size": sum(sizes.values()), "dataset_size": sum(num_bytes.values()),
+        },
+        **({"citation": citation} if citation else {}),
+    )
     body = [
         f"# {benchmark.name} v{release.version}", "", benchmark.description, "", release.notes, "",
         "```python", "from datasets import load_dataset", "",
         'dataset = load_dataset("parquet", data_dir="data")  # or the Hub repository\'s name', "```", "",
         "`tags` and `provenance` are JSON text. The official scorer reads the gold as HypoLab writes it: "
-        "`python -m scoring --family " + family + " --gold GOLD.jsonl --pred PRED.jsonl`.", "",
+        "`python -m scoring --family " + family + " --gold RELEASE_FOLDER --pred PRED.jsonl`.", "",
         "## Counts", "", "```json", json.dumps(release.card, indent=2, sort_keys=True), "```", "",
     ]
-    if benchmark.citation:
-        body += ["## Citation", "", "```bibtex", benchmark.citation.strip(), "```", ""]
-    return "\n".join([*header, *body])
+    if citation:
+        body += ["## Citation", "", "```bibtex", citation, "```", ""]
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n" + "\n".join(body))
 
 
 def datasets_layout(release: Release) -> dict[str, bytes]:
@@ -150,12 +154,15 @@ def datasets_layout(release: Release) -> dict[str, bytes]:
     by_split: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         by_split.setdefault(split_name(line), []).append(k)
-    files, counts, sizes = {}, {}, {}
+    import pyarrow.parquet as pq
+
+    files, counts, sizes, num_bytes = {}, {}, {}, {}
     for split, rows in sorted(by_split.items()):
         content = dataset_parquet(release, [lines[k] for k in rows], [items[k] for k in rows])
         files[f"data/{split}-00000-of-00001.parquet"] = content
         counts[split], sizes[split] = len(rows), len(content)
-    files["README.md"] = dataset_card(release, counts, sizes).encode()
+        num_bytes[split] = pq.read_table(io.BytesIO(content)).nbytes  # what `datasets` writes as num_bytes
+    files["README.md"] = str(dataset_card(release, counts, sizes, num_bytes)).encode()
     return files
 
 
