@@ -7,6 +7,7 @@ the production stack (see README "Configuration").
 
 import os
 import secrets
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -150,6 +151,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # transaction that reads and then writes is refused at once beside another ("database is locked":
     # waiting could deadlock), so each takes the write lock when it begins and the others wait for it.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    # The suite's SQLite pass tests a file, as the demo runs: Django's default in-memory test database is
+    # shared-cache, whose table locks refuse a second thread's read at once ("database table is locked")
+    # where a file waits. One file per process (pytest-xdist adds the worker's name), so runs side by side
+    # do not meet.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"hypolab-test-{os.getpid()}.sqlite3")}
 else:
     # Opening a connection costs more than most requests. A WSGI server (gunicorn) keeps its threads,
     # so each may keep its connection for CONN_MAX_AGE seconds. Off by default: an ASGI server (daphne)
