@@ -1,6 +1,9 @@
 """Command line: python -m scoring --family FAMILY --gold GOLD.jsonl --pred PRED.jsonl [--profile NAME] [--by TAG]...
 [--ci LEVEL [--ci-seed N] [--ci-cluster TAG]]
 
+`--gold` may be a release folder HypoLab exported (its items.jsonl, else its published-shape file) or a
+published-shape file (scoring.release_gold).
+
 `--no-sbert` skips Hypo3D's SBERT where the optional extra is installed. `--ci 0.95` adds a
 bootstrap interval beside every metric (`scoring.uncertainty`), the same for the same seed.
 
@@ -18,6 +21,7 @@ import sys
 from .engine import FAMILIES, Source, get_family, resolve_profile, score_records
 from .family import Run
 from .records import read_jsonl
+from .release_gold import is_release, release_gold
 from .uncertainty import DEFAULT_SEED, Bootstrap
 
 
@@ -29,7 +33,12 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m scoring", description="Score predictions against gold answers.")
     parser.add_argument("--family", required=True, choices=FAMILIES)
-    parser.add_argument("--gold", required=True, help="gold JSONL, one item per line")
+    parser.add_argument(
+        "--gold",
+        required=True,
+        help="gold JSONL, one item per line; or a release folder (its items.jsonl, else its published-shape "
+        "file) or a published-shape file (hypo3d.json, 3dsrbench.tsv, ...)",
+    )
     parser.add_argument("--pred", required=True, help="predictions JSONL, one per line")
     parser.add_argument("--profile", help="scoring profile (default: the family's official evaluation)")
     parser.add_argument(
@@ -75,6 +84,16 @@ def read_lines(path: str) -> list[bytes]:
         return file.read().split(b"\n")
 
 
+def read_gold(path: str, family: str) -> list[bytes]:
+    """The gold lines: the file as it is, or a release read into gold lines (scoring.release_gold)."""
+    if not is_release(path, family):
+        return read_lines(path)
+    try:
+        return [json.dumps(line).encode() for line in release_gold(path, family)]
+    except (KeyError, IndexError, TypeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not a release of {family} ({error!r})") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -83,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.ci is None and (args.ci_cluster or args.ci_seed != DEFAULT_SEED):
             raise ValueError("--ci-seed and --ci-cluster need --ci LEVEL")
         bootstrap = None if args.ci is None else Bootstrap(args.ci, seed=args.ci_seed, cluster=args.ci_cluster)
-        gold_lines = read_lines(args.gold)
+        gold_lines = read_gold(args.gold, family.name)
         pred_lines = read_lines(args.pred)
     except (ValueError, OSError) as error:
         print(f"python -m scoring: error: {error}", file=sys.stderr)
