@@ -1,4 +1,6 @@
 import dataclasses
+import hashlib
+import json
 
 from django.core.cache import cache
 from django.utils import timezone
@@ -26,10 +28,13 @@ SCENE_CACHE_S = 60
 
 def scene_stimulus(item, mirrored: bool = False) -> dict:
     """The viewer data of the item's scene and its images/videos (mirrored on a flipped variant), as
-    item_view shows them."""
+    item_view shows them. The images carry the item's own marks, so items on one scene share the
+    cached stimulus only when they draw the same marks."""
     if item.scene_id is None:
         return {"scene": None, **stimuli.stimulus_files(item)}
-    key = f"humaneval:stimulus:{item.scene_id}:{item.scene.created_at.timestamp()}:{int(mirrored)}"  # ids are reused
+    marks = hashlib.sha256(json.dumps(item.overlays or [], sort_keys=True).encode()).hexdigest()[:16]
+    key = (f"humaneval:stimulus:{item.scene_id}:{item.scene.created_at.timestamp()}:{int(mirrored)}"  # ids are reused
+           f":{marks}")
     stimulus = cache.get(key)
     if stimulus is None:
         stimulus = {"scene": scene_viewer_data(item.scene), **stimuli.stimulus_files(item, mirrored)}
