@@ -101,6 +101,8 @@ class PlatformSubmission(models.Model):
     status_at = models.BigIntegerField(default=0, help_text="When the platform sent that status (UNIX s).")
     entered_code = models.CharField(max_length=100, blank=True)
     decision = models.CharField(max_length=20, blank=True, help_text="APPROVE or REJECT once asked of Prolific.")
+    verified = models.BooleanField(default=False, help_text="Prolific's API confirmed at entry that this submission "
+                                                            "is the participant's, in this study, holding a place.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -8,6 +8,7 @@ import csv
 import io
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -21,7 +22,16 @@ from core import roles
 from core import sql as core_sql
 from core.errors import Conflict, DomainError, Forbidden
 
-from .models import BlockedWorker, CrowdPlatform, CrowdWorker, PlatformSubmission
+from . import prolific_entry
+from .models import (
+    BlockedWorker,
+    CrowdPlatform,
+    CrowdWorker,
+    PlatformSubmission,
+    ProlificStudy,
+    SessionConflict,
+)
+from .signals import entry_taken_over, participant_left
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
@@ -116,19 +126,79 @@ class SessionSquatted(Forbidden):
         self.worker, self.ids, self.scope = worker, ids, scope
 
 
+# --- One entry rule per study or campaign ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryRule:
+    """What a scope's crowd links must be: `platform` (None: any platform's), the Prolific study ids its
+    STUDY_ID must be one of (empty: not configured), and whether Prolific's API checks every entry."""
+
+    platform: str | None
+    study_ids: tuple[str, ...] = ()
+    api: bool = False
+
+
+def entry_rule(scope: str, declared: str = "") -> EntryRule:
+    """The rule of `scope` (models.scope_key): the platform the stage declares for it (a study's
+    `platform`), else Prolific when it is published on Prolific (a ProlificStudy of the scope) or, for a
+    study, when PROLIFIC_API_TOKEN is set; else any platform's link."""
+    study_ids = tuple(ProlificStudy.objects.filter(scope=scope).values_list("prolific_id", flat=True)) if scope else ()
+    platform = declared or None
+    if platform is None and (study_ids or (settings.PROLIFIC_API_TOKEN and scope.startswith("study:"))):
+        platform = CrowdPlatform.PROLIFIC
+    return EntryRule(platform, study_ids, platform == CrowdPlatform.PROLIFIC and bool(settings.PROLIFIC_API_TOKEN))
+
+
+def check_link(params, rule: EntryRule) -> dict:
+    """The link's ids under `rule`: another platform's parameters on a Prolific study (workerId,
+    assignmentId, participantId...) or Prolific's on another platform's are refused (403), and a
+    STUDY_ID must be one of the scope's Prolific studies where it has any."""
+    if rule.platform == CrowdPlatform.PROLIFIC:
+        foreign = next((p for p in (*WORKER_PARAMS, *ASSIGNMENT_PARAMS) if params.get(p)), None)
+        if foreign or not params.get("PROLIFIC_PID"):
+            raise Forbidden("This study is run on Prolific: open it from its page on Prolific (its link carries "
+                            f"PROLIFIC_PID, STUDY_ID and SESSION_ID{f', not {foreign}' if foreign else ''}).",
+                            field=foreign or "PROLIFIC_PID")
+    elif rule.platform is not None and params.get("PROLIFIC_PID"):
+        raise Forbidden("This study is not run on Prolific: open it from its page on your crowd platform.",
+                        field="PROLIFIC_PID")
+    ids = parse_crowd_params(params)
+    if ids["platform"] == CrowdPlatform.PROLIFIC and rule.study_ids and ids["study_id"] not in rule.study_ids:
+        raise Forbidden("This link is for another Prolific study (STUDY_ID): open the study from its page on "
+                        "Prolific.", field="STUDY_ID")
+    return ids
+
+
+def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "", declared: str = "") -> tuple:
+    """The link checked against the scope's entry rule (entry_rule: its platform's parameters only,
+    its STUDY_ID, and Prolific's API where it is configured, asked before any transaction: a network
+    call), then entered (enter_checked). Returns the account and whether this link just created it."""
+    rule = entry_rule(scope, declared)
+    ids = check_link(params, rule)
+    return enter_checked(ids, params, role, signed_in=signed_in, scope=scope, verified=verify_link(ids, rule))
+
+
+def verify_link(ids: dict, rule: EntryRule) -> bool:
+    """Where the rule asks Prolific's API: whether it confirmed the link (False: it did not answer);
+    Forbidden when it says the link holds no place (crowd.prolific_entry). False where no API is asked."""
+    return bool(rule.api and ids["platform"] == CrowdPlatform.PROLIFIC and prolific_entry.verify(ids))
+
+
 @transaction.atomic
-def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") -> tuple:
+def enter_checked(ids: dict, params, role: str, signed_in=None, scope: str = "", verified: bool = False) -> tuple:
     """One account per platform worker id, bound to the platform session it was first entered with
     (Prolific's SESSION_ID, the assignment id elsewhere): the same link again, from any browser, signs
-    in to it; the worker id with another session signs nobody in (403), unless this browser is already
-    signed in to that account (the same worker arriving from their next study), which moves the
-    binding to the new session. `signed_in` is the browser's current user: an account that is not a
-    crowd account (staff, reviewers, invited evaluators) is never replaced by a crowd link (409).
-    First entries of one worker id at the same moment make one account: they queue on a lock of the
-    id. `scope` (models.scope_key) is where the link leads: the platform session is recorded with it, so
-    the platform's word about that session (a webhook) frees only that work. Returns the account and
+    in to it. The worker id with another session: this browser already signed in to that account (the
+    same worker arriving from their next study) moves the binding, as does a session Prolific's API
+    confirmed (`verified`) when it confirmed the holder's too; a confirmed newcomer takes the id from an
+    unconfirmed holder (take_over); else nobody is signed in (403, SessionSquatted).
+    `signed_in` is the browser's current user: an account that is not a crowd account (staff,
+    reviewers, invited evaluators) is never replaced by a crowd link (409). First entries of one worker
+    id at the same moment make one account: they queue on a lock of the id. `scope`
+    (models.scope_key) is where the link leads: the platform session is recorded with it, so the
+    platform's word about that session (a webhook) frees only that work. Returns the account and
     whether this link just created it."""
-    ids = parse_crowd_params(params)
     current = None
     if signed_in is not None and signed_in.is_authenticated:
         current = identity_of(signed_in)
@@ -146,6 +216,17 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
         .order_by(Case(When(platform=ids["platform"], then=0), default=1), "pk")
         .first()
     )
+    if worker is not None and ids["session_id"] != worker.session_id and worker.session_id:
+        same_browser = current is not None and current.pk == worker.pk
+        if not same_browser:
+            verdict = _contest(worker, ids, verified)
+            if verdict == "same person":
+                same_browser = True
+            elif verdict == "take over":
+                take_over(worker, ids, scope)
+                worker = None
+            else:
+                raise SessionSquatted(worker, ids, _session_param(ids, params), scope)
     created = worker is None
     if created:
         try:
@@ -157,26 +238,60 @@ def enter_from_crowd_link(params, role: str, signed_in=None, scope: str = "") ->
             raise Conflict("This participant id cannot be used here; contact the researchers.",
                            field="account") from None
     elif ids["session_id"] != worker.session_id:
-        same_browser = current is not None and current.pk == worker.pk
-        if worker.session_id and not same_browser:
-            raise SessionSquatted(worker, ids, _session_param(ids, params), scope)
-        # The same browser on a new session, or an account made before sessions were bound.
+        # The same browser (or the same person, as Prolific says) on a new session, or an account made
+        # before sessions were bound.
         worker.session_id = ids["session_id"]
         worker.study_id = ids["study_id"] or worker.study_id
         worker.save(update_fields=["session_id", "study_id"])
     roles.grant_role(worker.user, role)
-    _record_session(worker, ids, scope)
+    _record_session(worker, ids, scope, verified)
     return worker.user, created
 
 
-def _record_session(worker: CrowdWorker, ids: dict, scope: str) -> None:
-    """The platform session (Prolific's submission) this link entered, and where it entered."""
+def _contest(worker: CrowdWorker, ids: dict, verified: bool) -> str:
+    """A worker id bound to another session: "same person" (Prolific's API confirmed both sessions
+    are this participant's), "take over" (it confirmed the newcomer and not the holder) or "refuse"
+    (another platform's link, or a newcomer nobody confirmed: the admin decides, crowd.squatting)."""
+    if ids["platform"] != worker.platform:
+        return "refuse"  # another platform's parameters never take an id over
+    holder_verified = PlatformSubmission.objects.filter(
+        platform=worker.platform, submission_id=worker.session_id, verified=True).exists()
+    if verified:
+        return "same person" if holder_verified else "take over"
+    # Unconfirmed, the two are alike (who came first says nothing of who is real): the admin decides.
+    return "refuse"
+
+
+def take_over(worker: CrowdWorker, ids: dict, scope: str) -> None:
+    """The id's holder is taken to be someone else's stand-in: recorded as a conflict reassigned by the
+    entry itself; the holder's work is freed (signals.participant_left), its sessions ended and
+    flagged (signals.entry_taken_over) and its account detached from the id (squatting.detach)."""
+    from . import squatting
+
+    SessionConflict.objects.update_or_create(
+        platform=ids["platform"], worker_id=ids["worker_id"], refused_session_id=ids["session_id"],
+        defaults={"account": worker, "bound_session_id": worker.session_id, "study_id": ids["study_id"],
+                  "scope": scope, "resolution": SessionConflict.Resolution.REASSIGNED,
+                  "resolved_at": timezone.now(), "resolved_by": None},
+    )
+    participant_left.send(sender=CrowdWorker, platform=worker.platform, worker_id=worker.worker_id, scope=None)
+    entry_taken_over.send(sender=CrowdWorker, user_id=worker.user_id, worker_id=worker.worker_id,
+                          reason=f"its id was taken over by the participant's own link (session {ids['session_id']})")
+    squatting.detach(worker)
+
+
+def _record_session(worker: CrowdWorker, ids: dict, scope: str, verified: bool = False) -> None:
+    """The platform session (Prolific's submission) this link entered, where it entered, and whether
+    Prolific's API confirmed it."""
     # One INSERT .. ON CONFLICT DO NOTHING, then the scope of a row that had none: no read first and
     # no savepoint, on every arrival.
     PlatformSubmission.objects.bulk_create([PlatformSubmission(
         platform=ids["platform"], submission_id=ids["session_id"], worker=worker, participant_id=ids["worker_id"],
-        study_id=ids["study_id"], scope=scope,
+        study_id=ids["study_id"], scope=scope, verified=verified,
     )], ignore_conflicts=True)
+    if verified:
+        PlatformSubmission.objects.filter(platform=ids["platform"], submission_id=ids["session_id"],
+                                          verified=False).update(verified=True, updated_at=timezone.now())
     if scope:
         PlatformSubmission.objects.filter(platform=ids["platform"], submission_id=ids["session_id"], scope="").update(
             scope=scope, updated_at=timezone.now())

@@ -5,3 +5,8 @@ from django.dispatch import Signal
 # None when nobody knows, then every stage frees what the worker holds). Sent inside the webhook's
 # transaction; stages free what they hold in that scope.
 participant_left = Signal()
+
+# A worker id's holder was taken over by the participant's own link (crowd.services.take_over): kwargs
+# `user_id` (the holder's account, detached from the id), `worker_id` and `reason`. Sent inside the
+# entry's transaction; stages end and flag what the account holds, so it counts nowhere.
+entry_taken_over = Signal()

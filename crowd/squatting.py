@@ -14,9 +14,19 @@ from .services import SessionSquatted
 DETACHED_PREFIX = "detached-"
 
 
+# Open conflicts kept per worker id: a stranger trying session after made-up session counts on the
+# newest instead of filling the admin's list.
+MAX_OPEN_PER_ID = 5
+
+
 def record(exc: SessionSquatted) -> SessionConflict:
     """Record (or count again) the refused link; called after the entry's transaction rolled back."""
     ids, worker = exc.ids, exc.worker
+    open_ones = SessionConflict.objects.filter(platform=ids["platform"], worker_id=ids["worker_id"], resolution="")
+    if not open_ones.filter(refused_session_id=ids["session_id"]).exists() and open_ones.count() >= MAX_OPEN_PER_ID:
+        newest = open_ones.order_by("-created_at", "-pk").first()
+        SessionConflict.objects.filter(pk=newest.pk).update(attempts=F("attempts") + 1)
+        return newest
     for _ in range(2):  # two refusals of the same link at once: the second counts on the first's row
         updated = SessionConflict.objects.filter(
             platform=ids["platform"], worker_id=ids["worker_id"], refused_session_id=ids["session_id"],
@@ -73,11 +83,16 @@ def reassign(conflict_id, by=None) -> SessionConflict:
     the refused link makes the real participant's own account."""
     conflict, worker = _locked(conflict_id)
     if worker is not None:
-        worker.worker_id = f"{DETACHED_PREFIX}{worker.pk}-{worker.worker_id}"[:100]
-        worker.session_id = ""
-        worker.save(update_fields=["worker_id", "session_id"])
-        user = worker.user  # the account's name comes from the id: freed with it
-        user.username = f"{DETACHED_PREFIX}{worker.pk}-{user.username}"[:150]
-        user.is_active = False
-        user.save(update_fields=["username", "is_active"])
+        detach(worker)
     return _resolve(conflict, SessionConflict.Resolution.REASSIGNED, by)
+
+
+def detach(worker: CrowdWorker) -> None:
+    """The account and its id renamed `detached-<n>-…` and switched off: the id is free for its owner."""
+    worker.worker_id = f"{DETACHED_PREFIX}{worker.pk}-{worker.worker_id}"[:100]
+    worker.session_id = ""
+    worker.save(update_fields=["worker_id", "session_id"])
+    user = worker.user  # the account's name comes from the id: freed with it
+    user.username = f"{DETACHED_PREFIX}{worker.pk}-{user.username}"[:150]
+    user.is_active = False
+    user.save(update_fields=["username", "is_active"])

@@ -7,7 +7,9 @@ class HumanevalConfig(AppConfig):
 
     def ready(self):
         from benchmarks.media import register_screen
+        from crowd.signals import entry_taken_over
 
-        from .services import stimuli
+        from .services import sessions, stimuli
 
         register_screen(stimuli.shows_asset)
+        entry_taken_over.connect(sessions.end_taken_over_sessions, dispatch_uid="humaneval_end_taken_over_sessions")

@@ -72,6 +72,12 @@ class Study(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     places_check = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
                                      help_text="The latest check of its places against Prolific, as its job.")
+    platform = models.CharField(
+        max_length=20, blank=True, default="", choices=[("", "Automatic"), ("prolific", "Prolific"),
+                                                         ("generic", "Another platform (MTurk, CloudResearch)")],
+        help_text="The crowd platform it recruits on: its links take that platform's parameters only. Automatic: "
+                  "Prolific when it is published there or PROLIFIC_API_TOKEN is set, else any platform's link.",
+    )
 
     class Meta:
         verbose_name_plural = "studies"
@@ -120,6 +126,11 @@ class EvalSession(StatusTransitions, models.Model):
     )
     finished_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True)
+    flagged = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="Why the session holds no place and is left out of the human row (an id someone else took, a "
+                  "submission Prolific does not know); empty: it counts.",
+    )
 
     class Meta:
         constraints = [

@@ -47,7 +47,7 @@ def _places_sql() -> str:
     return (
         f"SELECT p.item_id, COUNT(*) FROM {SessionItem._meta.db_table} p "
         f"JOIN {EvalSession._meta.db_table} s ON s.id = p.session_id "
-        "WHERE s.study_id = %s AND p.role = %s AND ((s.status = %s AND s.deadline > %s) OR EXISTS ("
+        "WHERE s.study_id = %s AND p.role = %s AND s.flagged = '' AND ((s.status = %s AND s.deadline > %s) OR EXISTS ("
         f"SELECT 1 FROM {Response._meta.db_table} r WHERE r.session_id = p.session_id AND r.item_id = p.item_id "
         "AND (r.answered_at IS NOT NULL OR r.timed_out = %s))) GROUP BY p.item_id"
     )
@@ -55,7 +55,8 @@ def _places_sql() -> str:
 
 def places_taken(study_id: int) -> Counter:
     """Item id -> participants holding or having used a place on it: scored items planned in a session
-    that is still running, or answered (or timed out) in one that is over. Counted by the database
+    that is still running, or answered (or timed out) in one that is over; a flagged session (an id
+    taken from its owner, an entry Prolific does not know) holds none. Counted by the database
     (one row per item)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:

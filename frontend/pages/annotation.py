@@ -36,7 +36,8 @@ def crowd_enter_campaign(request, campaign_id):
         return _next_assignment(request, campaign)  # a signed-in annotator opens the link without platform ids
     if request.method != "POST":
         try:
-            crowd_services.parse_crowd_params(entry_params(request))
+            crowd_services.check_link(entry_params(request),
+                                      crowd_services.entry_rule(scope_key("campaign", campaign.pk)))
         except DomainError as exc:
             return error_page(request, exc)
         return proceed_page(request, campaign.name, "Press Start to get your first scene.", "Start")

@@ -50,13 +50,11 @@ def crowd_enter_study(request, study_id):
         return start_invited(request, study_id)  # a signed-in evaluator opens the link without platform ids
     if request.method != "POST":
         try:
-            study = humaneval_sessions.study_for_entry(study_id)
-            crowd_services.parse_crowd_params(entry_params(request))
+            study, _ = humaneval_sessions.entry_ids(study_id, entry_params(request))  # the study's entry rule
         except DomainError as exc:
             return error_page(request, exc)
         return proceed_page(request, study.name, "Press Start to open the study's instructions.", "Start")
     try:
-        prolific_places.verify_entry(entry_params(request))  # before the entry's transaction: a network call
         user, session = humaneval_sessions.enter_study_from_crowd_link(study_id, entry_params(request),
                                                                        signed_in=request.user)
     except crowd_services.SessionSquatted as exc:

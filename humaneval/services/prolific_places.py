@@ -15,45 +15,22 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict, Forbidden, NotFound
+from core.errors import Conflict, NotFound
 from core.jobs import advance_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 from crowd.models import CrowdPlatform, CrowdWorker, PlatformSubmission, ProlificStudy
-from crowd.prolific import ProlificClient, ProlificError
+from crowd.prolific import ProlificClient
+from crowd.prolific_entry import FREED
 from crowd.webhooks import normalise_status
 
 from .. import dispatch
 from ..models import EvalSession, Study
 
-# A submission in one of these has given its place back (CROWD-CONTRACTS §2.3).
-FREED = {"RETURNED", "REJECTED", "TIMED-OUT"}
 NOT_ON_PROLIFIC = "NOT ON PROLIFIC"  # recorded on a submission row Prolific does not know
 
 
 def enabled() -> bool:
     return bool(settings.PROLIFIC_API_TOKEN)
-
-
-def verify_entry(params) -> None:
-    """At a Prolific link's entry, where PROLIFIC_API_TOKEN is set: its SESSION_ID must be a submission
-    of this participant that holds a place on Prolific, or the entry takes no place (403). A Prolific
-    that does not answer lets the entry in (check_places catches it later)."""
-    if not enabled() or not params.get("PROLIFIC_PID"):
-        return
-    session_id, pid = params.get("SESSION_ID", ""), params.get("PROLIFIC_PID", "")
-    try:
-        row = ProlificClient(attempts=2, timeout_s=5).get_submission(session_id) or {}
-    except ProlificError as exc:
-        if exc.status in (400, 404):
-            raise Forbidden("Prolific has no submission with this session id (SESSION_ID): open the study from "
-                            "its page on Prolific.", field="SESSION_ID") from None
-        return
-    if (row.get("participant") or row.get("participant_id")) != pid:
-        raise Forbidden("This session id (SESSION_ID) belongs to another Prolific participant: open the study "
-                        "from its page on Prolific.", field="SESSION_ID")
-    if normalise_status(row.get("status")) in FREED:
-        raise Forbidden("Prolific says this submission is over (returned, rejected or timed out), so it holds no "
-                        "place in the study.", field="SESSION_ID")
 
 
 def start_places_check(study_id: int, user, *, send: bool = True) -> Job:
@@ -92,16 +69,16 @@ def check_places(study_id: int, client=None, job_id: int | None = None) -> dict:
     if not enabled() and client is None:
         raise Conflict("Set PROLIFIC_API_TOKEN to check places against Prolific.", field="prolific")
     scope = f"study:{study_id}"
-    entries = list(PlatformSubmission.objects.filter(platform=CrowdPlatform.PROLIFIC, scope=scope)
-                   .select_related("worker"))
-    prolific_ids = {e.study_id for e in entries if e.study_id}
-    prolific_ids |= set(ProlificStudy.objects.filter(scope=scope).values_list("prolific_id", flat=True))
+    entries = list(PlatformSubmission.objects.filter(scope=scope).select_related("worker"))
+    configured = set(ProlificStudy.objects.filter(scope=scope).values_list("prolific_id", flat=True))
+    # The study's own Prolific ids where it has any; else those its entries named.
+    prolific_ids = configured or {e.study_id for e in entries if e.study_id and e.platform == CrowdPlatform.PROLIFIC}
     client = client or ProlificClient()
     listed = {}
     for prolific_id in sorted(prolific_ids):
         listed |= {row["id"]: row for row in client.submissions(prolific_id)}
-    workers = {w.user_id: w for w in CrowdWorker.objects.filter(
-        platform=CrowdPlatform.PROLIFIC, user__eval_sessions__study_id=study_id)}
+    # Every crowd account with a session here, whichever platform's link it came by.
+    workers = {w.user_id: w for w in CrowdWorker.objects.filter(user__eval_sessions__study_id=study_id)}
     by_worker = {}
     for entry in entries:
         if entry.worker_id is not None:
@@ -121,6 +98,8 @@ def check_places(study_id: int, client=None, job_id: int | None = None) -> dict:
         with transaction.atomic():
             if session.status == EvalSession.Status.ACTIVE and session.deadline > now:
                 EvalSession.objects.filter(pk=session.pk).update(deadline=now)  # its places go back
+            if reason.startswith("not on Prolific"):  # no place and no part in the human row
+                EvalSession.objects.filter(pk=session.pk, flagged="").update(flagged=reason[:200])
             if entry is not None and reason.startswith("not on Prolific"):
                 PlatformSubmission.objects.filter(pk=entry.pk).update(status=NOT_ON_PROLIFIC,
                                                                       status_at=int(time.time()))
@@ -131,6 +110,8 @@ def check_places(study_id: int, client=None, job_id: int | None = None) -> dict:
 
 def _verdict(entries: list[PlatformSubmission], listed: dict, worker: CrowdWorker):
     """Why the worker's entries hold no place (None: one does), with the entry it is about."""
+    if worker.platform != CrowdPlatform.PROLIFIC:
+        return "not on Prolific: entered with another platform's ids", (entries[-1] if entries else None)
     if not entries:
         return "not on Prolific: the session was entered with no Prolific session id", None
     for entry in entries:

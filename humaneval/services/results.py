@@ -135,11 +135,15 @@ def _responses_with_entries(study: Study) -> list[tuple[SessionItem, Response]]:
 
 
 def exclusions(study: Study, rows: list[tuple[SessionItem, Response]]) -> dict[int, str]:
-    """Session id -> why its answers are left out: more failed attention checks than allowed."""
+    """Session id -> why its answers are left out: more failed attention checks than allowed, or a
+    flagged session (an id taken from its owner, an entry Prolific does not know: EvalSession.flagged)."""
     family = study.benchmark.family
     failed: Counter = Counter()
     checked: Counter = Counter()
+    flagged: dict[int, str] = {}
     for entry, response in rows:
+        if response.session.flagged:
+            flagged[response.session_id] = f"flagged: {response.session.flagged}"
         if entry.role == ItemRole.ATTENTION:
             checked[response.session_id] += 1
             failed[response.session_id] += not is_correct(family, entry, response)
@@ -150,7 +154,7 @@ def exclusions(study: Study, rows: list[tuple[SessionItem, Response]]) -> dict[i
         )
         for session_id in checked
         if failed[session_id] > study.attention_failures_allowed
-    }
+    } | flagged
 
 
 def _agreement_key(family: str, entry: SessionItem, response: Response) -> str | None:

@@ -181,15 +181,38 @@ def study_for_entry(study_id) -> Study:
     return study
 
 
-@transaction.atomic
-def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
-    """The crowd entry (crowd.services.enter_from_crowd_link: session-bound account, never in place
-    of a signed-in staff account) and the participant's session, in one transaction: the same link
-    opened twice at once waits on the entry's lock and then finds the session the first one started."""
+def entry_ids(study_id, params) -> tuple[Study, dict]:
+    """The study and its crowd link's ids under the study's entry rule (crowd.services.entry_rule: the
+    platform it recruits on, its Prolific STUDY_ID): what a GET of the link checks, writing nothing."""
     study = study_for_entry(study_id)
-    user, created = crowd_services.enter_from_crowd_link(params, role="evaluator", signed_in=signed_in,
-                                                         scope=scope_key("study", study.pk))
-    return user, start_session(study, user, new_account=created)
+    rule = crowd_services.entry_rule(scope_key("study", study.pk), study.platform)
+    return study, crowd_services.check_link(params, rule)
+
+
+def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
+    """The crowd entry under the study's one entry rule (crowd.services.entry_rule: that platform's
+    parameters only, its STUDY_ID, Prolific's API where configured, asked before the transaction), then
+    the account (crowd.services.enter_checked: session-bound, never in place of a signed-in staff account)
+    and the participant's session in one transaction: the same link opened twice at once waits on the
+    entry's lock and then finds the session the first one started."""
+    study = study_for_entry(study_id)
+    scope = scope_key("study", study.pk)
+    rule = crowd_services.entry_rule(scope, study.platform)
+    ids = crowd_services.check_link(params, rule)
+    verified = crowd_services.verify_link(ids, rule)  # a network call: before the transaction
+    with transaction.atomic():
+        user, created = crowd_services.enter_checked(ids, params, role="evaluator", signed_in=signed_in,
+                                                     scope=scope, verified=verified)
+        return user, start_session(study, user, new_account=created)
+
+
+def end_taken_over_sessions(user_id: int, reason: str, **signal) -> int:
+    """crowd.signals.entry_taken_over: the detached account's sessions are ended (their places go back)
+    and flagged (left out of the human row)."""
+    now = timezone.now()
+    EvalSession.objects.filter(participant_id=user_id, status=EvalSession.Status.ACTIVE,
+                               deadline__gt=now).update(deadline=now)
+    return EvalSession.objects.filter(participant_id=user_id, flagged="").update(flagged=reason[:200])
 
 
 def may_start(study_id, user) -> tuple[Study, EvalSession | None]:
