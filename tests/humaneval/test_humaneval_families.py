@@ -175,8 +175,12 @@ def test_the_design_form_and_api_accept_circular_variants_and_flipped_images(cli
                          {"name": "Form", "items": [i.pk for i in items], "circular_variants": "on"})
     assert posted.status_code == 302
     assert Study.objects.get(name="Form").circular_variants and not Study.objects.get(name="Form").flip_images
-    created = client.post("/api/v1/studies/", {"benchmark": bench.slug, "name": "Api", "items": [items[0].pk],
-                                               "flip_images": True}, content_type="application/json")
+    body = {"benchmark": bench.slug, "name": "Api", "items": [items[0].pk], "flip_images": True}
+    refused = client.post("/api/v1/studies/", body, content_type="application/json")  # no flip decision
+    assert refused.status_code == 400 and "1 of the 1 scored items have none" in refused.json()["flip_images"][0]
+    items[0].tags = {**items[0].tags, "flip": "none"}
+    items[0].save(update_fields=["tags"])
+    created = client.post("/api/v1/studies/", body, content_type="application/json")
     assert created.status_code == 201 and created.json()["design"]["flip_images"] is True
 
 
