@@ -12,7 +12,7 @@ from pathlib import Path
 from core.errors import DomainError
 
 from .models import AssetRole, Release
-from .published_shapes import read_bytes, release_items, scene_media
+from .published_shapes import item_image, read_bytes, release_items, scene_media
 from .releases import format_bytes, release_lines, split_name
 
 # The release line's columns as the `datasets` library types them (tags and provenance are JSON text).
@@ -24,6 +24,8 @@ LIST_COLUMNS = ("world_frame", "choices", "answers")
 IMAGE_ROLES = {"hypo3d": (AssetRole.TOPVIEW_SEMANTIC, AssetRole.TOPVIEW_PLAIN), "3dsrbench": (AssetRole.IMAGE,),
                "causalspatial": (AssetRole.IMAGE,), "spatial457": (AssetRole.IMAGE,)}
 VIDEO_COLUMNS = ("video_before", "video_after")
+# The families whose image is a scene's own picture, shown with its marks (published_shapes.item_image).
+MARKED = ("3dsrbench", "causalspatial", "spatial457")
 
 
 def media_columns(family: str) -> dict[str, str]:
@@ -53,6 +55,14 @@ def item_media(release: Release, items) -> dict[str, list]:
             for k, name in enumerate(VIDEO_COLUMNS):
                 columns[name].append(cell(videos[k]) if len(videos) > k else None)
         return columns
+    if family in MARKED:  # the image as shown: its overlays and the item's marks drawn in
+        media, drawn, images = scene_media(items, (AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED)), {}, []
+        for item in items:
+            data = item_image(item, media, drawn)
+            assets = media.get((item.scene_id, AssetRole.IMAGE)) or media.get((item.scene_id, AssetRole.IMAGE_FLIPPED))
+            images.append(None if data is None else
+                          {"bytes": data, "path": f"{item.scene.external_id}/{Path(assets[-1].file.name).name}"})
+        return {"image": images}
     roles = IMAGE_ROLES[family]
     media = scene_media(items, (*roles, AssetRole.IMAGE_FLIPPED))
     images = []

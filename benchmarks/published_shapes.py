@@ -31,17 +31,17 @@ from .importers.rows import LETTERS, RELEASED_IN
 from .importers.spatial457 import SPATIAL457_DATA_FIELDS, SPATIAL457_LEVELS
 from .importers.threedsrbench import SRBENCH_SUBTYPES
 from .models import AssetRole, Item, Release
+from .protocols import FLIPPED, IMAGE_VARIANT
 from .services import question_types_of
 from .srbench_rows import built_here, variant_rows
 
-FLIPPED = "flipped"
 # The file name (after the release's `<slug>-<version>-`) of each family's published shape.
 PUBLISHED_NAMES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causalspatial": "causalspatial.json",
                    "spatial457": "spatial457.tsv", "m3verse": "m3verse.jsonl"}
 
 
 ITEM_FIELDS = ("external_id", "origin_id", "source_index", "question", "answer_format", "choices", "answers", "tags",
-               "provenance", "unchanged_answers", "scene__external_id", "change__raw_text", "change__refined_text",
+               "provenance", "unchanged_answers", "overlays", "scene__external_id", "change__raw_text", "change__refined_text",
                "change__change_type")
 
 
@@ -67,19 +67,28 @@ def scene_media(items: list[Item], roles: tuple[str, ...]) -> dict[tuple[int, st
     return found
 
 
-def item_image(item: Item, media: dict, cache: dict) -> bytes | None:
-    """The image the item is shown: its scene's mirrored twin on a `-flip` row, else its scene's image."""
+def item_image(item: Item, media: dict, cache: dict, mirrored: bool = False) -> bytes | None:
+    """The image the item is shown, as it is shown to evaluators and models (overlays.stimulus_image, the
+    one drawing): its scene's image with the image's own overlays and the item's marks drawn in; mirrored
+    (the stored twin where there is one) on a `-flip` row, or for a mirrored variant (`mirrored`)."""
+    from .overlays import stimulus_image
+
     if item.scene_id is None:
         return None
-    flipped = (item.tags or {}).get("image_variant") == FLIPPED
-    role = AssetRole.IMAGE_FLIPPED if flipped else AssetRole.IMAGE
-    assets = media.get((item.scene_id, role)) or []
-    if not assets:
-        return None
-    asset = assets[-1]
-    if asset.pk not in cache:
-        cache[asset.pk] = read_bytes(asset)
-    return cache[asset.pk]
+    mirror = mirrored != ((item.tags or {}).get(IMAGE_VARIANT) == FLIPPED)
+    originals = media.get((item.scene_id, AssetRole.IMAGE)) or []
+    if not originals:  # only a mirrored twin stored: shown as it is on a -flip row
+        twins = (media.get((item.scene_id, AssetRole.IMAGE_FLIPPED)) or []) if mirror else []
+        if not twins:
+            return None
+        if twins[-1].pk not in cache:
+            cache[twins[-1].pk] = read_bytes(twins[-1])
+        return cache[twins[-1].pk]
+    asset, marked = originals[-1], bool(getattr(item, "overlays", None))
+    key = (asset.pk, mirror, item.pk if marked else None)
+    if key not in cache:
+        cache[key] = stimulus_image(asset, len(originals) - 1, item if marked else None, mirror)
+    return cache[key]
 
 
 def released_provenance(item: Item, release: Release) -> dict | None:
@@ -196,8 +205,6 @@ def _srbench_checked(item: Item) -> dict:
 def srbench_file(items: list[Item], release: Release) -> bytes:
     """The published rows as they are; an item built here as its rotation and `-flip` rows (srbench_rows.py),
     the `-flip` ones on the mirrored image. Indexes are unique integers (0, 1, 2... once any row is made)."""
-    from .protocols import flipped_image_bytes
-
     media, cache, images = scene_media(items, (AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED)), {}, ImageColumn()
     planned = []  # (item, qid, choices, answer letter, on the mirrored image)
     for item in items:
@@ -220,13 +227,7 @@ def srbench_file(items: list[Item], release: Release) -> bytes:
     out = []
     for index, (item, qid, choices, answer, flipped) in zip(indexes, planned, strict=True):
         tags = item.tags or {}
-        if flipped:  # the item's image mirrored: its stored twin, else mirrored now
-            original = media[(item.scene_id, AssetRole.IMAGE)][-1]
-            if ("flipped", original.pk) not in cache:
-                cache[("flipped", original.pk)] = flipped_image_bytes(original)
-            image = cache[("flipped", original.pk)]
-        else:
-            image = item_image(item, media, cache)
+        image = item_image(item, media, cache, mirrored=bool(flipped))  # -flip rows: the mirrored image
         provenance = released_provenance(item, release)
         out.append({
             "index": index, "qid": qid, "question": item.question,

@@ -268,3 +268,37 @@ def test_a_generators_own_file_still_arrives_as_drafts(tmp_path):
            "question_type": "single_choice", "provenance": GENERATED}
     import_into(bench, tmp_path, "generated.jsonl", json.dumps(row), "--create-missing-scenes")
     assert Item.objects.get(benchmark=bench).status == "draft"
+
+
+# --- Images with their marks ----------------------------------------------------------------------
+
+ARROW = {"image": 0, "type": "arrow", "from": [0.2, 0.5], "to": [0.8, 0.5], "colour": "#ff3b30"}
+
+
+def test_exported_images_carry_the_marks_the_item_is_shown_with(tmp_path):
+    """The published CausalSpatial images have their arrows drawn in: an item drawn on here is exported as
+    the same pixels the evaluator and the model see (overlays.stimulus_image), in its published file and in
+    the Hugging Face image column; the copy shows that image as it is."""
+    import base64
+
+    import pyarrow.parquet as pq
+
+    from benchmarks.overlays import stimulus_image
+
+    bench = BenchmarkFactory(family="causalspatial")
+    scene = SceneFactory(benchmark=bench, external_id="push_1")
+    asset = store_asset(scene, AssetRole.IMAGE, "push.jpg", RED)
+    item = ItemFactory(benchmark=bench, scene=scene, change=None, answer_format="single",
+                       question="Will the ball hit the box when pushed this way?", choices=["Yes", "No", "Not sure"],
+                       answers=["A"], tags={"task": "collision", "level": "L1", "not_sure": "C"}, overlays=[ARROW],
+                       provenance=AUTHORED)
+    shown = stimulus_image(asset, 0, item)
+    assert shown != RED
+    folder = export(bench, tmp_path)
+    [row] = json.loads((folder / "causalspatial.json").read_text())
+    assert base64.b64decode(row["image"]) == shown
+    [hf_row] = pq.read_table(folder / "data" / "test-00000-of-00001.parquet").to_pylist()
+    assert hf_row["image"]["bytes"] == shown
+    [copy] = copy_of(bench, folder, "causalspatial.json")
+    copied = copy.scene.assets.get(role=AssetRole.IMAGE)
+    assert stimulus_image(copied, 0, copy) == shown

@@ -161,3 +161,20 @@ def test_the_copy_of_built_items_fills_the_same_paper_table_cells(tmp_path):
     assert copy["overall"] == original["overall"]
     assert cells(copy) == cells(original)
     assert len(cells(original)) == 2  # the category table and the viewpoint table (Tables 2 and 4)
+
+
+def test_flip_rows_show_the_mirrored_image_with_the_marks_mirrored(tmp_path):
+    from benchmarks.overlays import stimulus_image
+
+    bench = BenchmarkFactory(family="3dsrbench")
+    scene = SceneFactory(benchmark=bench, external_id="coco_9")
+    asset = store_asset(scene, AssetRole.IMAGE, "scene.jpg", RED)
+    item = ItemFactory(benchmark=bench, scene=scene, change=None, answer_format="single", question="Where is the lamp?",
+                       choices=["left", "right"], answers=["A"], provenance=AUTHORED,
+                       overlays=[{"image": 0, "type": "box", "x": 0.1, "y": 0.2, "width": 0.3, "height": 0.4}],
+                       tags={"subtype": "orientation_on_the_left", "category": "orientation", "flip": "swap"})
+    rows = {row["qid"][8:]: row for row in read_tsv(export(bench, tmp_path) / "3dsrbench.tsv")}
+    assert set(rows) == {"", "-1", "-flip", "-flip-1"}
+    assert base64.b64decode(rows[""]["image"]) == stimulus_image(asset, 0, item)
+    assert base64.b64decode(rows["-flip"]["image"]) == stimulus_image(asset, 0, item, mirrored=True)
+    assert (rows[""]["answer"], rows["-flip"]["answer"], rows["-flip-1"]["answer"]) == ("A", "B", "A")
