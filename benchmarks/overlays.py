@@ -17,6 +17,7 @@ import math
 import re
 
 from core.errors import DomainError
+from core.validation import text_problem
 
 ARROW, BOX, START_BOX = "arrow", "box", "start_box"
 TYPES = (ARROW, START_BOX, BOX)
@@ -96,6 +97,8 @@ def validate(overlays, n_images: int) -> list[dict]:
         if label not in (None, ""):
             if not isinstance(label, str) or len(label.strip()) > MAX_LABEL_CHARS:
                 _fail(index, f"a label is text of at most {MAX_LABEL_CHARS} characters.")
+            if text_problem(label):  # the request guard's check, whatever way the label came in
+                _fail(index, f"a label {text_problem(label)}.")
             mark["label"] = label.strip()
         checked.append(mark)
     return checked

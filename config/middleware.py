@@ -1,5 +1,9 @@
 """One guard in front of every view: input PostgreSQL or Python cannot take is refused with 400 and the API's error shape, `{"<field>": ["<reason>"]}`, instead of failing deep in a view.
 
+A body declaring a charset other than UTF-8 (JSON, form, multipart or text) is refused with 415
+before anything is parsed: the guard checks what the parsers will produce, and with UTF-8 only they
+produce what it read.
+
 Refused: a NUL character or a lone surrogate in a query parameter, a form field (names too) or any
 string of a JSON body (keys too), or inside a form or multipart field that is itself JSON, or in a
 small uploaded .json/.jsonl file; JSON nested deeper than MAX_JSON_DEPTH (Python's parser gives up
@@ -11,6 +15,7 @@ over the limit, and multipart files other than small JSON ones are not read here
 are. The plain views (core/plain_views.py) parse their body as JSON whatever its content type: they
 check a body this guard did not read as JSON (`request.json_checked`)."""
 
+import codecs
 import io
 
 from django.conf import settings
@@ -20,8 +25,14 @@ from django.http.multipartparser import MultiPartParserError
 
 from core.validation import field_name, json_body_problem, text_problem
 
+from . import middleware_render
+
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
+# The charsets a body may declare: UTF-8 (and its subset ASCII). Any other (utf-7, unicode_escape,
+# utf-16, latin-1...) would have the parsers decode the body otherwise than this guard read it, so a
+# harmless "\\u0000" could become a NUL after the check: refused with 415 instead.
+ACCEPTED_CHARSETS = {"utf-8", "ascii"}
 
 
 def _refuse(field: str, reason: str, status: int = 400) -> JsonResponse:
@@ -90,6 +101,21 @@ def _fits(request) -> bool:
     return limit is None or length <= limit
 
 
+def _charset_problem(request) -> str | None:
+    """Why the body's declared charset is refused (415), or None."""
+    charset = (getattr(request, "content_params", None) or {}).get("charset")
+    if charset is None:
+        return None
+    try:
+        name = codecs.lookup(charset.strip().strip('"')).name
+    except (LookupError, ValueError):
+        name = None
+    if name in ACCEPTED_CHARSETS:
+        return None
+    shown = charset.encode("ascii", "backslashreplace").decode("ascii")[:40]
+    return f"is declared as charset {shown}; send it as UTF-8 (charset=utf-8, or no charset)"
+
+
 def _body_problem(request) -> tuple[str, str] | None:
     content_type = request.content_type or ""
     if content_type == MULTIPART:
@@ -117,6 +143,7 @@ def _body_problem(request) -> tuple[str, str] | None:
 class InputGuardMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
+        middleware_render.install()  # text already stored that UTF-8 cannot carry is shown escaped
 
     def __call__(self, request):
         refusal = self.refusal(request)
@@ -128,10 +155,14 @@ class InputGuardMiddleware:
         reason = text_problem(request.path)
         if reason:
             return _refuse("path", reason)
+        has_body = request.method not in ("GET", "HEAD", "OPTIONS") or request.META.get("CONTENT_LENGTH")
+        if has_body:
+            charset = _charset_problem(request)
+            if charset:
+                return _refuse("body", charset, status=415)
         try:
             problem = _query_problem(request.GET)
-            if not problem and (request.method not in ("GET", "HEAD", "OPTIONS")
-                                or request.META.get("CONTENT_LENGTH")):
+            if not problem and has_body:
                 problem = _body_problem(request)
         except RequestDataTooBig:
             return _too_big()
