@@ -13,6 +13,7 @@ from django.dispatch import Signal
 from .hf_dataset import dataset_parquet, item_media
 from .importers.rows import LETTERS
 from .models import Release
+from .option_text import has_option_slot, with_options
 from .published_shapes import (
     ImageColumn,
     item_image,
@@ -175,11 +176,17 @@ def task_yaml(release: Release, data_file: str) -> str:
 
 def lmms_eval_zip(release: Release) -> bytes:
     """lmms_eval/<task>/ with <task>.yaml, utils.py and <task>.parquet (every item, one `test` split; images
-    typed, videos as {bytes, path}); data_files is relative to the folder lmms_eval/ sits in."""
+    typed, with their marks drawn in; M3-Verse's two videos as {bytes, path}; `prompt_question`, the question
+    with its options as the model reads it); data_files is relative to the folder lmms_eval/ sits in."""
     name = task_name(release)
     folder = f"lmms_eval/{name}"
-    parquet = dataset_parquet(release, release_lines(release), release_items(release), typed_video=False,
-                              question_ids=True)
+    family, items = release.benchmark.family, release_items(release)
+    slot = has_option_slot(family_prompt(family)["prompt"])
+    # the question as the model reads it: with its options where the prompt has no slot for them and the
+    # question spells none (an item written with a list of choices), as modeleval's requests have it
+    asked = [with_options(family, item.question, item.choices, item.choices, slot) for item in items]
+    parquet = dataset_parquet(release, release_lines(release), items, typed_video=False, question_ids=True,
+                              texts={"prompt_question": asked})
     files = {f"{folder}/{name}.yaml": task_yaml(release, f"{folder}/{name}.parquet").encode(),
              f"{folder}/utils.py": UTILS.read_bytes(), f"{folder}/{name}.parquet": parquet}
     out = io.BytesIO()

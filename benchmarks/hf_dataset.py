@@ -89,10 +89,11 @@ def features_json(family: str, typed_video: bool = True) -> dict:
 
 
 def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True,
-                    question_ids: bool = False) -> bytes:
+                    question_ids: bool = False, texts: dict[str, list[str]] | None = None) -> bytes:
     """The release lines' Parquet (releases.format_bytes) plus the media columns, typed in the schema
     metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos). `question_ids` adds
-    each item's scorer id as `question_id`, the key a harness's logged samples are read back by."""
+    each item's scorer id as `question_id`, the key a harness's logged samples are read back by; `texts`
+    adds text columns by name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -104,6 +105,9 @@ def dataset_parquet(release: Release, lines: list[dict], items, typed_video: boo
     if question_ids:
         table = table.append_column("question_id", pa.array([item.scoring_id for item in items], pa.string()))
         features["question_id"] = {"dtype": "string", "_type": "Value"}
+    for name, values in (texts or {}).items():  # further text columns, one value per item (a harness's own)
+        table = table.append_column(name, pa.array(values, pa.string()))
+        features[name] = {"dtype": "string", "_type": "Value"}
     table = table.select([name for name in table.column_names if name in features])
     table = table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
     out = pa.BufferOutputStream()

@@ -36,7 +36,7 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     fields = {
         "scene_intro": kwargs.get("scene_intro", ""), "scene_text": "",
         "world_frame": " ".join(doc.get("world_frame") or []), "change": doc.get("context_change") or "",
-        "question": doc["question"], "choices": choices,
+        "question": doc.get("prompt_question") or doc["question"], "choices": choices,
         "answer_count": (kwargs.get("answer_count") or {}).get(doc["answer_format"], ""),
     }
     prompt = kwargs["prompt"]

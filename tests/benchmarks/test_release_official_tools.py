@@ -105,9 +105,14 @@ def test_m3verse_lmms_eval_task_gives_its_two_videos_and_the_papers_prompt(tmp_p
 
 def test_causalspatial_and_spatial457_tasks_carry_their_recipes(tmp_path):
     causal = releases.export_release(causal_built(tmp_path), "1.0.0", None, inline=True)
-    task, _, _ = task_folder(causal, tmp_path / "causal")
+    task, utils, docs = task_folder(causal, tmp_path / "causal")
     recipe = family_recipe("causalspatial")
     assert task["lmms_eval_specific_kwargs"]["default"]["prompt"] == recipe["prompts"]["eval-py"]["text"]
+    # an item written with a list of choices reaches the model with them, in CausalSpatial's wording
+    texts = {doc["question"]: utils["doc_to_text"](doc, task["lmms_eval_specific_kwargs"]["default"]) for doc in docs}
+    assert texts["Question 1: what happens after the push?"].startswith(
+        "Question 1: what happens after the push?\n\nAnswer by (A) Yes, (B) No or (C) Not sure.\n\nWrite your")
+    assert "(D) Not sure" in texts["Question 0: what happens after the push?"]
     assert task["generation_kwargs"]["max_new_tokens"] == 8192 and task["generation_kwargs"]["temperature"] == 1.0
     spatial = releases.export_release(spatial457_built(), "1.0.0", None, inline=True)
     task, utils, docs = task_folder(spatial, tmp_path / "spatial")
