@@ -186,6 +186,10 @@ class CampaignSerializer(serializers.ModelSerializer):
     scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all())
     change_type = serializers.ChoiceField(choices=ChangeType.choices, default=ChangeType.MOVEMENT)
     quiz = QuizQuestionSerializer(many=True, required=False)
+    # {fine type: [coarse types]}: a list or a string here would break every crowd submit of the campaign.
+    question_types = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField(max_length=100), max_length=50), required=False,
+        help_text="Question and choice campaigns: {fine type: [coarse types]}.")
     entry_url = serializers.SerializerMethodField()
 
     class Meta:
