@@ -38,7 +38,7 @@ def _dumps(data) -> str:
 # An item's columns a release line is made of (release_export streams them as values, without models).
 LINE_VALUES = ("pk", "origin_id", "external_id", "scene_id", "scene__external_id", "change_id", "change__refined_text",
                "change__raw_text", "change__change_type", "question", "answer_format", "choices", "answers", "tags",
-               "provenance", "agreement")
+               "unchanged_answers", "provenance", "agreement")
 
 
 def release_item_line(item: Item, frames: list[str]) -> dict:
@@ -50,7 +50,7 @@ def release_item_line(item: Item, frames: list[str]) -> dict:
         "change__raw_text": change.raw_text if change else None,
         "change__change_type": change.change_type if change else None, "question": item.question,
         "answer_format": item.answer_format, "choices": item.choices, "answers": item.answers, "tags": item.tags,
-        "provenance": item.provenance,
+        "unchanged_answers": item.unchanged_answers, "provenance": item.provenance,
     }, frames)
 
 
@@ -70,6 +70,8 @@ def release_line(v: dict, frames: list[str]) -> dict:
         "choices": v["choices"],
         "answers": v["answers"],
         "tags": v["tags"],
+        # Hypo3D Tables 3-4: the answers on the unchanged scene (benchmarks.counterfactual)
+        "unchanged_answers": v["unchanged_answers"] or [],
         "provenance": v["provenance"],
     }
 
@@ -530,7 +532,7 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
             benchmark=benchmark, scene=scene, change=change, origin_id=line["id"],
             external_id=line["external_id"] or "", question=line["question"], answer_format=line["answer_format"],
             choices=line["choices"], answers=line["answers"], tags=line["tags"], provenance=line["provenance"],
-            status=Item.Status.APPROVED,
+            unchanged_answers=line.get("unchanged_answers") or [], status=Item.Status.APPROVED,
         ))
     Item.objects.bulk_create(items, batch_size=1000)
     stored = []

@@ -132,6 +132,18 @@ def test_hypo3d_built_items_keep_every_answer_and_tables_3_and_4(tmp_path):
     assert set(counterfactual_cells(original)) == {"affects", "irrelevant"}
 
 
+def test_hypo3d_release_jsonl_keeps_the_unchanged_answers_through_import_release(tmp_path):
+    from benchmarks.releases import import_release
+
+    bench = hypo3d_built()
+    folder = export(bench, tmp_path)
+    copy = import_release((folder / "items.jsonl").read_bytes(), (folder / "manifest.json").read_bytes(), None,
+                          slug=f"{bench.slug}-jsonl")
+    assert counterfactual_cells(released(copy.benchmark)) == counterfactual_cells(released(bench))
+    assert sorted(i.unchanged_answers for i in released(copy.benchmark)) == sorted(
+        i.unchanged_answers for i in released(bench))
+
+
 # --- CausalSpatial --------------------------------------------------------------------------------
 
 def causal_built(tmp_path):
