@@ -262,7 +262,7 @@ def test_causalspatial_both_option_styles_not_sure_letters_and_images(tmp_path):
     assert first.tags == {"task": "collision", "level": "L1", "not_sure": "C"}
     trajectory = Item.objects.get(external_id="Trajectory_Prediction_Level_2_3")
     assert trajectory.choices == ["in the basket (left)", "on the floor", "Not sure"]
-    assert trajectory.tags == {"task": "trajectory_prediction", "level": "L2", "not_sure": "C"}
+    assert trajectory.tags == {"task": "trajectory", "level": "L2", "not_sure": "C"}  # the paper's column
     occlusion = Item.objects.get(external_id="Occlusion_Level_3_7")
     assert occlusion.answers == ["A"] and occlusion.tags["image"] == "images/Occlusion_Level_3_7.png"
     pictured = Item.objects.get(external_id="Collision_Level_1_1")
