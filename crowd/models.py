@@ -77,12 +77,21 @@ class WebhookEvent(models.Model):
         max_length=20, blank=True, help_text="raw: the signature matched the body as sent; reserialised: only the "
                                              "body as the docs' example re-serialises it.")
     stale = models.BooleanField(default=False, help_text="Older than the state already recorded: not applied.")
+    signature = models.CharField(
+        max_length=100, blank=True, help_text="X-Prolific-Request-Signature: it covers the request timestamp and "
+                                              "the body, so a delivery seen before is dropped whatever its event id.")
+    signed_at = models.BigIntegerField(null=True, blank=True,
+                                       help_text="X-Prolific-Request-Timestamp (s), the signed time.")
     payload = models.JSONField()
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         db_table = "annotation_webhookevent"
-        constraints = [models.UniqueConstraint(fields=["platform", "event_id"], name="webhook_event_once")]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "event_id"], name="webhook_event_once"),
+            models.UniqueConstraint(fields=["platform", "signature"], condition=~models.Q(signature=""),
+                                    name="webhook_delivery_once"),
+        ]
 
 
 class PlatformSubmission(models.Model):

@@ -1,7 +1,9 @@
 """Prolific's webhooks as its documentation describes them (../shared/CROWD-CONTRACTS.md §1):
 each delivery is signed base64(HMAC-SHA256(workspace secret, X-Prolific-Request-Timestamp + body)),
 carries its event id in X-Event-ID (the same on every retry) and the time it was sent in X-Timestamp
-(deliveries may come out of order). The body is a thin notification: a submission's or a study's
+(deliveries may come out of order). Neither header is signed: a delivery seen before (the same
+signature, which covers the request timestamp and the body) is dropped whatever its event id, and
+X-Timestamp orders events only up to the signed request timestamp (event_time). The body is a thin notification: a submission's or a study's
 id and its new status. Each event is recorded once; an older one never overwrites a newer state; a
 submission that was returned, timed out or rejected frees the work of the campaign or study it
 entered (signals.participant_left with its scope). All of it is a few rows, so the answer is fast."""
@@ -136,21 +138,37 @@ def receive(body: bytes, headers) -> bool:
     if not isinstance(event, dict):
         raise DomainError("The body must be a JSON object.", field="body")
     event_id = _event_id(headers)
-    sent_at = unix_seconds(headers.get(EVENT_TIMESTAMP)) or unix_seconds(headers.get(REQUEST_TIMESTAMP)) or 0
+    signature = headers.get(SIGNATURE, "")[:100]
+    signed_at = unix_seconds(headers.get(REQUEST_TIMESTAMP))
+    sent_at = event_time(headers.get(EVENT_TIMESTAMP), signed_at)
     fields = {name: _field(event, name) for name in ("event_type", "resource_id", "participant_id")}
+    if WebhookEvent.objects.filter(platform=CrowdPlatform.PROLIFIC, signature=signature).exists():
+        return False  # this very delivery again (a replay under a new X-Event-ID): acknowledged, nothing changes
     try:
         with transaction.atomic():
             record = WebhookEvent.objects.create(
                 platform=CrowdPlatform.PROLIFIC, event_id=event_id, event_type=fields["event_type"],
                 resource_id=fields["resource_id"], sent_at=sent_at, verified_by=verified_by, payload=event,
+                signature=signature, signed_at=signed_at,
             )
             applied = _apply(fields, event, sent_at)
             if not applied:
                 record.stale = True
                 record.save(update_fields=["stale"])
     except IntegrityError:
-        return False  # the same X-Event-ID again: acknowledged, nothing changes
+        return False  # the same X-Event-ID (or delivery) again: acknowledged, nothing changes
     return True
+
+
+def event_time(event_timestamp, signed_at: int | None) -> int:
+    """When the event happened, for ordering: X-Timestamp, which the signature does not cover, capped at
+    the signed request timestamp (an event is not sent after its delivery was signed), so a replayed
+    or edited delivery cannot claim to be newer than it was signed; the signed time where X-Timestamp
+    is absent or bad; 0 (older than anything) with neither."""
+    if signed_at is None:
+        return 0
+    claimed = unix_seconds(event_timestamp)
+    return min(claimed, signed_at) if claimed is not None else signed_at
 
 
 def _apply(fields: dict, event: dict, sent_at: int) -> bool:
