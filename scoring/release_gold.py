@@ -14,6 +14,11 @@ ITEMS_FILE = "items.jsonl"
 PUBLISHED_FILES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causalspatial": "causalspatial.json",
                    "spatial457": "spatial457.tsv", "m3verse": "m3verse.jsonl"}
 LETTERS = "ABCDEFGHIJ"
+# CausalSpatial's task columns (Table 2, scoring.causalspatial's order); a published id's prefix names one
+# by its first word (`Trajectory_Prediction`), or otherwise: `Physics_*` ids are trajectory items.
+CAUSAL_TASKS = ("collision", "compatibility", "occlusion", "trajectory")
+CAUSAL_TASK_ALIASES = {"physics": "trajectory"}
+CAUSAL_ID = re.compile(r"^(?P<task>.+?)_Level_(?P<level>\d+)_(?P<index>\d+)$", re.IGNORECASE)
 _LETTER = re.compile(r"^\(?\s*([A-Ja-j])\s*\)?[.:]?$")
 _OPTION_PREFIX = re.compile(r"^\s*\(?([A-J])[.):]\s*")
 
@@ -35,6 +40,15 @@ def release_gold(path: str, family: str) -> list[dict]:
             raise ValueError(f"{path}: neither {ITEMS_FILE} nor a {PUBLISHED_FILES[family]} in the folder")
         target = found[0]
     return PUBLISHED_READERS[family](target.read_text(encoding="utf-8-sig"))
+
+
+def causal_task(value) -> str:
+    """A CausalSpatial task as the paper's column names it: `Collision` -> collision, `Trajectory_Prediction`
+    -> trajectory, `Physics` -> trajectory; any other name lower-cased as it is (the importer's rule too)."""
+    task = str(value).strip().lower()
+    first = re.split(r"[\s_\-]+", task)[0]
+    first = CAUSAL_TASK_ALIASES.get(first, first)
+    return first if first in CAUSAL_TASKS else task
 
 
 def _not_sure(tags: dict, choices: list[str]) -> str | None:
@@ -116,6 +130,11 @@ def _causalspatial(text: str) -> list[dict]:
     gold = []
     for row in _json(text):
         tags = {key: row[key] for key in ("task", "level", "type", "difficulty") if row.get(key) not in (None, "")}
+        named = CAUSAL_ID.match(str(row.get("id", "")))
+        if named:  # the task and level an id names, as the paper's columns name them
+            tags = {"task": causal_task(named["task"]), "level": f"L{int(named['level'])}", **tags}
+        if "task" in tags:
+            tags["task"] = causal_task(tags["task"])
         if isinstance(row.get("options"), list):
             choices = [_OPTION_PREFIX.sub("", str(o).strip()) for o in row["options"]]
             answer = _causal_letter(row["answer"], choices)

@@ -5,7 +5,9 @@ import re
 from collections.abc import Iterator
 
 from benchmarks.models import AnswerFormat
-from scoring.causalspatial import FAMILY as CAUSAL_FAMILY
+
+# `<Task>_Level_<n>_<i>`, and the task as the paper's four columns name it (Physics_* -> trajectory)
+from scoring.release_gold import CAUSAL_ID, causal_task
 
 from .images import image_field
 from .rows import (
@@ -19,22 +21,7 @@ from .rows import (
     text_id,
 )
 
-CAUSAL_ID = re.compile(r"^(?P<task>.+?)_Level_(?P<level>\d+)_(?P<index>\d+)$", re.IGNORECASE)
-# The paper's four task columns (Table 2; scoring.causalspatial orders them); a published id's prefix
-# names one by its first word (`Trajectory_Prediction_Level_2_3`), or otherwise: `Physics_Level_1_0` is a
-# trajectory item (docs/IMPORT.md).
-CAUSAL_TASKS = CAUSAL_FAMILY.question_types
-TASK_ALIASES = {"physics": "trajectory"}
 LEVEL_FIELD = re.compile(r"^(?:L|Level[_ ]?)?(\d+)$", re.IGNORECASE)
-
-
-def causal_task(value) -> str:
-    """A task as the paper's column names it: `Collision` -> collision, `Trajectory_Prediction` ->
-    trajectory, `Physics` -> trajectory; any other name lower-cased as it is."""
-    task = str(value).strip().lower()
-    first = re.split(r"[\s_\-]+", task)[0]
-    first = TASK_ALIASES.get(first, first)
-    return first if first in CAUSAL_TASKS else task
 
 
 def causal_level(value, where: str) -> str:

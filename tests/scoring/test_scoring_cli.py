@@ -178,7 +178,9 @@ def test_non_ascii_text_is_read_as_utf8_and_printed_as_ascii_json(tmp_path, caps
             "unknown profile 'lenient'",
         ),
         (["--family", "hypo3d", "--gold", "/no/such/file", "--pred", "p"], "No such file or directory"),
-        (["--family", "hypo3d", "--gold", ".", "--pred", "."], "Is a directory"),
+        # a folder is read as a release (its items.jsonl or published file); a file argument may not be one
+        (["--family", "hypo3d", "--gold", "/", "--pred", "."], "neither items.jsonl nor a hypo3d.json"),
+        (["--family", "hypo3d", "--gold", str(REPO / "README.md"), "--pred", "."], "Is a directory"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line_on_stderr(capsys, args, message):
