@@ -54,6 +54,21 @@ class Response:
     headers: dict = field(default_factory=dict)
 
 
+class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are followed on the API's own scheme and host only: the token is never carried to another
+    host (urllib copies the Authorization header onto the redirected request), nor over plain http."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        here, there = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (there.scheme, there.netloc) != (here.scheme, here.netloc):
+            raise urllib.error.HTTPError(req.full_url, code, f"redirected to another host ({there.netloc or newurl}); "
+                                                             "not followed with the token", headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_SameHostRedirects)
+
+
 class ProlificClient:
     def __init__(self, token: str | None = None, base_url: str | None = None, attempts: int = 5,
                  backoff_s: float = 1.0, timeout_s: float = 30.0, sleep=time.sleep):
@@ -87,10 +102,12 @@ class ProlificClient:
 
     def _send(self, request) -> Response:
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310 (configured URL)
+            with _OPENER.open(request, timeout=self.timeout_s) as answer:  # configured URL; same-host redirects
                 raw = answer.read()
                 return Response(answer.status, json.loads(raw) if raw.strip() else None, dict(answer.headers))
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:  # a redirect refused (another host) or not followable
+                raise ProlificError(exc.code, str(exc.reason)) from None
             raw = exc.read()
             try:
                 body = json.loads(raw) if raw.strip() else ""
