@@ -31,7 +31,7 @@ ITEMS_PER_CHANGE = 100
 
 
 def _child(step: str, *args: str, media: str) -> dict:
-    env = {**os.environ, "MEDIA_ROOT": media, "SECRET_KEY": os.environ.get("SECRET_KEY") or "scale-export-bench",
+    env = {**os.environ, "MEDIA_ROOT": media, "SECRET_KEY": os.environ.get("SECRET_KEY") or "scale-export-bench".ljust(64, "k"),
            "HYPOLAB_SCALE_EXPORT_DB": f"hypolab_bench_scale_export_{os.getpid()}"}  # two runs never share one
     for variable in ("REDIS_URL", "S3_BUCKET", "PYTEST_XDIST_WORKER"):
         env.pop(variable, None)

@@ -196,7 +196,7 @@ def main():
         "MEDIA_ROOT": str(WORK / "media"),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "HF_HUB_OFFLINE": "1",
-        "SECRET_KEY": "gpu-bench-throwaway",  # DEBUG is off and DATABASE_URL is set: the settings need one
+        "SECRET_KEY": "gpu-bench-throwaway".ljust(64, "k"),  # DEBUG is off and DATABASE_URL is set: the settings need one
         "HTTPS": "false",
     })
     try:

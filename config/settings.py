@@ -56,6 +56,9 @@ if not SECRET_KEY:
     if not (DEBUG or EMBEDDED):
         raise ImproperlyConfigured("Set SECRET_KEY: with DEBUG off HypoLab does not start without its own key.")
     SECRET_KEY = installed_secret_key(VAR_DIR / "secret_key")
+if len(SECRET_KEY) < 50 and not DEBUG:  # a short key can be guessed offline from any signed cookie or link
+    raise ImproperlyConfigured(f"SECRET_KEY has {len(SECRET_KEY)} characters: with DEBUG off it needs at least 50 "
+                               "(python -c 'import secrets; print(secrets.token_urlsafe(50))').")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -420,7 +423,8 @@ PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
 
 # Model endpoints (modeleval/secrets.py): the environment variables a model's config.api_key_env may
-# name (besides any HYPOLAB_MODEL_KEY_*), and the hosts its endpoint may be on (empty: any http(s) host).
+# name (besides any HYPOLAB_MODEL_KEY_*), and the hosts its endpoint may be on besides loopback (empty:
+# loopback only).
 MODEL_API_KEYS = env.list("MODEL_API_KEYS", default=[])
 MODEL_ENDPOINT_ALLOW = env.list("MODEL_ENDPOINT_ALLOW", default=[])
 

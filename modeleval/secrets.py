@@ -5,8 +5,9 @@ A model's `config.api_key_env` names the environment variable whose value is sen
 token. Only names an admin has allowed may be used: those listed in MODEL_API_KEYS, and any name that
 starts with HYPOLAB_MODEL_KEY_ (a prefix nothing else in the stack uses), so SECRET_KEY,
 DATABASE_URL or S3_SECRET_ACCESS_KEY are never sent anywhere. The endpoint must be an http(s) URL, on
-a host listed in MODEL_ENDPOINT_ALLOW when that setting is not empty."""
+loopback or a host listed in MODEL_ENDPOINT_ALLOW (empty: loopback only)."""
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -31,7 +32,15 @@ def allowed_key_names() -> list[str]:
 
 
 def allowed_hosts() -> list[str]:
+    """The hosts an admin named in MODEL_ENDPOINT_ALLOW (loopback is always allowed besides them)."""
     return [host.lower().rstrip(".") for host in _names(getattr(settings, "MODEL_ENDPOINT_ALLOW", ()))]
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_api_key_env(name) -> str:
@@ -64,9 +73,9 @@ def check_endpoint(url) -> str:
         raise DomainError("The endpoint must be an http:// or https:// URL with a host.", field="endpoint")
     if parts.username or parts.password:
         raise DomainError("Put credentials in api_key_env, not in the endpoint URL.", field="endpoint")
-    hosts = allowed_hosts()
-    if hosts and host not in hosts:
-        raise DomainError(f"The endpoint's host {host} is not in MODEL_ENDPOINT_ALLOW.", field="endpoint")
+    if not is_loopback(host) and host not in allowed_hosts():
+        raise DomainError(f"The endpoint's host {host} is neither loopback nor in MODEL_ENDPOINT_ALLOW.",
+                          field="endpoint")
     return url.strip()
 
 

@@ -66,7 +66,7 @@ def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
     if mode == "demo":
-        env.update({"DEBUG": "false", "HTTPS": "false", "SECRET_KEY": f"browser-demo-{os.getpid()}-{tmp.name}"})
+        env.update({"DEBUG": "false", "HTTPS": "false", "SECRET_KEY": f"browser-demo-{os.getpid()}-{tmp.name}".ljust(64, "k")})
     if mode == "services":
         # Named after this run's database and parallel worker, so parallel runs never share a stack.
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")

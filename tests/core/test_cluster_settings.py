@@ -23,7 +23,7 @@ def settings_with(monkeypatch, tmp_path, **env) -> dict:
     """config/settings.py run afresh with this environment (the test process' own settings untouched)."""
     for name in ROLE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SECRET_KEY", "cluster-settings-test")
+    monkeypatch.setenv("SECRET_KEY", "cluster-settings-test".ljust(64, "k"))  # DEBUG off wants 50 or more
     monkeypatch.setenv("STATIC_ROOT", str(tmp_path / "static"))
     monkeypatch.setenv("DATABASE_URL", "postgres://hypolab@db.example.org:5432/hypolab")
     for name, value in env.items():

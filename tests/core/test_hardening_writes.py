@@ -81,6 +81,7 @@ def test_a_model_may_not_name_a_variable_that_is_not_a_model_key(name):
 
 @pytest.mark.django_db
 def test_a_model_key_by_prefix_or_listed_in_model_api_keys_is_allowed(settings):
+    settings.MODEL_ENDPOINT_ALLOW = ["api.example.org"]
     client = token_client(admin_user())
     created = client.post("/api/v1/models/", model_payload(api_key_env="HYPOLAB_MODEL_KEY_X"), format="json")
     assert created.status_code == 201, created.json()
@@ -111,10 +112,19 @@ def test_an_endpoint_outside_the_allowed_hosts_or_not_http_is_refused(settings, 
 
 
 @pytest.mark.django_db
-def test_with_no_allow_list_any_http_host_will_do(settings):
-    settings.MODEL_ENDPOINT_ALLOW = []
-    response = token_client(admin_user()).post("/api/v1/models/", model_payload(endpoint="http://10.0.0.7:8000/v1"),
-                                               format="json")
+def test_with_no_allow_list_only_loopback_will_do(settings):
+    settings.MODEL_ENDPOINT_ALLOW = []  # #44: empty is loopback only, not every host
+    client = token_client(admin_user())
+    for host in ("10.0.0.7:8000", "api.example.org", "169.254.169.254"):
+        response = client.post("/api/v1/models/", model_payload(endpoint=f"http://{host}/v1"), format="json")
+        assert response.status_code == 400 and "MODEL_ENDPOINT_ALLOW" in response.json()["endpoint"][0], host
+    for n, host in enumerate(("127.0.0.1:8000", "localhost:9000", "[::1]:8000")):
+        response = client.post("/api/v1/models/", {**model_payload(endpoint=f"http://{host}/v1"), "name": f"local{n}"},
+                               format="json")
+        assert response.status_code == 201, (host, response.json())
+    settings.MODEL_ENDPOINT_ALLOW = ["vllm.internal"]  # loopback plus the hosts an admin names
+    response = client.post("/api/v1/models/", {**model_payload(endpoint="http://127.0.0.1:8001/v1"), "name": "l9"},
+                           format="json")
     assert response.status_code == 201, response.json()
 
 
@@ -140,7 +150,8 @@ def test_the_admin_form_refuses_the_same(settings, client):
 
 
 @pytest.mark.django_db
-def test_an_old_row_with_a_secret_is_refused_when_loaded_and_when_launched(monkeypatch):
+def test_an_old_row_with_a_secret_is_refused_when_loaded_and_when_launched(monkeypatch, settings):
+    settings.MODEL_ENDPOINT_ALLOW = ["collector.example.net"]  # the host is allowed: the secret is what is refused
     monkeypatch.setenv("SECRET_KEY", "the-real-secret")
     item = ItemFactory()
     old = ModelSpec.objects.create(  # written before the rule, straight into the table
