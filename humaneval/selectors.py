@@ -4,6 +4,9 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
+from crowd import services as crowd_services
+from crowd.models import CrowdPlatform, PlatformSubmission, scope_key
+
 from .models import EvalSession, ItemRole, SessionItem, Study
 
 
@@ -46,3 +49,25 @@ def session_size(session) -> SessionSize:
     by_role = dict(SessionItem.objects.filter(session=session).values_list("role").annotate(n=Count("id")))
     practice = by_role.get(ItemRole.FAMILIARISATION, 0)
     return SessionSize(practice=practice, questions=sum(by_role.values()) - practice)
+
+
+@dataclass
+class EntryChecks:
+    """The study's entry rule and what it caught, for its settings page: the platform its links must come
+    from (`platform`: "prolific", "generic" or None for any), the Prolific entries Prolific's API did not
+    confirm, and the sessions flagged (session id, why), which hold no place and count in no result."""
+
+    platform: str | None
+    api: bool
+    unverified: int
+    flagged: list[tuple[int, str]]
+
+
+def entry_checks(study) -> EntryChecks:
+    scope = scope_key("study", study.pk)
+    rule = crowd_services.entry_rule(scope, study.platform)
+    unverified = PlatformSubmission.objects.filter(scope=scope, platform=CrowdPlatform.PROLIFIC,
+                                                   verified=False).count()
+    flagged = list(EvalSession.objects.filter(study=study).exclude(flagged="").order_by("pk")
+                   .values_list("pk", "flagged"))
+    return EntryChecks(rule.platform, rule.api, unverified, flagged)

@@ -264,7 +264,8 @@ def _settings_page(request, study, form=None, error=None, status=200, **extra):
         "study": study, "form": form, "error": error or {}, "default_consent": DEFAULT_CONSENT,
         "links": crowd_links(request, f"/crowd/studies/{study.pk}/", study.created_at),
         "invitations": humaneval_selectors.invitations_of(study),
-        "prolific_checks": prolific_places.enabled(), "places_check": study.places_check, **extra,
+        "prolific_checks": prolific_places.enabled(), "places_check": study.places_check,
+        "entry": humaneval_selectors.entry_checks(study), **extra,
     }, status=status)
 
 

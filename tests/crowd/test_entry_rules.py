@@ -16,7 +16,7 @@ from humaneval import sql
 from humaneval.models import EvalSession, SessionItem, Study
 from humaneval.services import prolific_places
 from humaneval.services.design import StudyDesign, create_study
-from tests.core.test_hardening_writes import approved_items, link, make_campaign
+from tests.core.test_hardening_writes import admin_user, approved_items, link, make_campaign
 from tests.prolific_fake import FakeProlific
 
 pytestmark = pytest.mark.django_db
@@ -194,6 +194,12 @@ def test_the_places_check_sees_entries_made_with_other_platforms_ids(fake, setti
     assert all(s.flagged for s in EvalSession.objects.all())
     assert sum(sql.places_taken(study.pk).values()) == 0
     enter_genuine(fake, prolific_id, "GENUINE1")
+    admin = Client()
+    admin.force_login(admin_user())
+    page = admin.get(f"/studies/{study.pk}/settings/").content.decode()
+    assert "Links are taken from Prolific only" in page and "checked against Prolific's API" in page
+    assert "2 sessions flagged" in page and "entered with another platform" in page
+    assert "0 Prolific entries not confirmed" in page
 
 
 def test_a_campaign_on_prolific_takes_prolifics_parameters_only(settings):
