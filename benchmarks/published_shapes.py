@@ -13,8 +13,8 @@ Shapes: ../shared/FORMATS.md.
   options are not written inside the question, with `task` and `level` as fields;
 - M3-Verse: its JSONL.
 
-A generated item's row carries its provenance (and the release it was reviewed into), so the copy is not
-taken for a published item. Items are taken in release order (the release's JSONL); the benchmark id of an
+A row built here carries its item's provenance (and the release it was reviewed into, `released_in`), so
+the copy is neither taken for a published item nor for a generator's draft. Items are taken in release order (the release's JSONL); the benchmark id of an
 item written here is its scoring id (its own id, else its release id), so the scorer keys of a re-imported
 copy are the same (3DSRBench's built items: their published-form qids)."""
 
@@ -92,13 +92,14 @@ def item_image(item: Item, media: dict, cache: dict, mirrored: bool = False) -> 
 
 
 def released_provenance(item: Item, release: Release) -> dict | None:
-    """A generated item's provenance as its published row carries it (None for any other item), so the
-    copy keeps where it came from: the generator's fields, and the release it was reviewed into."""
+    """An item's provenance as its published row carries it, for any item not imported from a published
+    file (authored, generated, drafted): its fields, and the release it was reviewed into, so the copy keeps
+    where it came from (None for a published item: the copy says `published` again)."""
     provenance = item.provenance or {}
-    if provenance.get("source") != "generated":
+    if provenance.get("source") in (None, "", "published"):
         return None
     kept = {key: value for key, value in provenance.items() if key not in ("file", "where")}
-    return {**kept, RELEASED_IN: f"{release.benchmark.slug}@{release.version}"}
+    return {**kept, RELEASED_IN: kept.get(RELEASED_IN) or f"{release.benchmark.slug}@{release.version}"}
 
 
 def _refused(item: Item, reason: str) -> DomainError:

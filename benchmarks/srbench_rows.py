@@ -52,5 +52,7 @@ def variant_rows(choices: list[str], answer: str, scoring_id: str, tags: dict, h
 
 
 def built_here(item) -> bool:
-    """An item not imported from a published file: its variants are made at run time."""
-    return (item.provenance or {}).get("source") != "published"
+    """An item built here, whose variants are made at run time: not imported from a published file, nor
+    read back from a release (`released_in`: its rows were written out, each an item now)."""
+    provenance = item.provenance or {}
+    return provenance.get("source") != "published" and not provenance.get("released_in")

@@ -143,9 +143,9 @@ def _write(benchmark: Benchmark, name: str, records: list[ItemRecord], scenes: d
         scene = scenes.get(record.scene_id) if record.scene_id else None
         change = changes.get((record.scene_id, record.change_text)) if record.change_text else None
         # a published benchmark's items arrive approved; generated ones wait in the review queue
-        provenance = ({**record.generated, "source": "generated"} if record.generated else {"source": "published"})
+        provenance = ({"source": "generated", **record.generated} if record.generated else {"source": "published"})
         provenance.update(file=name, where=record.where)
-        # a generated item read back from a release was reviewed there: approved, its provenance kept
+        # an item read back from a HypoLab release was reviewed there: approved, its provenance kept
         draft = bool(record.generated) and not record.generated.get(RELEASED_IN)
         status = Item.Status.DRAFT if draft else Item.Status.APPROVED
         item = existing.get(record.external_id) if record.external_id else None

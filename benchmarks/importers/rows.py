@@ -45,23 +45,30 @@ class ItemRecord:
     change_text: str | None = None
     change_type: str | None = None
     image: ImageData | None = None
-    generated: dict | None = None  # a generator's provenance: the item arrives as a draft for review
+    # the row's provenance (generated_provenance): a generator's item arrives as a draft for review, a
+    # released one (`released_in`) approved with it
+    generated: dict | None = None
 
 
-# A generated item's provenance in a released file names the release it was reviewed into
-# (benchmarks/published_shapes.py): such an item comes back approved, not as a draft for review.
+# An item's provenance in a file HypoLab released names the release it was reviewed into
+# (benchmarks/published_shapes.py): such an item comes back approved with its provenance (authored,
+# generated, drafted...), not as a published item nor as a generator's draft.
 RELEASED_IN = "released_in"
 
 
 def generated_provenance(row: dict, where: str, file_level: dict | None = None) -> dict | None:
-    """The provenance a generator (construction/generators) writes on a row or its file, when it says
-    `source: generated` (a released item's says `released_in` too); what a published file carries is
-    not read as one."""
+    """The provenance a row carries, or its file: a generator's (construction/generators), when it says
+    `source: generated`, or any source's in a HypoLab release (it says `released_in`); None otherwise,
+    what a published file carries not being read as one."""
     provenance = row.get("provenance")
     if isinstance(provenance, str) and provenance.strip().startswith("{"):  # a TSV's JSON cell
         provenance = json.loads(provenance)
     provenance = provenance if isinstance(provenance, dict) else file_level
-    if not isinstance(provenance, dict) or provenance.get("source") != "generated":
+    if not isinstance(provenance, dict):
+        return None
+    if provenance.get(RELEASED_IN) and isinstance(provenance.get("source"), str):
+        return provenance
+    if provenance.get("source") != "generated":
         return None
     if not isinstance(provenance.get("generator"), str) or not provenance["generator"]:
         raise ValueError(f"{where}: a generated item's provenance names its generator")

@@ -127,6 +127,9 @@ def test_hypo3d_built_items_keep_every_answer_and_tables_3_and_4(tmp_path):
                       for i in items)
 
     assert kept(copies) == kept(original)
+    # authored here, reviewed into the release: the copy says so (not "published"), approved
+    assert {(i.provenance["source"], i.provenance["campaign"], i.provenance["released_in"], i.status)
+            for i in copies} == {("annotation", 7, f"{bench.slug}@1.0.0", "approved")}
     assert tables("hypo3d", copies, hypo3d_output) == tables("hypo3d", original, hypo3d_output)
     assert counterfactual_cells(copies) == counterfactual_cells(original)
     assert set(counterfactual_cells(original)) == {"affects", "irrelevant"}

@@ -153,6 +153,10 @@ def test_the_copy_of_built_items_fills_the_same_paper_table_cells(tmp_path):
     assert {i.tags.get("flip") for i in copies} == {"swap", "same", "none", None}
     flipped = [i for i in copies if i.tags.get("image_variant") == "flipped"]
     assert len(flipped) == 8 and all(i.scene.assets.filter(role=AssetRole.IMAGE_FLIPPED).exists() for i in flipped)
+    assert {i.provenance["source"] for i in copies} == {"annotation"}
+    # released again, the copy's rows are written as they are (they are the variants now), not expanded
+    again = export(copies[0].benchmark, tmp_path / "again")
+    assert len(read_tsv(again / "3dsrbench.tsv")) == 22
 
     def cells(result):
         return paper_tables("3dsrbench", [{"name": "m", "kind": "model", "n": result["n_items"], "result": result}])
