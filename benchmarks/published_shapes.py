@@ -274,7 +274,7 @@ _IMAGE_NUMBER = re.compile(r"(\d+)\.\w+$")
 
 
 def spatial457_questions(items: list[Item], release: Release) -> dict[str, bytes]:
-    """The generator's shape, one file per level (`<level>.json`: {"info", "questions"}), as the official
+    """The generator's shape, one file per level (`<level>.json`: {"info", "split", "questions"}), as the official
     repository and generator keep them. `question_index` is the item's own where it has one, else the next
     free number of its level; an item whose id is not `<level>/<question_index>` says it as `question_id`."""
     by_level: dict[str, list[Item]] = {}
@@ -307,7 +307,8 @@ def spatial457_questions(items: list[Item], release: Release) -> dict[str, bytes
                 question["provenance"] = provenance
             questions.append(question)
         info = {"split": level, "hypolab_release": f"{release.benchmark.slug}@{release.version}"}
-        files[f"{level}.json"] = (json.dumps({"info": info, "questions": questions}, indent=2, ensure_ascii=False)
+        shape = {"info": info, "split": level, "questions": questions}  # construction/generators/spatial457's
+        files[f"{level}.json"] = (json.dumps(shape, indent=2, ensure_ascii=False)
                                   + "\n").encode()
     return files
 
