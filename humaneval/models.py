@@ -194,6 +194,10 @@ class Response(models.Model):
     load_ms = models.PositiveIntegerField(
         null=True, blank=True, help_text="Serving to onset: how long the stimuli took to load and show."
     )
+    late_onset = models.BooleanField(
+        default=False, help_text="The onset came later than the stimulus needs to load (onset.onset_allowance): "
+                                 "the question was on the page meanwhile, so the answer is left out of the human row.",
+    )
 
     class Meta:
         ordering = ["shown_at"]

@@ -7,7 +7,7 @@ from django.db.models import Count
 from crowd import services as crowd_services
 from crowd.models import CrowdPlatform, PlatformSubmission, scope_key
 
-from .models import EvalSession, ItemRole, SessionItem, Study
+from .models import EvalSession, ItemRole, Response, SessionItem, Study
 
 
 def open_studies():
@@ -61,6 +61,7 @@ class EntryChecks:
     api: bool
     unverified: int
     flagged: list[tuple[int, str]]
+    late_onsets: int = 0  # answers left out of the results: their onset came later than the stimulus needs
 
 
 def entry_checks(study) -> EntryChecks:
@@ -70,4 +71,5 @@ def entry_checks(study) -> EntryChecks:
                                                    verified=False).count()
     flagged = list(EvalSession.objects.filter(study=study).exclude(flagged="").order_by("pk")
                    .values_list("pk", "flagged"))
-    return EntryChecks(rule.platform, rule.api, unverified, flagged)
+    late_onsets = Response.objects.filter(session__study=study, late_onset=True).count()
+    return EntryChecks(rule.platform, rule.api, unverified, flagged, late_onsets)

@@ -205,7 +205,10 @@ def study_results(study: Study, units: bool = False) -> dict:
     # as progress instead)
     rows = [(e, r) for e, r in _responses_with_entries(study) if r.session.status == EvalSession.Status.FINISHED]
     excluded = exclusions(study, rows)
-    kept = [(e, r) for e, r in rows if e.role == ItemRole.SCORED and r.session_id not in excluded]
+    scored = [(e, r) for e, r in rows if e.role == ItemRole.SCORED and r.session_id not in excluded]
+    # an answer whose onset came later than its stimulus needs (humaneval.services.onset) had the question
+    # on the page off the clock: left out
+    kept = [(e, r) for e, r in scored if not r.late_onset]
     gold, predictions = [], []
     for entry, response in kept:
         g, p = scorer_rows(family, entry, response, scorer_row_id(response))
@@ -230,6 +233,7 @@ def study_results(study: Study, units: bool = False) -> dict:
             "n_sessions_running": study.sessions.filter(status=EvalSession.Status.ACTIVE).count(),
             "n_participants": len({r.session_id for _, r in kept}),
             "n_timed_out": sum(r.timed_out for _, r in kept),
+            "n_late_onset": len(scored) - len(kept),
             "n_not_sure": sum(r.answer_text == NOT_SURE for _, r in kept),
             "exclusions": [
                 {"session": session_id, "reason": reason} for session_id, reason in sorted(excluded.items())
@@ -303,7 +307,8 @@ def response_table(study: Study) -> list[list]:
                 canonical,
                 " | ".join(shown_choices(entry)),
                 is_correct(family, entry, response),
-                excluded.get(response.session_id, ""),
+                excluded.get(response.session_id, "") or ("onset later than the stimulus needs to load"
+                                                          if response.late_onset else ""),
             ]
         )
     return lines
