@@ -113,6 +113,27 @@ class RecordedOutputs:
         return self.outputs[key]
 
 
+def ordered_parts(layout: dict, pictures: list, text, default: str) -> list:
+    """A user turn's parts in the layout's order (the adapter's `default` where it names none): the
+    pictures before the text (VLMEvalKit, CausalSpatial's eval.py), or after it (Hypo3D's GPT-4o scripts)."""
+    return [text, *pictures] if layout.get("images", default) == generation.TEXT_FIRST else [*pictures, text]
+
+
+def resized(image: bytes, size: int) -> bytes:
+    """The picture fitted within size x size and sent as JPEG, as VLMEvalKit's encode_image_to_base64
+    does for its GPT wrapper's img_size (vlmeval/smp/vlm.py)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    picture = Image.open(BytesIO(image))
+    picture = picture.convert("RGB") if picture.mode in ("RGBA", "P", "LA") else picture
+    picture.thumbnail((size, size))
+    buffer = BytesIO()
+    picture.save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
 class OpenAICompatible:
     """Chat completions over HTTP (a vLLM server or a hosted API); images go as data URLs.
 
@@ -142,15 +163,21 @@ class OpenAICompatible:
         self.client = EndpointClient(self.url, self.api_key, timeout_s, max_retries, backoff_s, max_in_flight)
 
     def payload(self, request: InferenceRequest) -> dict:
-        content = [{"type": "text", "text": request.prompt}]
-        for image in request.images:
-            mime = "image/jpeg" if image[:3] == b"\xff\xd8\xff" else "image/png"
-            url = f"data:{mime};base64,{base64.b64encode(image).decode()}"
-            content.append({"type": "image_url", "image_url": {"url": url}})
         # the request's settings (the run's, with the repeat's seed) over the model's defaults
         params = {"temperature": self.temperature, "max_tokens": self.max_new_tokens, "seed": self.seed,
                   **request.params}
-        return {"model": self.model, "messages": [{"role": "user", "content": content}],
+        pictures = []
+        for image in request.images:
+            image = resized(image, params["image_size"]) if params.get("image_size") else image
+            mime = "image/jpeg" if image[:3] == b"\xff\xd8\xff" else "image/png"
+            part = {"url": f"data:{mime};base64,{base64.b64encode(image).decode()}"}
+            if params.get("image_detail"):
+                part["detail"] = params["image_detail"]
+            pictures.append({"type": "image_url", "image_url": part})
+        layout = params.get("layout") or {}
+        content = ordered_parts(layout, pictures, {"type": "text", "text": request.prompt}, generation.TEXT_FIRST)
+        system = [{"role": "system", "content": layout["system"]}] if layout.get("system") else []
+        return {"model": self.model, "messages": [*system, {"role": "user", "content": content}],
                 **generation.chat_fields(params, self.provider, self.reasoning_model)}
 
     def answer(self, request: InferenceRequest, item: Item, repeat: int = 0) -> str:
@@ -230,7 +257,7 @@ class HFLocal:
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
             params = self.settings(request)
-            greedy = not params["temperature"]  # the seed changes nothing there: batch across repeats
+            greedy = params["temperature"] == 0  # the seed changes nothing there: batch across repeats
             groups.setdefault(json.dumps({**params, "seed": None if greedy else params["seed"]}, sort_keys=True),
                               []).append(index)
         outputs = [""] * len(requests)
@@ -246,24 +273,34 @@ class HFLocal:
         from PIL import Image
 
         template = {"enable_thinking": params["enable_thinking"]} if "enable_thinking" in params else {}
+        layout = params.get("layout") or {}
+        system = [{"role": "system", "content": layout["system"]}] if layout.get("system") else []
         texts, images = [], []
         for request in requests:
-            pictures = [Image.open(BytesIO(data)).convert("RGB") for data in request.images]
-            content = [{"type": "image"} for _ in pictures] + [{"type": "text", "text": request.prompt}]
-            texts.append(self.processor.apply_chat_template([{"role": "user", "content": content}],
+            data = [resized(d, params["image_size"]) if params.get("image_size") else d for d in request.images]
+            pictures = [Image.open(BytesIO(d)).convert("RGB") for d in data]
+            content = ordered_parts(layout, [{"type": "image"} for _ in pictures],
+                                    {"type": "text", "text": request.prompt}, generation.IMAGES_FIRST)
+            texts.append(self.processor.apply_chat_template([*system, {"role": "user", "content": content}],
                                                             add_generation_prompt=True, tokenize=False, **template))
             images += pictures
         inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
         inputs = inputs.to(self.device)
-        sampling = {"do_sample": False}
-        if params["temperature"]:
+        if params.get("seed") is not None:
             self.torch.manual_seed(params["seed"])
-            sampling = {"do_sample": True, "temperature": params["temperature"], "top_p": params.get("top_p", 1.0)}
+        # temperature 0 is greedy; unsent (None), the checkpoint's generation config decides
+        sampling = {"do_sample": False} if params["temperature"] == 0 else {}
+        if params["temperature"]:
+            sampling = {"do_sample": True, "temperature": params["temperature"]}
+            if params.get("top_p", 1.0) is not None:
+                sampling["top_p"] = params.get("top_p", 1.0)
+        if params["max_tokens"] is not None:
+            sampling["max_new_tokens"] = params["max_tokens"]
         stop = params.get("stop") or []
         if stop:
             sampling.update(stop_strings=stop, tokenizer=self.processor.tokenizer)
         with self.torch.inference_mode():
-            output = self.model.generate(**inputs, max_new_tokens=params["max_tokens"], **sampling)
+            output = self.model.generate(**inputs, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         decoded = self.processor.batch_decode(new_tokens, skip_special_tokens=True)
         return [_before_stop(text, stop).strip() for text in decoded]

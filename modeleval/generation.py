@@ -1,6 +1,10 @@
-"""Generation settings: what a run may ask of a model (temperature, top_p, max tokens, seed, stop and
-the thinking controls), checked at launch against what the model's adapter can honour, and written
-into each request as its provider reads them.
+"""Generation settings: what a run may ask of a model (temperature, top_p, max tokens, seed, stop, the
+thinking controls, the size and detail of its images, the layout of its messages), checked at launch
+against what the model's adapter can honour, and written into each request as its provider reads them.
+
+A sampling setting given as null (`"temperature": null`) is left unsent: the request carries no such key,
+whatever the model's registration says, so the provider's (or the checkpoint's generation config's)
+default applies, as in a paper whose script sent none (CausalSpatial's eval.py sends no temperature).
 
 A setting the model cannot honour is refused with a DomainError naming it (a 400 at launch), never
 dropped. Each repeat of each item gets its own seed, derived from the run's seed, the item, its
@@ -14,8 +18,19 @@ from core.errors import DomainError
 from .models import ModelSpec
 
 KNOWN = ("temperature", "top_p", "max_tokens", "seed", "stop", "reasoning_effort", "thinking_budget",
-         "enable_thinking")
+         "enable_thinking", "image_size", "image_detail", "layout")
+# The settings a model registration gives a value (ModelSpec temperature, max_new_tokens, seed) or a run
+# may name as null: left out of the request, the provider's default.
+UNSENDABLE = ("temperature", "top_p", "max_tokens", "seed")
+PROVIDER_DEFAULT = "provider default"
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# OpenAI's image_url detail; VLMEvalKit's GPT wrapper sends it (img_detail) with each image.
+IMAGE_DETAILS = ("low", "high", "auto")
+MAX_IMAGE_SIZE = 8192
+# The order of a user turn's parts, and its system message: a fixed text, or the prompt's part before
+# the item's question (Spatial457's System block, Supp. Figs. 9-15). `source` says whose layout it is.
+LAYOUT_KEYS = ("images", "system", "system_from_prompt", "source")
+IMAGES_FIRST, TEXT_FIRST = "before_text", "after_text"
 MAX_STOP = 4  # the OpenAI API takes up to 4 stop sequences
 
 # Provider kinds of an OpenAI-compatible endpoint (ModelSpec.config["provider"]), each with its own
@@ -24,15 +39,15 @@ MAX_STOP = 4  # the OpenAI API takes up to 4 stop sequences
 # `extra_body.google`, as its OpenAI-compatible API reads it.
 OPENAI, VLLM, ANTHROPIC, GEMINI = "openai", "vllm", "anthropic", "gemini"
 PROVIDERS = (OPENAI, VLLM, ANTHROPIC, GEMINI)
-_COMMON = {"temperature", "top_p", "max_tokens", "seed", "stop"}
+_COMMON = {"temperature", "top_p", "max_tokens", "seed", "stop", "image_size", "layout"}
 ENDPOINT_SETTINGS = {
-    OPENAI: _COMMON | {"reasoning_effort"},
+    OPENAI: _COMMON | {"reasoning_effort", "image_detail"},
     VLLM: _COMMON | {"reasoning_effort", "enable_thinking"},
     ANTHROPIC: (_COMMON - {"seed"}) | {"thinking_budget"},
     GEMINI: _COMMON | {"reasoning_effort", "thinking_budget"},
 }
 # The local transformers adapter samples with generate(); a chat template may read enable_thinking.
-LOCAL_SETTINGS = {"temperature", "top_p", "max_tokens", "seed", "stop", "enable_thinking"}
+LOCAL_SETTINGS = {"temperature", "top_p", "max_tokens", "seed", "stop", "enable_thinking", "image_size", "layout"}
 # OpenAI reasoning models take max_completion_tokens, and no temperature or top_p but the default.
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 
@@ -45,14 +60,16 @@ def checked_settings(settings) -> dict:
     unknown = sorted(set(settings) - set(KNOWN))
     if unknown:
         raise DomainError(f"Unknown setting(s): {', '.join(unknown)}; known: {', '.join(KNOWN)}.", field="settings")
-    checked = {}
+    checked = {name: None for name in UNSENDABLE if name in settings and settings[name] is None}
+    settings = {name: value for name, value in settings.items() if name not in checked}
     for name in ("temperature", "top_p"):
         if name in settings:
             value, high = settings[name], 2 if name == "temperature" else 1
             if type(value) not in (int, float) or not 0 <= value <= high:
                 raise DomainError(f"{name} is a number from 0 to {high}.", field="settings")
             checked[name] = float(value)
-    for name, low, high in (("max_tokens", 1, 262_144), ("seed", 0, 2**31 - 1), ("thinking_budget", 0, 262_144)):
+    for name, low, high in (("max_tokens", 1, 262_144), ("seed", 0, 2**31 - 1), ("thinking_budget", 0, 262_144),
+                            ("image_size", 1, MAX_IMAGE_SIZE)):
         if name in settings:
             value = settings[name]
             if type(value) is not int or not low <= value <= high:
@@ -73,7 +90,38 @@ def checked_settings(settings) -> dict:
         if not isinstance(settings["enable_thinking"], bool):
             raise DomainError("enable_thinking is true or false.", field="settings")
         checked["enable_thinking"] = settings["enable_thinking"]
+    if "image_detail" in settings:
+        if settings["image_detail"] not in IMAGE_DETAILS:
+            raise DomainError(f"image_detail is one of {', '.join(IMAGE_DETAILS)}.", field="settings")
+        checked["image_detail"] = settings["image_detail"]
+    if "layout" in settings:
+        checked["layout"] = checked_layout(settings["layout"])
     return checked
+
+
+def checked_layout(layout) -> dict:
+    """{"images": before_text | after_text, "system": text, "system_from_prompt": bool, "source": text}."""
+    if not isinstance(layout, dict) or set(layout) - set(LAYOUT_KEYS):
+        raise DomainError(f"layout is an object of {', '.join(LAYOUT_KEYS)}.", field="settings")
+    if layout.get("images", IMAGES_FIRST) not in (IMAGES_FIRST, TEXT_FIRST):
+        raise DomainError(f"layout images is {IMAGES_FIRST} or {TEXT_FIRST}.", field="settings")
+    for name in ("system", "source"):
+        if name in layout and not (isinstance(layout[name], str) and layout[name].strip()):
+            raise DomainError(f"layout {name} is a text.", field="settings")
+    if not isinstance(layout.get("system_from_prompt", False), bool):
+        raise DomainError("layout system_from_prompt is true or false.", field="settings")
+    if layout.get("system_from_prompt") and "system" in layout:
+        raise DomainError("layout: a system text or the system message from the prompt, not both.",
+                          field="settings")
+    return dict(layout)
+
+
+def sent_settings(model: ModelSpec, settings: dict) -> dict:
+    """Each setting a run's requests carry, as the run page shows it: the run's value over the model's
+    registration, "provider default" where neither gives one or the run left it unsent."""
+    shown = {name: PROVIDER_DEFAULT for name in UNSENDABLE}
+    shown.update({name: value for name, value in effective(model, settings).items() if name != "layout"})
+    return {name: PROVIDER_DEFAULT if value is None else value for name, value in shown.items()}
 
 
 def provider(model: ModelSpec) -> str:
@@ -109,6 +157,7 @@ def check_supported(model: ModelSpec, settings: dict) -> None:
         return
     where = (f"{provider(model)} endpoints" if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE
              else "the local transformers adapter")
+    settings = {name: value for name, value in settings.items() if value is not None}  # unsent asks nothing
     for name in KNOWN:
         if name in settings and name not in allowed:
             raise DomainError(f"{name} cannot be honoured by {model.name} ({where} take "
@@ -134,7 +183,7 @@ def effective(model: ModelSpec, settings: dict) -> dict:
 
 
 def launch_warnings(model: ModelSpec, repeats: int, settings: dict) -> list[str]:
-    if repeats > 1 and honoured(model) is not None and not effective(model, settings)["temperature"]:
+    if repeats > 1 and honoured(model) is not None and effective(model, settings)["temperature"] == 0:
         return [f"{repeats} repeats at temperature 0 are near copies of one greedy answer: set a temperature "
                 "above 0 for independent samples."]
     return []
@@ -149,17 +198,21 @@ def repeat_seed(run_seed: int, item_key: str, variant: str, repeat: int) -> int:
 def run_seed(run, item, variant: str, repeat: int) -> int | None:
     """Repeat k of this item's own seed in this run (from the run's seed, else the model's); none where
     the model samples nothing (baselines, recorded outputs)."""
-    if honoured(run.model) is None:
+    seed = run.settings.get("seed", run.model.seed)
+    if honoured(run.model) is None or seed is None:  # none sampled, or the run leaves the seed unsent
         return None
-    return repeat_seed(run.settings.get("seed", run.model.seed), item.scoring_id, variant, repeat)
+    return repeat_seed(seed, item.scoring_id, variant, repeat)
 
 
 def chat_fields(params: dict, kind: str = OPENAI, reasoning_model: bool = False) -> dict:
     """The chat-completions fields of these settings (`effective`, with the repeat's seed) for this
-    provider kind. Reasoning models get max_completion_tokens and no sampling fields they refuse."""
+    provider kind. Reasoning models get max_completion_tokens and no sampling fields they refuse; a
+    setting that is None is not sent."""
+    params = {name: value for name, value in params.items() if value is not None}
     fields = {}
     if reasoning_model:
-        fields["max_completion_tokens"] = params["max_tokens"]
+        if "max_tokens" in params:
+            fields["max_completion_tokens"] = params["max_tokens"]
         fields.update({name: params[name] for name in ("temperature", "top_p") if name in params
                        and params[name] == 1.0})
     else:

@@ -24,12 +24,20 @@ def differing_settings(run: Run) -> dict:
     return {name: value for name, value in sorted((run.settings or {}).items()) if defaults.get(name) != value}
 
 
+def differing_inputs(run: Run) -> dict:
+    """The run's inputs, as labels name them, but those its recipe gives this model (M3-Verse's frames per
+    video or fps per model): rows of one table stay comparable across models."""
+    per_model = (run.recipe or {}).get("inputs") or {}
+    return {name: value for name, value in run_inputs.label_value(run.inputs).items()
+            if per_model.get(name) != (run.inputs or {}).get(name)}
+
+
 def run_setting(run: Run) -> dict:
     templates = ((run.prompt_templates or {}).get("templates") or {}).items()
     return {
         "condition": run.prompt_template.condition if run.prompt_template else "main",
         "visual_input": run.visual_input,
-        "inputs": run_inputs.label_value(run.inputs),  # frames per video / fps, extra frames, chain
+        "inputs": differing_inputs(run),  # frames per video / fps, extra frames, chain
         "subset": run.subset or {},
         "protocol": Protocol.from_data(run.protocol).name,
         "examples": len(run.examples or []),
@@ -53,7 +61,8 @@ def comparable_key(run: Run) -> str:
 
 def axis_text(axis: str, value) -> str:
     if axis == "subset":
-        return " & ".join(f"{tag}={','.join(values)}" for tag, values in sorted(value.items())) or "all items"
+        return " & ".join(f"{tag}=={{{','.join(values['equals'])}}}" if isinstance(values, dict)
+                          else f"{tag}={','.join(values)}" for tag, values in sorted(value.items())) or "all items"
     if axis == "examples":
         return f"{value}-shot" if value else "zero-shot"
     if axis == "prompts":

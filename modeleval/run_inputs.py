@@ -197,4 +197,17 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
         built.images = video_frames(run.model, item.scene, frames, protocols.shows_mirrored(item.tags, variant))
     if inputs.get("extra_frames"):
         built.images = built.images + item_frames(item, inputs["extra_frames"])
+    if (built.params.get("layout") or {}).get("system_from_prompt"):
+        system_from_prompt(built, item.question)
     return built
+
+
+def system_from_prompt(built: InferenceRequest, question: str) -> None:
+    """The prompt's part before the item's question goes as the system message, the question on as the
+    user turn (Spatial457's System block and User question, Supp. Figs. 9-15)."""
+    at = built.prompt.rfind(question) if question else -1
+    if at <= 0:
+        raise LookupError("the prompt has no text before the question to send as the system message")
+    layout = {name: value for name, value in built.params["layout"].items() if name != "system_from_prompt"}
+    built.params = {**built.params, "layout": {**layout, "system": built.prompt[:at].rstrip()}}
+    built.prompt = built.prompt[at:]

@@ -3,6 +3,8 @@ of each item (rotated options, mirrored image), a tag subset of the items, a pro
 value, provider parameters, in-context examples, a judge model and the visual input. A bad part is a
 DomainError naming its field."""
 
+from itertools import permutations
+
 from django.db.models import Q
 
 from benchmarks import option_text, protocols
@@ -74,22 +76,41 @@ def check_imported_variants(protocol: Protocol, approved) -> None:
 MAX_EXAMPLES = 20
 
 
+MAX_EQUAL_SET = 4  # a list tag equal to a set is matched as each of its orders
+
+
+def _tag_values(values) -> bool:
+    return isinstance(values, list) and bool(values) and all(
+        isinstance(v, str | int) and not isinstance(v, bool) for v in values)
+
+
 def checked_subset(subset) -> dict:
-    """{tag: [values]}: items whose tag has one of the values (every tag named must match)."""
+    """{tag: [values]}: items whose tag has one of the values; {tag: {"equals": [values]}}: items whose
+    list tag is exactly that set (Hypo3D Table 2's pure direction questions: question_type equals
+    [Direction]). Every tag named must match."""
     subset = subset or {}
     if not isinstance(subset, dict) or not all(
-        isinstance(tag, str) and tag and isinstance(values, list) and values
-        and all(isinstance(v, str | int) and not isinstance(v, bool) for v in values)
+        isinstance(tag, str) and tag and (_tag_values(values) or (
+            isinstance(values, dict) and set(values) == {"equals"} and _tag_values(values["equals"])
+            and len(set(map(str, values["equals"]))) <= MAX_EQUAL_SET))
         for tag, values in subset.items()
     ):
-        raise DomainError('The subset is {tag: [values]}, e.g. {"level": ["L1_single"]}.', field="subset")
-    return {tag: [str(v) for v in values] for tag, values in subset.items()}
+        raise DomainError('The subset is {tag: [values]} or {tag: {"equals": [values]}} (a set of at most '
+                          f'{MAX_EQUAL_SET}), e.g. {{"level": ["L1_single"]}}.', field="subset")
+    return {tag: {"equals": sorted(set(map(str, values["equals"])))} if isinstance(values, dict)
+            else [str(v) for v in values] for tag, values in subset.items()}
 
 
 def subset_filter(items, subset: dict):
     """Items whose tag is one of the values, or, for a list-valued tag (Hypo3D's question_type),
-    holds one of them."""
+    holds one of them; with {"equals": set}, items whose list tag is that set, in any order."""
     for tag, values in subset.items():
+        if isinstance(values, dict):
+            equal = Q(pk__in=[])
+            for order in permutations(values["equals"]):
+                equal |= Q(**{f"tags__{tag}": list(order)})
+            items = items.filter(equal)
+            continue
         holds = Q(**{f"tags__{tag}__in": values})
         for value in values:
             holds |= Q(**{f"tags__{tag}__holds": value})

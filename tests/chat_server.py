@@ -121,6 +121,12 @@ def check_request(body, flavour: str = "openai") -> None:
             raise Refused("reasoning_effort and thinking_budget cannot be used together.", "extra_body")
 
 
+def user_text(body) -> str:
+    """The text part of a chat request's last user message."""
+    content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    return content if isinstance(content, str) else next(part["text"] for part in content if part["type"] == "text")
+
+
 class ChatServer:
     """Answers each chat completion with the next scripted content, then with `reply` once the script
     is spent (a text, or a function of the request's body for a run whose requests arrive in any order),
@@ -196,8 +202,9 @@ class ChatServer:
 
     @property
     def prompts(self) -> list[str]:
-        """The text of each request's first message, in the order they came."""
-        return [request["body"]["messages"][0]["content"][0]["text"] for request in self.requests]
+        """The text of each request's user turn (after any system message, beside any pictures), in the
+        order they came."""
+        return [user_text(request["body"]) for request in self.requests]
 
     def close(self):
         self.httpd.shutdown()

@@ -13,8 +13,12 @@ A recipe object:
 - `defaults`: what every run takes unless its entry says otherwise: `settings`, `repeats`, `subset`,
   `protocol`, `examples`, `prompts_by` + `prompts` (a condition per tag value);
 - `model_settings`: [{"match": regex on the model's name or served model, "provider": openai / vllm /
-  anthropic / gemini / hf_local, "settings"}]: every rule that fits a model adds its settings (the
-  paper's per-model temperatures, token limits and thinking controls);
+  anthropic / gemini / hf_local, "shown": [visual input kinds], "settings", "inputs", "source"}]: every
+  rule that fits a model (and, with `shown`, a run showing it one of those kinds) adds its settings and
+  inputs, later rules over earlier ones (the paper's per-model temperatures, token limits, thinking
+  controls, image size and detail, message layout, frames per video or fps). A setting given as null is
+  left unsent (modeleval.generation). A rule's frame count replaces an earlier rule's (frames_per_video
+  and fps are one choice), and an entry's own inputs win over every rule's;
 - `runs`: [{"key", "condition", "visual_inputs": {model modality: visual input}, ...defaults' fields}];
   `inputs` (frames_per_video or fps, extra_frames, chain: modeleval.run_inputs); an entry that comes
   out the same as an earlier one for a model (a caption model under a "semantic map" entry) is
@@ -31,13 +35,15 @@ from django.db import transaction
 from benchmarks.protocols import Protocol
 from core.errors import DomainError
 
-from .. import generation, run_inputs, services
+from .. import generation, labels, run_inputs, services, visual_inputs
 from ..models import ModelSpec, PromptTemplate, Run
+from ..visual_inputs import VisualInput
 from . import shots
 
 FOLDER = Path(__file__).parent
 RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
               "visual_inputs", "inputs")
+RULE_FIELDS = ("match", "provider", "shown", "settings", "inputs", "source")
 BASELINES = {"random_baseline": ("Random baseline (seed 0)", ModelSpec.Adapter.RANDOM_BASELINE),
              "random_plus_plus": ("Random++ (seed 0)", ModelSpec.Adapter.RANDOM_PLUS_PLUS)}
 
@@ -96,9 +102,11 @@ def checked(recipe) -> dict:
                 prompt.get("text"), str) or not isinstance(prompt.get("scene_intro") or {}, dict):
             raise DomainError(f"Prompt {condition}: a slug naming {{text, scene_intro}}.", field="recipe")
     rules = recipe.get("model_settings") or []
-    if not isinstance(rules, list) or not all(isinstance(rule, dict) and isinstance(rule.get("settings", {}), dict)
-                                              and isinstance(rule.get("match", ""), str) for rule in rules):
-        raise DomainError("model_settings is a list of {match, provider, settings}.", field="recipe")
+    if not isinstance(rules, list) or not all(
+            isinstance(rule, dict) and not set(rule) - set(RULE_FIELDS) and isinstance(rule.get("settings", {}), dict)
+            and isinstance(rule.get("inputs", {}), dict) and isinstance(rule.get("match", ""), str)
+            and isinstance(rule.get("shown", []), list) for rule in rules):
+        raise DomainError(f"model_settings is a list of {{{', '.join(RULE_FIELDS)}}}.", field="recipe")
     for rule in rules:
         try:
             re.compile(rule.get("match", ""))
@@ -123,18 +131,28 @@ def install_prompts(recipe: dict) -> None:
                                           scene_intro=intro, version=latest.version + 1 if latest else 1)
 
 
-def model_settings(recipe: dict, model: ModelSpec) -> dict:
-    """The settings of every `model_settings` rule that fits the model, in order."""
+def with_inputs(inputs: dict, more: dict) -> dict:
+    """`more` over `inputs`; a frame count in `more` replaces the other's (frames_per_video or fps)."""
+    if set(more) & set(run_inputs.FRAME_KEYS):
+        inputs = {name: value for name, value in inputs.items() if name not in run_inputs.FRAME_KEYS}
+    return {**inputs, **more}
+
+
+def model_rules(recipe: dict, model: ModelSpec, shown: str) -> tuple[dict, dict]:
+    """(settings, inputs) of every `model_settings` rule that fits the model shown `shown`, in order."""
     kind = generation.provider(model) if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE else model.adapter
     names = f"{model.name}\n{(model.config or {}).get('model', '')}"
-    settings = {}
+    settings, inputs = {}, {}
     for rule in recipe.get("model_settings") or []:
         if rule.get("provider") not in (None, kind):
             continue
         if rule.get("match") and not re.search(rule["match"], names, re.IGNORECASE):
             continue
+        if rule.get("shown") and VisualInput.parse(shown).kind not in rule["shown"]:
+            continue
         settings.update(rule.get("settings") or {})
-    return settings
+        inputs = with_inputs(inputs, rule.get("inputs") or {})
+    return settings, inputs
 
 
 def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
@@ -144,22 +162,26 @@ def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
     plans, seen = [], set()
     for entry in recipe["runs"]:
         merged = {**defaults, **entry}
-        settings = {} if baseline else {**(defaults.get("settings") or {}), **model_settings(recipe, model),
-                                        **(entry.get("settings") or {})}
+        visual_input = (merged.get("visual_inputs") or {}).get(model.modality) or ""
+        rule_settings, rule_inputs = model_rules(recipe, model, visual_input or visual_inputs.model_default(model))
+        if baseline:
+            rule_settings, rule_inputs = {}, {}
+        per_model = {"settings": {**(defaults.get("settings") or {}), **rule_settings},
+                     "inputs": with_inputs(defaults.get("inputs") or {}, rule_inputs)}
         prompts = {"by": merged["prompts_by"], "templates": merged["prompts"]} if merged.get("prompts") else {}
         plan = {
             "condition": merged.get("condition", "main"), "repeats": 1 if baseline else merged.get("repeats", 1),
             "protocol": merged.get("protocol") or {}, "subset": merged.get("subset") or {}, "prompts": prompts,
-            "settings": settings, "examples": merged.get("examples") or [],
-            "visual_input": (merged.get("visual_inputs") or {}).get(model.modality) or "",
-            "inputs": merged.get("inputs") or {},
+            "settings": {} if baseline else {**per_model["settings"], **(entry.get("settings") or {})},
+            "examples": merged.get("examples") or [], "visual_input": visual_input,
+            "inputs": with_inputs(per_model["inputs"], entry.get("inputs") or {}),
         }
         if baseline and plan["protocol"].get("flip"):
             plan["visual_input"] = ModelSpec.Modality.IMAGE  # a mirrored image is an image, even to a guesser
         same = json.dumps(plan, sort_keys=True)
         if same not in seen:
             seen.add(same)
-            plans.append({"key": entry["key"], **plan})
+            plans.append({"key": entry["key"], "per_model": per_model, **plan})
     return plans
 
 
@@ -189,20 +211,20 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
     if None in models:
         raise DomainError("Choose registered models.", field="models")
     install_prompts(recipe)
-    defaults = (recipe.get("defaults") or {}).get("settings") or {}
     runs = []
     for model in models + baseline_models(recipe):
         plans = planned_runs(recipe, model)
         # the recipe's first run is its main setting: ablation rows are told by their difference from it
         main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
         for index, plan in enumerate(plans):
-            key = plan.pop("key")
+            key, per_model = plan.pop("key"), plan.pop("per_model")
             plan["examples"] = shots.resolved(plan["examples"], benchmark, plan["subset"])  # {"from_items": N}
             run = services.launch_run(model.pk, benchmark, created_by, batch_size, judge_model=judge_model, **plan)
-            if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
-                main["inputs"] = run_inputs.label_value(run.inputs)
+            # the recipe's settings and inputs for this model: a row is told by what differs from them
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
-                          "settings": {**defaults, **model_settings(recipe, model)}, "main": main}
+                          "settings": per_model["settings"], "inputs": per_model["inputs"], "main": main}
+            if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
+                main["inputs"] = labels.differing_inputs(run)
             run.save(update_fields=["recipe"])
             runs.append(run)
     return runs

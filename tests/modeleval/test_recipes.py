@@ -68,9 +68,12 @@ def image_parts(request) -> int:
 
 def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(client, chat_servers,
                                                                           django_capture_on_commit_callbacks):
-    direction = ItemFactory(tags={"change_type": "movement", "question_type": ["Direction", "Scale"]})
+    direction = ItemFactory(tags={"change_type": "movement", "question_type": ["Direction"]})
     benchmark = direction.benchmark
     ItemFactory(change__scene__benchmark=benchmark, tags={"change_type": "removal", "question_type": ["Semantic"]})
+    # not a pure direction question: Table 2 leaves it out
+    ItemFactory(change__scene__benchmark=benchmark, tags={"change_type": "removal",
+                                                          "question_type": ["Semantic", "Direction"]})
     scene = direction.scene
     store_asset(scene, "topview_semantic", "semantic.png", png(), {})
     scene.world_frames.create(anchor=scene.scene_objects.first(), side="left",
@@ -85,6 +88,13 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     assert vlm_endpoint.prompts == [FIG11.format("The desk was located at the left of the scene.", change, question),
                                     FIG12.format(change, question)]  # only the Direction item, as Table 2
     assert all(image_parts(request) == 1 for request in vlm_endpoint.requests)  # the semantic map
+    # Qwen2-VL's evaluate.py: the image, then the text, no system message
+    assert all([part["type"] for part in r["body"]["messages"][0]["content"]] == ["image_url", "text"]
+               for r in vlm_endpoint.requests)
+    # LLM/llama/evaluate.py sends its system message
+    assert all(r["body"]["messages"][0] == {"role": "system", "content": "You are a AI assistant for 3D scene "
+                                            "understanding. Answer should be a single word or short phrase."}
+               for r in llm_endpoint.requests)
     assert all(r["body"]["max_tokens"] == 128 and r["body"]["temperature"] == 0.01 for r in vlm_endpoint.requests)
     # the caption model's ablation prompt names what it is given, not a top view
     without_frame = llm_endpoint.prompts[1]
@@ -96,12 +106,12 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     data = client.get(f"/api/v1/benchmarks/{benchmark.slug}/results/").json()
     names = {row["run"]: row["name"] for row in data["rows"] if row["kind"] == "model"}
     assert names[runs[1].pk] == (f"Qwen2-VL-72B-Instruct · paper-fig12 · top_view_semantic · "
-                                 f"question_type=Direction (run {runs[1].pk})")
+                                 f"question_type=={{Direction}} (run {runs[1].pk})")
     condition = next(table for table in data["ablations"] if table["axis"] == "condition")
     assert [(row["model"], row["value"], row["main"]) for row in condition["rows"]] == [
         ("Qwen2-VL-72B-Instruct", "paper-fig11", True), ("Qwen2-VL-72B-Instruct", "paper-fig12", False),
         ("Llama-3.2-3B-Instruct", "paper-fig11", True), ("Llama-3.2-3B-Instruct", "paper-fig12", False)]
-    assert condition["fixed"] == {"subset": "question_type=Direction"}
+    assert condition["fixed"] == {"subset": "question_type=={Direction}"}
 
 
 def test_3dsrbench_table2_runs_vanilla_circular_and_flip_beside_random_and_random_plus_plus(
@@ -145,7 +155,7 @@ def test_causalspatial_five_independent_repeats_with_the_official_prompt(chat_se
     assert endpoint.refused == [] and run.repeats == 5 and run.predictions.count() == 5
     assert set(endpoint.prompts) == {CAUSAL.format(question)}
     bodies = [request["body"] for request in endpoint.requests]
-    assert all(b["max_tokens"] == 8192 and b["temperature"] == 1.0 for b in bodies)
+    assert all(b["max_tokens"] == 8192 and "temperature" not in b for b in bodies)  # eval.py sends none
     assert len({b["seed"] for b in bodies}) == 5  # five samples, not one request five times
     assert run.scores["overall"]["accuracy"] == 100.0 and run.scores["overall"]["accuracy_std"] == 0.0
 
@@ -162,8 +172,14 @@ def test_spatial457_levels_each_get_the_papers_prompt(chat_servers, django_captu
     endpoint = chat_servers(reply="{'Reasoning': 'r', 'Answer': 'Red'}")
     [run] = launch("spatial457-levels", benchmark, [endpoint_model(endpoint, "gpt-4o", "image")],
                    django_capture_on_commit_callbacks)
-    sent = dict(zip(questions, endpoint.prompts, strict=True))
-    # PROTOCOLS.md 4.2 (a): level intro, INSTRUCTIONS:, Step 1 (A or B), Step 2, the level's output line
+    # PROTOCOLS.md 4.2 (a): System: the level's block; User: the question (after the image)
+    assert endpoint.prompts == list(questions.values())
+    assert all([part["type"] for part in r["body"]["messages"][1]["content"]] == ["image_url", "text"]
+               for r in endpoint.requests)
+    sent = dict(zip(questions, (r["body"]["messages"][0]["content"] + "\n\n" + r["body"]["messages"][1]["content"][1]["text"]
+                                for r in endpoint.requests), strict=True))
+    assert all(r["body"]["messages"][0]["role"] == "system" for r in endpoint.requests)
+    # level intro, INSTRUCTIONS:, Step 1 (A or B), Step 2, the level's output line
     intro = ("You are an intelligent chatbot designed to answer questions based on an image. Your task is to analyze "
              "the images, identify attributes of ")
     assert sent["L1_single"].startswith(intro + "the objects and then determine the answer to the question.\n"
