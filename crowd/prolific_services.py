@@ -21,7 +21,8 @@ from core.jobs import advance_job, job_cancelled
 from .models import CrowdPlatform, PlatformSubmission, ProlificBonus, ProlificHookSecret, ProlificStudy
 from .prolific import ProlificClient, ProlificError, check_rejection
 from .services import new_completion_code
-from .webhooks import normalise_status
+from .signals import participant_left
+from .webhooks import RELEASING_STATUSES, normalise_status
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +159,16 @@ def _record_submissions(rows: list[dict], study: ProlificStudy, scope: str, now:
             submission.participant_id = row.get("participant_id") or submission.participant_id
             submission.study_id, submission.scope = study.prolific_id, submission.scope or scope
             submission.entered_code = row.get("study_code") or submission.entered_code
+            status, freed = normalise_status(row.get("status")), False
             if now >= submission.status_at:
-                submission.status, submission.status_at = normalise_status(row.get("status")), now
+                freed = status in RELEASING_STATUSES and status != submission.status
+                submission.status, submission.status_at = status, now
             submission.save()
+            worker_id = submission.worker.worker_id if submission.worker else submission.participant_id
+            if freed and worker_id:
+                # a status learned by polling frees what the webhook (which may have failed) would have
+                participant_left.send(sender=PlatformSubmission, platform=CrowdPlatform.PROLIFIC,
+                                      worker_id=worker_id, scope=submission.scope or None)
 
 
 def review(scope: str, reject_message: str = "", rejection_category: str = "", dry_run: bool = False,

@@ -200,10 +200,11 @@ def record_submission_status(submission_id: str, participant_id: str, status: st
     elif submission.status and not _newer(submission.status_at, submission.status, sent_at, status):
         return False
     submission.participant_id = participant_id or submission.participant_id
+    changed = submission.status != status  # the same status again (a sync learned it first): nothing to free
     submission.status, submission.status_at = status, sent_at
     submission.save()
     worker_id = submission.worker.worker_id if submission.worker else participant_id
-    if status in RELEASING_STATUSES and worker_id:
+    if status in RELEASING_STATUSES and worker_id and changed:
         if not submission.scope:
             log.warning("Prolific submission %s entered nowhere known: freeing its participant's work everywhere",
                         submission_id)
