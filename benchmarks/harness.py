@@ -141,15 +141,22 @@ def family_prompt(family: str) -> dict:
 
 
 def generation_kwargs(family: str) -> dict:
-    """The family's settings (GENERATION) with the recipe's own where it states them (CausalSpatial's
-    eval.py samples at temperature 1.0)."""
+    """The family's settings (GENERATION) with the recipe's own where it states them: its `max_tokens` and
+    `temperature`, a null one left unsent as the recipe leaves it (CausalSpatial's eval.py sends no
+    temperature: the model's default sampling)."""
     settings = dict(GENERATION[family])
     stated = ((family_recipe(family) or {}).get("defaults") or {}).get("settings") or {}
-    if "max_tokens" in stated:
-        settings["max_new_tokens"] = stated["max_tokens"]
-    if "temperature" in stated:
-        settings["temperature"] = stated["temperature"]
-        settings["do_sample"] = stated["temperature"] > 0
+    for ours, theirs in (("max_new_tokens", "max_tokens"), ("temperature", "temperature")):
+        if theirs not in stated:
+            continue
+        if stated[theirs] is None:
+            settings.pop(ours, None)
+            if ours == "temperature":
+                settings.pop("do_sample", None)
+        else:
+            settings[ours] = stated[theirs]
+            if ours == "temperature":
+                settings["do_sample"] = stated[theirs] > 0
     return settings
 
 

@@ -113,7 +113,13 @@ def test_causalspatial_and_spatial457_tasks_carry_their_recipes(tmp_path):
     assert texts["Question 1: what happens after the push?"].startswith(
         "Question 1: what happens after the push?\n\nAnswer by (A) Yes, (B) No or (C) Not sure.\n\nWrite your")
     assert "(D) Not sure" in texts["Question 0: what happens after the push?"]
-    assert task["generation_kwargs"]["max_new_tokens"] == 8192 and task["generation_kwargs"]["temperature"] == 1.0
+    # the recipe's settings: 8192 tokens, and no temperature sent (eval.py sends none)
+    stated = recipe["defaults"]["settings"]
+    assert task["generation_kwargs"]["max_new_tokens"] == stated["max_tokens"] == 8192
+    if stated.get("temperature") is None:
+        assert "temperature" not in task["generation_kwargs"] and "do_sample" not in task["generation_kwargs"]
+    else:
+        assert task["generation_kwargs"]["temperature"] == stated["temperature"]
     spatial = releases.export_release(spatial457_built(), "1.0.0", None, inline=True)
     task, utils, docs = task_folder(spatial, tmp_path / "spatial")
     kwargs = task["lmms_eval_specific_kwargs"]["default"]
