@@ -45,6 +45,17 @@ _flush_by_delete()
 
 
 @pytest.fixture(autouse=True)
+def postgresql_only(request):
+    """A test of a PostgreSQL-only feature says so in its marker; ./scripts/test's SQLite pass deselects it
+    (-m "not postgresql"), and a run by hand on SQLite skips it naming the feature."""
+    from django.db import connection
+
+    marker = request.node.get_closest_marker("postgresql")
+    if marker is not None and connection.vendor != "postgresql":
+        pytest.skip(f"PostgreSQL only: {marker.kwargs.get('reason', '')}")
+
+
+@pytest.fixture(autouse=True)
 def media_in_tmp(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 

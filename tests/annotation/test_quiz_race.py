@@ -18,8 +18,6 @@ QUIZ = [{"question": "Which description is good?", "choices": ["Move it there.",
 
 @pytest.mark.django_db(transaction=True)
 def test_two_attempts_at_once_under_a_one_attempt_limit_store_one(monkeypatch):
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite lets one writer in at a time; the race needs concurrent transactions")
     scene = SceneFactory()
     campaign = services.create_campaign(scene.benchmark, "Moves", "movement", [scene], quiz=QUIZ,
                                         quiz_max_attempts=1)

@@ -13,6 +13,8 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from tests.needs import need
+
 from .conftest import CHROMIUM, SCREENSHOTS, login, stack_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
@@ -164,10 +166,9 @@ print(json.dumps({"campaign": campaign.pk, "study": study.pk, "empty": empty.slu
 
 @pytest.fixture(scope="module")
 def demo(stacks):
-    if not Path(CHROMIUM).exists() or not os.environ.get("REDIS_URL"):
-        pytest.skip("needs /usr/bin/chromium, PostgreSQL and Redis (run ./scripts/test)")
-    if not AXE.exists():
-        pytest.skip("needs axe-core in frontend/static/vendor (scripts/install_static.sh)")
+    need(Path(CHROMIUM).exists(), "/usr/bin/chromium")
+    need(bool(os.environ.get("REDIS_URL")), "REDIS_URL (PostgreSQL and Redis)")
+    need(AXE.exists(), "axe-core in frontend/static/vendor (scripts/install_static.sh)")
     return stacks("demo")
 
 
@@ -256,10 +257,8 @@ PLANTED = """<!doctype html><html lang="en"><head><title>Planted</title></head><
     ("Traceback (most recent call last): File", "technical error page"),
 ])
 def test_the_checks_catch_planted_faults(new_page, content, expected):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs /usr/bin/chromium")
-    if not AXE.exists():
-        pytest.skip("needs axe-core in frontend/static/vendor (scripts/install_static.sh)")
+    need(Path(CHROMIUM).exists(), "/usr/bin/chromium")
+    need(AXE.exists(), "axe-core in frontend/static/vendor (scripts/install_static.sh)")
     page = new_page()
     clean = page_problems(_planted(page, "All is well."), None, axe_url=None)
     assert clean == []

@@ -10,7 +10,6 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -31,7 +30,7 @@ from modeleval.models import ModelSpec, Run
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 from tests.together import fire
 
-needs_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writes need PostgreSQL")
+needs_postgres = pytest.mark.postgresql(reason="concurrent writes need PostgreSQL")
 
 N = 8
 

@@ -27,7 +27,7 @@ from tests.together import fire
 
 pytestmark = pytest.mark.django_db
 
-needs_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
+needs_postgres = pytest.mark.postgresql(reason="row locks need PostgreSQL")
 
 
 def make_campaign(scenes=1, **options):

@@ -67,7 +67,7 @@ def test_history_is_append_only():
     assert StatusChange.objects.filter(model="core.job", row_id=row_id).count() == 1  # outlives its row
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's trigger functions")
+@pytest.mark.postgresql(reason="PostgreSQL's trigger functions")
 def test_a_bulk_create_reads_the_actor_once_from_the_statements_tail():
     """A bulk create's INSERT is as long as its rows: the actor is read once per statement, from the end of
     its text (read once per row over the whole text, a 3,000-row insert took 6 s in the trigger)."""

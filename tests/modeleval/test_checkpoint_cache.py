@@ -7,6 +7,7 @@ from modeleval import adapters, services
 from modeleval.judge import run_judge
 from modeleval.models import ModelSpec
 from tests.factories import ItemFactory
+from tests.needs import need_module
 from tests.tiny_vlm import build_tiny_qwen2_vl
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    pytest.importorskip("torchvision", reason="Qwen2-VL's processors need torchvision")
+    need_module("torchvision", "Qwen2-VL's processors")
     return str(build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl")))
 
 

@@ -11,6 +11,7 @@ from modeleval import services
 from modeleval.models import ModelSpec, Prediction
 from tests.clips import clip_bytes
 from tests.factories import ItemFactory
+from tests.needs import need_module
 from tests.tiny_vlm import build_tiny_qwen2_vl
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    pytest.importorskip("torchvision", reason="Qwen2-VL's processors need torchvision")
+    need_module("torchvision", "Qwen2-VL's processors")
     return str(build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl")))
 
 

@@ -19,6 +19,7 @@ from modeleval.adapters import HFLocal, PointCloudModel
 from modeleval.models import ModelSpec, Prediction, Run
 from modeleval.prompts import HYPO3D_SCENE_INTRO
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
+from tests.needs import need_module
 from tests.tiny_vlm import build_tiny_qwen2_vl
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +51,7 @@ def launch(model, item, visual_input, capture):
 
 def test_a_multi_view_run_renders_first_and_a_tiny_local_model_is_shown_the_four_views(
         room_item, monkeypatch, tmp_path, django_capture_on_commit_callbacks):
-    pytest.importorskip("torchvision", reason="Qwen2-VL's processors need torchvision")
+    need_module("torchvision", "Qwen2-VL's processors")
     checkpoint = str(build_tiny_qwen2_vl(tmp_path / "tiny-qwen2-vl"))
     model = ModelSpec.objects.create(name="tiny-qwen2-vl", adapter="hf_local", max_new_tokens=3,
                                      config={"checkpoint": checkpoint, "device": "cpu"})

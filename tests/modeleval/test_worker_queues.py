@@ -10,6 +10,7 @@ from modeleval.models import ModelSpec, Prediction
 from modeleval.secrets import check_model_config
 from tests.celery_workers import needs_services, process_env, start_worker, stop, wait_for_end
 from tests.factories import ItemFactory
+from tests.needs import need_module
 from tests.tiny_vlm import build_tiny_qwen2_vl
 
 
@@ -70,7 +71,7 @@ def test_two_models_each_run_on_the_worker_that_holds_it(tmp_path):
 @pytest.mark.django_db(transaction=True)
 def test_a_prompt_for_a_local_checkpoint_is_answered_by_a_gpu_worker_never_loaded_here(tmp_path, settings):
     needs_services()
-    pytest.importorskip("torchvision", reason="Qwen2-VL's processors need torchvision")
+    need_module("torchvision", "Qwen2-VL's processors")
     checkpoint = str(build_tiny_qwen2_vl(tmp_path / "tiny"))
     settings.LOCAL_CHECKPOINTS = False  # this process is a web or default-queue process
     adapters.loaded_checkpoint.cache_clear()

