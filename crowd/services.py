@@ -150,6 +150,23 @@ def entry_rule(scope: str, declared: str = "") -> EntryRule:
     return EntryRule(platform, study_ids, platform == CrowdPlatform.PROLIFIC and bool(settings.PROLIFIC_API_TOKEN))
 
 
+def link_prolific_study(scope: str, prolific_id: str) -> None:
+    """The scope's Prolific study, as an admin names it (a study run on Prolific from a draft made there):
+    its STUDY_ID is then the only one the scope's links may carry. A study another scope holds: 409."""
+    if not PLATFORM_ID.match(prolific_id or ""):
+        raise DomainError("A Prolific study id is 1-100 letters, digits, '-' or '_' (the STUDY_ID of its link).",
+                          field="prolific_study_id")
+    with transaction.atomic():
+        study, created = ProlificStudy.objects.select_for_update().get_or_create(prolific_id=prolific_id,
+                                                                                 defaults={"scope": scope})
+        if not created and study.scope not in ("", scope):
+            raise Conflict(f"Prolific study {prolific_id} is already linked to {study.scope}.",
+                           field="prolific_study_id")
+        if study.scope != scope:
+            study.scope = scope
+            study.save(update_fields=["scope"])
+
+
 def check_link(params, rule: EntryRule) -> dict:
     """The link's ids under `rule`: another platform's parameters on a Prolific study (workerId,
     assignmentId, participantId...) or Prolific's on another platform's are refused (403), and a

@@ -69,5 +69,6 @@ urlpatterns = [
     path("studies/<int:study_id>/settings/", humaneval.study_settings, name="study_settings"),
     path("studies/<int:study_id>/invitations/", humaneval.study_invitations, name="study_invitations"),
     path("studies/<int:study_id>/places/check/", humaneval.study_check_places, name="study_check_places"),
+    path("studies/<int:study_id>/entry/", humaneval.study_entry_rule, name="study_entry_rule"),
     path("studies/<int:study_id>/results.csv", humaneval.study_results_csv, name="study_results_csv"),
 ]

@@ -62,6 +62,8 @@ class EntryChecks:
     unverified: int
     flagged: list[tuple[int, str]]
     late_onsets: int = 0  # answers left out of the results: their onset came later than the stimulus needs
+    declared: str = ""  # the study's own choice ("" automatic)
+    prolific_ids: tuple[str, ...] = ()  # the Prolific studies its STUDY_ID must be one of
 
 
 def entry_checks(study) -> EntryChecks:
@@ -72,4 +74,4 @@ def entry_checks(study) -> EntryChecks:
     flagged = list(EvalSession.objects.filter(study=study).exclude(flagged="").order_by("pk")
                    .values_list("pk", "flagged"))
     late_onsets = Response.objects.filter(session__study=study, late_onset=True).count()
-    return EntryChecks(rule.platform, rule.api, unverified, flagged, late_onsets)
+    return EntryChecks(rule.platform, rule.api, unverified, flagged, late_onsets, study.platform, rule.study_ids)

@@ -239,6 +239,19 @@ def study_invitations(request, study_id):
 
 @role_required(roles.ADMIN)
 @require_POST
+def study_entry_rule(request, study_id):
+    """Where the study recruits and, on Prolific, which Prolific study it is (its links' STUDY_ID)."""
+    study = get_object_or_404(humaneval_selectors.studies_with_benchmark(), pk=study_id)
+    try:
+        humaneval_sessions.set_entry_rule(study.pk, request.POST.get("platform", ""),
+                                          request.POST.get("prolific_study_id", ""))
+    except DomainError as exc:
+        return _settings_page(request, study, entry_error=exc.message, status=exc.status_code)
+    return redirect(reverse("study_settings", args=[study.pk]) + "#entry")
+
+
+@role_required(roles.ADMIN)
+@require_POST
 def study_check_places(request, study_id):
     """Start the check of the study's places against Prolific's submissions (PROLIFIC_API_TOKEN), a job
     whose widget and, once done, report the study's settings page shows."""

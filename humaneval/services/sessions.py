@@ -189,6 +189,28 @@ def entry_ids(study_id, params) -> tuple[Study, dict]:
     return study, crowd_services.check_link(params, rule)
 
 
+PLATFORMS = ("", "prolific", "generic")
+
+
+@transaction.atomic
+def set_entry_rule(study_id: int, platform: str, prolific_study_id: str = "") -> Study:
+    """The admin says where the study recruits (`platform`: "" automatic, "prolific", "generic") and, for
+    Prolific, which Prolific study it is (its STUDY_ID: crowd.services.link_prolific_study)."""
+    study = Study.objects.select_for_update().filter(pk=study_id).first()
+    if study is None:
+        raise NotFound("No such study.", field="study")
+    if platform not in PLATFORMS:
+        raise DomainError("Pick automatic, Prolific or another platform.", field="platform")
+    prolific_study_id = (prolific_study_id or "").strip()
+    if prolific_study_id:
+        if platform == "generic":
+            raise DomainError("A study run on another platform has no Prolific study id.", field="prolific_study_id")
+        crowd_services.link_prolific_study(scope_key("study", study.pk), prolific_study_id)
+    study.platform = platform
+    study.save(update_fields=["platform"])
+    return study
+
+
 def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
     """The crowd entry under the study's one entry rule (crowd.services.entry_rule: that platform's
     parameters only, its STUDY_ID, Prolific's API where configured, asked before the transaction), then

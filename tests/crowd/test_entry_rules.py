@@ -254,3 +254,27 @@ def test_a_flagged_session_is_left_out_of_the_human_row(fake, settings, study):
     assert result["n_participants"] == 1
     assert [e["session"] for e in result["exclusions"]] == [flagged.pk]
     assert "flagged" in result["exclusions"][0]["reason"]
+
+
+def test_the_admin_sets_the_studys_platform_and_prolific_study_on_its_settings_page(settings, study):
+    settings.PROLIFIC_API_TOKEN = ""
+    admin = Client()
+    admin.force_login(admin_user())
+    saved = admin.post(f"/studies/{study.pk}/entry/", {"platform": "prolific", "prolific_study_id": "OURSTUDY"})
+    assert saved.status_code == 302 and saved["Location"].endswith("#entry")
+    study.refresh_from_db()
+    assert study.platform == "prolific"
+    assert ProlificStudy.objects.get(prolific_id="OURSTUDY").scope == f"study:{study.pk}"
+    page = admin.get(f"/studies/{study.pk}/settings/").content.decode()
+    assert "Links are taken from Prolific only" in page and "OURSTUDY" in page
+    assert Client().post(f"/crowd/studies/{study.pk}/", link("P1", "S1", "ELSEWHERE")).status_code == 403
+    assert Client().post(f"/crowd/studies/{study.pk}/", {"workerId": "W1", "assignmentId": "A"}).status_code == 403
+    assert Client().post(f"/crowd/studies/{study.pk}/", link("P1", "S1", "OURSTUDY")).status_code == 302
+    other = create_study(study.benchmark, StudyDesign("Other", [study.items.first().pk]), None)
+    taken = admin.post(f"/studies/{other.pk}/entry/", {"platform": "prolific", "prolific_study_id": "OURSTUDY"})
+    assert taken.status_code == 409 and "already linked" in taken.content.decode()
+    for bad in ({"platform": "mturk"}, {"platform": "generic", "prolific_study_id": "X1"},
+                {"platform": "prolific", "prolific_study_id": "bad id!"}):
+        assert admin.post(f"/studies/{other.pk}/entry/", bad).status_code == 400, bad
+    other.refresh_from_db()
+    assert other.platform == "" and not ProlificStudy.objects.filter(scope=f"study:{other.pk}").exists()
