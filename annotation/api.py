@@ -184,7 +184,8 @@ class QuizQuestionSerializer(serializers.Serializer):
 class CampaignSerializer(serializers.ModelSerializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all())
-    change_type = serializers.ChoiceField(choices=ChangeType.choices, default=ChangeType.MOVEMENT)
+    change_type = serializers.ChoiceField(choices=ChangeType.choices, default=ChangeType.MOVEMENT, allow_blank=True,
+                                          help_text="Context-change campaigns only; the other kinds store none.")
     quiz = QuizQuestionSerializer(many=True, required=False)
     # {fine type: [coarse types]}: a list or a string here would break every crowd submit of the campaign.
     question_types = serializers.DictField(

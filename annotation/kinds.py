@@ -10,6 +10,7 @@ from benchmarks.models import AnswerFormat, AssetRole, Item, Side, WorldFrame
 from core.errors import DomainError
 
 from .checks import check_max_length, check_not_repeating, words
+from .families import derived_question_type
 from .family_tags import family_tags
 from .models import Assignment, Campaign, CrowdAnswer
 
@@ -42,11 +43,19 @@ def _text(answer: dict, key: str, rule: str, what: str, limit: int) -> str:
     return value
 
 
-def _question_type(campaign: Campaign, answer: dict) -> tuple[str, list[str]]:
+def _question_type(campaign: Campaign, answer: dict, tags: dict | None = None) -> tuple[str | None, list[str]]:
+    """The fine question type picked from the campaign's taxonomy and the coarse ones it counts in; a
+    campaign without one (the choice families') takes the item's family tag for its question type."""
+    if not campaign.question_types:
+        return None, derived_question_type(campaign.benchmark.family, tags or {})
     fine = answer.get("question_type")
     if fine not in campaign.question_types:
         raise DomainError(f"Pick a question type from: {', '.join(campaign.question_types)}.", field="question_type")
     return fine, list(campaign.question_types[fine])
+
+
+def _type_tags(fine: str | None, coarse: list[str]) -> dict:
+    return {"question_type": coarse, **({"fine_question_type": fine} if fine else {})}
 
 
 def _provenance(assignment: Assignment) -> dict:
@@ -127,6 +136,13 @@ def _authored_choices(answer: dict) -> tuple[list[str], str | None]:
     return choices, (LETTERS[not_sure[0]] if not_sure else None)
 
 
+def checked_choices(choices, correct) -> tuple[list[str], list[str], str | None]:
+    """A choice item's choices, its correct letters and the letter of its "Not sure" choice, by the
+    authoring rules (a reviewer's edit is held to them too)."""
+    choices, not_sure = _authored_choices({"choices": choices})
+    return choices, _correct({"correct": correct}, choices, not_sure), not_sure
+
+
 def _correct(answer: dict, choices: list[str], not_sure: str | None) -> list[str]:
     correct = _letters(answer.get("correct"), choices)
     if not_sure in correct:
@@ -171,8 +187,8 @@ def submit_choice_on_image(assignment: Assignment, worker, answer: dict) -> dict
     correct = _correct(answer, choices, not_sure)
     family = assignment.campaign.benchmark.family
     flip = _flip_decision(answer, family)
-    fine, coarse = _question_type(assignment.campaign, answer)
-    tags = {"question_type": coarse, "fine_question_type": fine, **_family_tags(assignment, answer, not_sure)}
+    tags = _family_tags(assignment, answer, not_sure)
+    tags = {**_type_tags(*_question_type(assignment.campaign, answer, tags)), **tags}
     if flip:
         tags["flip"] = flip
     # the arrows, start boxes and bounding boxes drawn on the scene's images (benchmarks/overlays.py)
@@ -202,13 +218,13 @@ def submit_choice_on_videos(assignment: Assignment, worker, answer: dict) -> dic
         if correct != listed or len(listed) != 1:
             raise DomainError(f"A hallucination item's only correct choice is '{NO_CORRECT_OPTION}'.",
                               field="correct")
-    fine, coarse = _question_type(assignment.campaign, answer)
+    tags = _family_tags(assignment, answer, not_sure)
     item = Item.objects.create(
         benchmark=assignment.campaign.benchmark, scene=assignment.scene, question=question, choices=choices,
         answers=correct, answer_format=AnswerFormat.MULTI if len(correct) > 1 else AnswerFormat.SINGLE,
         author=worker, provenance=_provenance(assignment),
-        tags={"question_type": coarse, "fine_question_type": fine, "hallucination": hallucination,
-              **_family_tags(assignment, answer, not_sure)},
+        tags={**_type_tags(*_question_type(assignment.campaign, answer, tags)), "hallucination": hallucination,
+              **tags},
     )
     return {"items": [item.pk]}
 

@@ -27,7 +27,8 @@ class Campaign(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="campaigns")
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=30, choices=Kind.choices, default=Kind.CONTEXT_CHANGE)
-    change_type = models.CharField(max_length=20, choices=ChangeType.choices, default=ChangeType.MOVEMENT)
+    # only context-change campaigns take one (annotation/families.py); "" for the other kinds
+    change_type = models.CharField(max_length=20, choices=ChangeType.choices, default=ChangeType.MOVEMENT, blank=True)
     scenes = models.ManyToManyField(Scene, related_name="campaigns", help_text="The pool of scenes to assign.")
     guidelines = models.TextField(blank=True, help_text="Markdown shown before the first assignment.")
     min_words = models.PositiveIntegerField(default=10, help_text="Minimum words per description.")

@@ -20,3 +20,13 @@ def shows_asset(user, asset) -> bool:
         lease_expires_at__gte=timezone.now(),
     ).values_list("campaign__kind", flat=True)
     return any(asset.role in KIND_ROLES.get(kind, VIEWER_ROLES) for kind in kinds)
+
+
+def paired_videos(assets) -> dict | None:
+    """The scene's before/after videos as the evaluator's frame-locked player takes them (humaneval's
+    stimulus: before is the clock; fps from the probed metadata), or None without both."""
+    videos = {a.meta.get("which"): a for a in assets if a.role == AssetRole.VIDEO}
+    if not {"before", "after"} <= videos.keys():
+        return None
+    return {"before": videos["before"].file.url, "after": videos["after"].file.url,
+            "fps": videos["before"].meta.get("fps")}

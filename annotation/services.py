@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from benchmarks.models import Asset, AssetRole, ChangeType, ContextChange, Item, Side
+from benchmarks.models import Asset, AssetRole, ContextChange, Item, Side
 from core.broadcast import send_to_group
 from core.errors import Conflict, DomainError, Forbidden, NotFound
 from core.sql import hold, locked
@@ -23,9 +23,11 @@ from core.validation import is_http_url
 from crowd import services as crowd_services
 from crowd.models import scope_key
 
-from . import signals, sql
+from . import families, screens, signals, sql
 from .checks import check_description
-from .kinds import SUBMITTERS, frame_text
+from .families import derived_question_type  # noqa: F401 (review edits tags by these rules)
+from .family_tags import family_tags  # noqa: F401
+from .kinds import SUBMITTERS, checked_choices, frame_text  # noqa: F401
 from .models import Assignment, AssignmentDraft, Campaign, CrowdAnswer, QuizAttempt
 
 MAX_TEXT_CHARS = 2000
@@ -306,7 +308,9 @@ def task_of(assignment: Assignment) -> dict:
         task |= {"change": assignment.change.text, "change_type": assignment.change.change_type}
     else:
         role = AssetRole.IMAGE if kind == Campaign.Kind.CHOICE_IMAGE else AssetRole.VIDEO
-        task["media"] = [a.file.url for a in Asset.objects.filter(scene=assignment.scene, role=role).order_by("id")]
+        assets = list(Asset.objects.filter(scene=assignment.scene, role=role).order_by("id"))
+        task["media"] = [a.file.url for a in assets]
+        task["videos"] = screens.paired_videos(assets) if kind == Campaign.Kind.CHOICE_VIDEO else None
     return task
 
 
@@ -518,13 +522,12 @@ def create_campaign(benchmark, name: str, change_type: str, scenes, guidelines: 
                     lease_minutes: int = 30, descriptions_per_assignment: int = 1, **options) -> Campaign:
     """A context-change campaign on a pool of the benchmark's scenes. The default of one description
     per assignment keeps existing callers (the demo) as they are; the admin and API default to five."""
-    if change_type not in ChangeType.values:
-        raise DomainError(f"Change type must be one of {', '.join(ChangeType.values)}.", field="change_type")
+    options.setdefault("kind", families.campaign_kinds(benchmark.family)[0])
+    change_type = families.checked_kind(benchmark.family, options["kind"], change_type)
+    options.setdefault("question_types", families.family_question_types(benchmark.family))
     scenes = list(scenes)
     if not scenes or any(s.benchmark_id != benchmark.pk for s in scenes):
         raise DomainError("Pick one or more scenes of this benchmark.", field="scenes")
-    if options.get("kind", Campaign.Kind.CONTEXT_CHANGE) not in Campaign.Kind.values:
-        raise DomainError(f"Kind must be one of {', '.join(Campaign.Kind.values)}.", field="kind")
     if descriptions_per_assignment < 1:
         raise DomainError("An assignment takes at least one description.", field="descriptions_per_assignment")
     _check_quiz(options.get("quiz") or [])
@@ -555,10 +558,10 @@ def update_campaign(campaign_id: int, scenes=None, **fields) -> Campaign:
         raise DomainError(f"Not a campaign setting: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])
     if "name" in fields and not (fields["name"] or "").strip():
         raise DomainError("Give the campaign a name.", field="name")
-    if fields.get("change_type", campaign.change_type) not in ChangeType.values:
-        raise DomainError(f"Change type must be one of {', '.join(ChangeType.values)}.", field="change_type")
-    if fields.get("kind", campaign.kind) not in Campaign.Kind.values:
-        raise DomainError(f"Kind must be one of {', '.join(Campaign.Kind.values)}.", field="kind")
+    stored = families.checked_kind(campaign.benchmark.family, fields.get("kind", campaign.kind),
+                                   fields.get("change_type", campaign.change_type))
+    if "kind" in fields or "change_type" in fields:
+        fields["change_type"] = stored
     if fields.get("descriptions_per_assignment", 1) < 1:
         raise DomainError("An assignment takes at least one description.", field="descriptions_per_assignment")
     _check_quiz(fields.get("quiz") or [])

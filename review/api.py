@@ -230,6 +230,11 @@ class ItemEditSerializer(VersionSerializer):
                                               help_text="Hypo3D Tables 3-4: the answers on the unchanged scene.")
     irrelevant_change = serializers.BooleanField(required=False, allow_null=True,
                                                  help_text="The change does not affect the answer (Table 4).")
+    choices = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False,
+                                    help_text="A choice item's choices (2-7, as the authoring form takes them); "
+                                              "`answers` are then letters of these.")
+    tags = serializers.JSONField(required=False, help_text="The family's tags (as the authoring form's picker "
+                                                           "sends them: CausalSpatial level and task, ...).")
 
 
 # The same on one item, answered with the item.
@@ -248,7 +253,8 @@ class EditItem(ItemAction):
                            "irrelevant_change": body.get("irrelevant_change")}
                           if "unchanged_answers" in body or "irrelevant_change" in body else None)
         return services.edit_item(pk, user, body["version"], body["question"], body["answers"],
-                                  body.get("question_type"), counterfactual)
+                                  body.get("question_type"), counterfactual, choices=body.get("choices"),
+                                  family_tags=body.get("tags"))
 
 
 class ApproveItemSerializer(VersionSerializer):

@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass
 
-from benchmarks.models import Benchmark
+from benchmarks import overlays
+from benchmarks.material.viewer import scene_viewer_data
+from benchmarks.models import AssetRole, Benchmark
 
 from . import polish, services
 from .models import DedupRun, ItemDecision, Polish
@@ -69,3 +71,35 @@ def review_queues(user) -> ReviewQueues:
     changes, items = services.review_queue(user), services.filtering_queue(user)
     return ReviewQueues(changes=changes.count(), items=items.count(), next_changes=list(changes[:5]),
                         next_items=list(items[:5]), returned=len(services.returned_work(user)))
+
+
+def item_stimulus(item) -> dict:
+    """What the item shows, as the evaluator's page draws it (humaneval's stimulus, unmirrored): its
+    images with their marks (the image's own overlays and the item's, in the image's pixels:
+    benchmarks.overlays, the same shapes printed into the model's pixels), the before/after pair for the
+    frame-locked player, and the 3D viewer's data only for a scene that has a scan."""
+    if item.scene is None:
+        return {"images": [], "videos": None, "viewer": None}
+    assets = list(item.scene.assets.filter(role__in=[AssetRole.IMAGE, AssetRole.VIDEO]).order_by("id"))
+    images = [{"url": a.file.url, "overlays": overlays.shown_overlays(a, index, item)}
+              for index, a in enumerate(a for a in assets if a.role == AssetRole.IMAGE)]
+    videos = {a.meta.get("which"): a for a in assets if a.role == AssetRole.VIDEO}
+    pair = ({"before": videos["before"].file.url, "after": videos["after"].file.url,
+             "fps": videos["before"].meta.get("fps")} if {"before", "after"} <= videos.keys() else None)
+    viewer = scene_viewer_data(item.scene)
+    return {"images": images, "videos": pair, "viewer": viewer if viewer.get("points_url") else None}
+
+
+STIMULI_LISTED = 50  # drafts of the filtering page shown with their stimulus (the rest link to their page)
+
+
+def drafts_with_stimuli(user) -> tuple[list, dict]:
+    """The filtering queue's first drafts, and {item id: what it shows} for the first STIMULI_LISTED
+    (images with marks, the paired videos; a list page opens no 3D viewer)."""
+    drafts = list(filtering_drafts(user).select_related("scene"))
+    stimuli = {}
+    for draft in drafts[:STIMULI_LISTED]:
+        shown = item_stimulus(draft)
+        if shown["images"] or shown["videos"]:
+            stimuli[draft.pk] = {"images": shown["images"], "videos": shown["videos"]}
+    return drafts, stimuli

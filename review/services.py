@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation import services as annotation_services
 from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.services import question_types_of
@@ -15,14 +16,16 @@ from core.errors import Conflict, DomainError, Forbidden
 from core.sql import locked
 from scoring.engine import get_family
 
-from . import complements, dedup
+from . import complements, dedup, families
 from .dedup import texts_arrived
 from .models import ChangeRevision, DedupRun, ItemDecision, ItemRevision, ReviewDecision
 
 # Reviewers write questions on changes and judge them as Hypo3D did: its question criteria (a rejected
 # item names the ones it fails) and question types are facts of scoring's Hypo3D family record.
+# Each family's own (review/families.py): its criteria, and question types only where it has them.
 QUESTION_CRITERIA = get_family("hypo3d").question_criteria
 QUESTION_TYPES = get_family("hypo3d").question_types
+ALL_QUESTION_CRITERIA = families.all_criteria()
 # What a context change must meet; a rejected change goes back to its author with the ones it fails.
 CHANGE_CRITERIA = {
     "unambiguous": "Names each object so that only one can be meant",
@@ -145,12 +148,15 @@ def _checked_answers(answers, field: str = "answer") -> list[str]:
     return answers
 
 
-def _checked_question_types(question_types) -> list[str]:
+def _checked_question_types(question_types, allowed=QUESTION_TYPES) -> list[str]:
     if isinstance(question_types, str):
         question_types = [question_types]
     question_types = [t for t in (question_types or []) if t]
-    if not question_types or any(t not in QUESTION_TYPES for t in question_types):
-        raise DomainError(f"Choose the question type(s) from {', '.join(QUESTION_TYPES)}.", field="question_type")
+    if not allowed:
+        raise DomainError("This family's items have no question types to pick; their tags place them.",
+                          field="question_type")
+    if not question_types or any(t not in allowed for t in question_types):
+        raise DomainError(f"Choose the question type(s) from {', '.join(allowed)}.", field="question_type")
     return question_types
 
 
@@ -301,18 +307,50 @@ def checked_item_answers(item: Item, answers) -> list[str]:
     return answers
 
 
+def _edited_choices(item: Item, choices, answers, tags: dict) -> tuple[list[str], dict, str]:
+    """A choice item's choices and correct letters by the annotators' rules (annotation/kinds.py: 2-7
+    distinct choices, 'Not sure' never correct), its format following how many are correct."""
+    choices, answers, not_sure = annotation_services.checked_choices(choices, answers)
+    tags = {key: value for key, value in tags.items() if key != "not_sure"}
+    if not_sure:
+        tags["not_sure"] = not_sure
+    answer_format = AnswerFormat.MULTI if len(answers) > 1 else AnswerFormat.SINGLE
+    if (item.choices, item.answer_format) == (choices, answer_format):
+        return answers, tags, ""
+    note = "choices: " + " | ".join(choices) if item.choices != choices else ""
+    item.choices, item.answer_format = choices, answer_format
+    bump(item, ["choices", "answer_format"])
+    return answers, tags, note
+
+
+def _edited_family_tags(item: Item, family_tags, tags: dict) -> dict:
+    """The family's tags by the annotators' rules (annotation/family_tags.py); an item whose question
+    type stands for a family tag follows it."""
+    family = item.benchmark.family
+    checked = annotation_services.family_tags(family, family_tags)
+    tags = {**tags, **checked}
+    if "fine_question_type" not in tags and (derived := annotation_services.derived_question_type(family, tags)):
+        tags["question_type"] = derived
+    return tags
+
+
 @transaction.atomic
 def edit_item(item_id: int, reviewer, expected_version, question: str, answers, question_types=None,
-              counterfactual: dict | None = None) -> Item:
+              counterfactual: dict | None = None, choices=None, family_tags=None) -> Item:
     """A reviewer corrects an item's question, answers or question types (a new revision), and, when
     `counterfactual` is given ({unchanged_answers, irrelevant_change}), its answer on the unchanged
-    scene and whether the change is irrelevant (Hypo3D Tables 3-4)."""
+    scene and whether the change is irrelevant (Hypo3D Tables 3-4). On a choice item `choices` edits the
+    choices and `family_tags` the family's tags, with the same rules as the annotators' form."""
     item = lock_item_for_review(item_id, reviewer, expected_version)
     question = _checked_question(question)
+    tags, note = dict(item.tags), ""
+    if choices is not None and item.answer_format != AnswerFormat.OPEN:
+        answers, tags, note = _edited_choices(item, choices, answers, tags)
     answers = checked_item_answers(item, answers)
-    tags = dict(item.tags)
+    if family_tags is not None:
+        tags = _edited_family_tags(item, family_tags, tags)
     if question_types is not None:
-        tags["question_type"] = _checked_question_types(question_types)
+        tags["question_type"] = _checked_question_types(question_types, families.question_types(item.benchmark.family))
     if counterfactual is not None:
         unchanged, effect = checked_counterfactual(answers, counterfactual.get("unchanged_answers"),
                                                    counterfactual.get("irrelevant_change"),
@@ -321,7 +359,7 @@ def edit_item(item_id: int, reviewer, expected_version, question: str, answers, 
         if unchanged != item.unchanged_answers:
             item.unchanged_answers = unchanged
             bump(item, ["unchanged_answers"])
-    return save_item_content(item, reviewer, question, answers, tags)
+    return save_item_content(item, reviewer, question, answers, tags, note=note[:200])
 
 
 def _answered(item: Item, reviewer, answers) -> None:
@@ -345,8 +383,8 @@ def approve_item(item_id: int, reviewer, expected_version, answers=None) -> Item
 
 @transaction.atomic
 def reject_item(item_id: int, reviewer, expected_version, criteria, note: str = "") -> Item:
-    return _reject(lock_item_for_review(item_id, reviewer, expected_version), reviewer, criteria, QUESTION_CRITERIA,
-                   note)
+    item = lock_item_for_review(item_id, reviewer, expected_version)
+    return _reject(item, reviewer, criteria, families.question_criteria(item.benchmark.family), note)
 
 
 # --- Bulk filtering of model-drafted questions -------------------------------------------------

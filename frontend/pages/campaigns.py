@@ -6,8 +6,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
+from annotation.families import campaign_kinds, family_question_types, kind_choices, takes_change_type
 from annotation.guidelines import paper_guidelines
-from annotation.models import Campaign, default_question_types
+from annotation.models import Campaign
 from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import Benchmark, ChangeType
 from core import roles
@@ -28,8 +29,10 @@ BLANK_TYPE_ROWS = 3
 
 def _form_of(campaign: Campaign | None, benchmark) -> dict:
     """The form's values (as the inputs show them) for a campaign, or a new campaign's defaults."""
-    defaults = campaign or Campaign(benchmark=benchmark, descriptions_per_assignment=5,
-                                    question_types=default_question_types(),
+    kind = campaign_kinds(benchmark.family)[0]
+    defaults = campaign or Campaign(benchmark=benchmark, descriptions_per_assignment=5, kind=kind,
+                                    change_type=ChangeType.MOVEMENT if takes_change_type(kind) else "",
+                                    question_types=family_question_types(benchmark.family),
                                     guidelines=paper_guidelines(benchmark.family))
     form = {name: getattr(defaults, name) for name in (*TEXTS, *NUMBERS, *OPTIONAL_NUMBERS)}
     form = {key: "" if value is None else value for key, value in form.items()}
@@ -99,7 +102,7 @@ def _render(request, benchmark, campaign, form, error=None, status=200):
     types = form["types"] + [{"fine": "", "coarse": ""}] * BLANK_TYPE_ROWS
     return render(request, "frontend/campaign_form.html", {
         "benchmark": benchmark, "campaign": campaign, "form": form, "error": error or {},
-        "quiz_rows": quiz, "type_rows": types, "kinds": Campaign.Kind.choices, "change_types": ChangeType.choices,
+        "quiz_rows": quiz, "type_rows": types, "kinds": kind_choices(benchmark.family), "change_types": ChangeType.choices,
         "scenes": benchmark_selectors.scenes_of(benchmark),
         "links": crowd_links(request, f"/crowd/campaigns/{campaign.pk}/", campaign.created_at) if campaign else [],
     }, status=status)

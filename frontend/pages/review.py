@@ -1,6 +1,7 @@
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation.family_tags import tag_fields
 from benchmarks import selectors as benchmark_selectors
 from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
@@ -10,6 +11,7 @@ from modeleval import selectors as modeleval_selectors
 from review import complements as review_complements
 from review import consensus as review_consensus
 from review import dedup as review_dedup
+from review import families as review_families
 from review import frames as review_frames
 from review import polish as review_polish
 from review import selectors as review_selectors
@@ -54,16 +56,30 @@ def review_change(request, change_id):
     })
 
 
+def _picked_tags(fields: list[dict], tags: dict) -> list[dict]:
+    """The family's tag picker (annotation/family_tags.py) with the item's values selected."""
+    def picked(key, value):
+        held = tags.get(key)
+        return value in held if isinstance(held, list) else value == held
+    return [{**f, "options": [{**o, "selected": picked(f["key"], o["value"])} for o in f["options"]]} for f in fields]
+
+
 @role_required(roles.REVIEWER)
 def review_item(request, item_id):
     item = get_object_or_404(benchmark_selectors.items_for_review(), pk=item_id)
+    family = item.benchmark.family
+    stimulus = review_selectors.item_stimulus(item)
     return render(request, "frontend/review_item.html", {
         "item": item,
-        "viewer": scene_viewer_data(item.scene) if item.scene else None,
+        "viewer": stimulus["viewer"],  # the 3D viewer only for a scene with a scan
+        "stimulus": {"images": stimulus["images"], "videos": stimulus["videos"]},
         "history": review_services.item_history(item),
         "answers": review_selectors.independent_answers_of(item),
-        "criteria": review_services.QUESTION_CRITERIA,
-        "question_types": review_services.QUESTION_TYPES,
+        "criteria": review_families.question_criteria(family),
+        "question_types": review_families.question_types(family),
+        "tag_fields": _picked_tags(tag_fields(family), item.tags or {}),
+        "choice_rows": [{"letter": chr(ord("A") + i), "text": text, "correct": chr(ord("A") + i) in item.answers}
+                        for i, text in enumerate(item.choices or [])],
         "own_work": item.author_id == request.user.pk,
         "awaiting_second_review": review_services.awaiting_second_review(item),
         # 3DSRBench's complementary image pairs (review/complements.py)
@@ -114,8 +130,9 @@ def review_world_frame(request, frame_id, action):
 
 @role_required(roles.REVIEWER)
 def filter_questions(request):
+    drafts, stimuli = review_selectors.drafts_with_stimuli(request.user)
     return render(request, "frontend/review_filtering.html", {
-        "drafts": review_selectors.filtering_drafts(request.user),
+        "drafts": drafts, "stimuli": stimuli,
         "keep_rates": {b.name: review_services.keep_rates(b)
                        for b in review_selectors.benchmarks_with_filter_decisions()},
     })

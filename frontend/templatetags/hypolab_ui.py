@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 
 from annotation.guidelines import render_guidelines
 from crowd.services import LINK_PARAMS
-from review.services import CHANGE_CRITERIA, QUESTION_CRITERIA
+from review.services import ALL_QUESTION_CRITERIA, CHANGE_CRITERIA
 
 register = template.Library()
 
@@ -125,4 +125,4 @@ def humane(name) -> str:
 @register.filter
 def criteria_words(keys) -> str:
     """A rejection's criteria as the reviewer read them ("Clear and complete: …"), not their keys."""
-    return "; ".join(CHANGE_CRITERIA.get(key, QUESTION_CRITERIA.get(key, key)) for key in keys or ())
+    return "; ".join(CHANGE_CRITERIA.get(key, ALL_QUESTION_CRITERIA.get(key, key)) for key in keys or ())

@@ -3,6 +3,7 @@
 import { readJSON } from "../api.js";
 import { openAssignment } from "../assignment.js";
 import { mountOverlayTool } from "../overlay-tool.js";
+import { mountPairedVideo } from "../paired-video.js";
 
 const page = readJSON("page-data");
 const task = readJSON("task-data");
@@ -25,6 +26,8 @@ function setChoices(n, values = [], correct = []) {
     const label = document.createElement("label");
     label.append(tick, ` ${LETTERS[i]}.`);
     const choice = Object.assign(document.createElement("input"), { className: "choice", autocomplete: "off", value: values[i] || "" });
+    choice.setAttribute("aria-label", `Choice ${LETTERS[i]}`);  // the tick's label says "correct"
+    tick.setAttribute("aria-label", `Choice ${LETTERS[i]} is correct`);
     row.append(label, " ", choice);
     choicesBox.append(row);
   }
@@ -75,7 +78,8 @@ function collect() {
     if (!task.choices.length) return { answer: $("answer").value };
     return { answer: [...form.querySelectorAll("input[name=answer]:checked")].map((i) => i.value) };
   }
-  const answer = { question: $("question").value, question_type: $("question-type").value };
+  // a campaign without a question-type taxonomy (the choice families) asks for none: the tags place the item
+  const answer = { question: $("question").value, ...($("question-type") ? { question_type: $("question-type").value } : {}) };
   if (kind === "question_answer") return { ...answer, answer: $("answer").value };
   answer.choices = [...form.querySelectorAll(".choice")].map((i) => i.value);
   answer.correct = [...form.querySelectorAll(".correct:checked")].map((i) => i.value);
@@ -99,7 +103,7 @@ function restore(c) {
     return;
   }
   $("question").value = c.question || "";
-  if (c.question_type) $("question-type").value = c.question_type;
+  if (c.question_type && $("question-type")) $("question-type").value = c.question_type;
   if (kind === "question_answer") { $("answer").value = c.answer || ""; return; }
   const values = c.choices || [];
   if (kind === "choice_image") { $("choice-count").value = String(Math.min(Math.max(values.length, 2), 7)); $("flip-swaps").checked = !!c.flip_swaps; }
@@ -140,6 +144,8 @@ if (kind === "choice_video") {
     if (e.target.checked && !c.choices.includes(NO_CORRECT_OPTION)) setChoices(c.choices.length + 1, [...c.choices, NO_CORRECT_OPTION], c.correct);
   });
 }
+// M3-Verse: the evaluators' frame-locked player (play both, frame step, A/B), on the same two videos.
+if (task.videos && $("videos")) mountPairedVideo($("videos"), task.videos);
 restore(draft.content || {});
 
 const assignment = openAssignment({

@@ -1,21 +1,49 @@
-// Reviewing a question (review_item.html): edit, approve, adjudicate a flagged consensus, or reject.
+// Reviewing a question (review_item.html): what the item shows (images with their marks, the
+// frame-locked paired videos: the evaluators' viewers), then edit, approve, adjudicate a flagged
+// consensus, or reject.
 import { errorText, post, readJSON } from "../api.js";
+import { mountImageViewer } from "../image-viewer.js";
+import { mountPairedVideo } from "../paired-video.js";
 
 const page = readJSON("page-data");
+const stimulus = readJSON("stimulus-data") || {};
 const base = `/api/v1/items/${page.item}/`;
 const byId = (id) => document.getElementById(id);
 const act = async (path, body) => {
   const r = await post(base + path, { ...body, version: page.version });
   if (r.ok) location.reload(); else byId("item-error").textContent = errorText(r.data);
 };
-const answers = () => byId("item-answers").value.split(",").map((a) => a.trim()).filter(Boolean);
 const ticked = (name) => [...document.querySelectorAll(`input[name=${name}]:checked`)].map((c) => c.value);
 const onClick = (id, handler) => byId(id)?.addEventListener("click", handler);
 
+(stimulus.images || []).forEach((image, i) => {
+  const element = byId("stimulus-images").appendChild(document.createElement("div"));
+  element.className = "stimulus-image";
+  mountImageViewer(element, { ...image, alt: `Stimulus image ${i + 1}` });
+});
+if (stimulus.videos && byId("stimulus-videos")) mountPairedVideo(byId("stimulus-videos"), stimulus.videos);
+
+// A choice item's answers are the ticked choices' letters; an open item's the comma-separated words.
+function answers() {
+  if (byId("item-choices")) return [...document.querySelectorAll(".item-correct:checked")].map((c) => c.value);
+  return byId("item-answers").value.split(",").map((a) => a.trim()).filter(Boolean);
+}
+// The family's tags, from the same lists as the authoring form (annotation/family_tags.py).
+function familyTags() {
+  const tags = {};
+  for (const select of document.querySelectorAll("#item-family-tags select[data-tag]")) {
+    tags[select.dataset.tag] = select.multiple ? [...select.selectedOptions].map((o) => o.value) : select.value;
+  }
+  return tags;
+}
+
 onClick("save-item", () => {
+  const body = { question: byId("item-question").value, answers: answers() };
   const types = ticked("item_question_type");
-  // Items without question types (choice families) keep their tags as they are.
-  act("edit/", { question: byId("item-question").value, answers: answers(), ...(types.length ? { question_type: types } : {}) });
+  if (types.length) body.question_type = types;  // only families with question types (Hypo3D) tick them
+  if (byId("item-choices")) body.choices = [...document.querySelectorAll(".item-choice")].map((c) => c.value);
+  if (byId("item-family-tags")) body.tags = familyTags();
+  act("edit/", body);
 });
 onClick("approve-item", () => act("approve/", {}));
 onClick("adjudicate-item", () => act("adjudicate/", { answers: answers() }));
