@@ -274,6 +274,8 @@ def run_progress(run: Run) -> dict:
         "errors": run.predictions.exclude(error="").count(),
         "scores": run.scores.get("overall") if run.scores else None,
         "summary": run_summary(run),
+        # what each request carries; "provider default" for a setting left unsent
+        "request_settings": generation.sent_settings(run.model, run.settings or {}),
     }
 
 

@@ -19,6 +19,7 @@ from modeleval import recipes, run_scoring, secondary_metrics
 from modeleval.models import ModelSpec, Prediction
 from modeleval.recipes.report import as_text, recipe_report
 from scoring.counterfactual import PairedItem, counterfactual_scores
+from tests.chat_server import user_text
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 from tests.modeleval.test_recipes import FIG11  # PROTOCOLS.md 1.3 (a), verbatim
 
@@ -99,7 +100,7 @@ def test_counterfactual_items_imported_run_with_and_without_the_change_and_repor
                ("q3", True): "sofa", ("q4", True): "two", ("q3", False): "Sofa.", ("q4", False): "3"}
 
     def reply(body):
-        prompt = body["messages"][0]["content"][0]["text"]
+        prompt = user_text(body)
         (asked,) = [item for item in items.values() if f"Question: {item.question}" in prompt]
         return answers[(asked.external_id, "Context Change:" in prompt)]
 

@@ -17,6 +17,7 @@ from benchmarks.services import store_asset
 from core import roles
 from modeleval import labels, recipes, services
 from modeleval.models import ChainOutput, ItemFrame, ModelSpec, Run
+from tests.chat_server import user_text
 from tests.clips import clip_bytes
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 
@@ -216,17 +217,16 @@ def test_world_model_frames_imported_per_item_reach_the_request(client, tmp_path
         runs = recipes.launch_recipe("causalspatial-cow", benchmark, [model.pk])
     finished(runs)
     assert endpoint.refused == []
-    plain = [r for r in endpoint.requests if "Note that" not in r["body"]["messages"][0]["content"][0]["text"]]
+    plain = [r for r in endpoint.requests if "Note that" not in user_text(r["body"])]
     cow = [r for r in endpoint.requests if r not in plain]
     assert len(plain) == len(cow) == 6  # two items, three repeats each
     assert {image_parts(r) for r in plain} == {1}
     by_question = {}
     for request in cow:
-        text = request["body"]["messages"][0]["content"][0]["text"]
-        by_question[text] = image_parts(request)
+        by_question[user_text(request["body"])] = image_parts(request)
     assert by_question == {COW.format(questions["Collision_Level_1_0"]): 4, COW.format(questions["Occlusion_Level_1_3"]): 3}
-    first = next(r for r in cow if "red ball" in r["body"]["messages"][0]["content"][0]["text"])
-    urls = [part["image_url"]["url"] for part in first["body"]["messages"][0]["content"][1:]]
+    first = next(r for r in cow if "red ball" in user_text(r["body"]))
+    urls = [part["image_url"]["url"] for part in first["body"]["messages"][0]["content"] if part["type"] == "image_url"]
     sent = [Image.open(io.BytesIO(__import__("base64").b64decode(url.split(",", 1)[1]))).getpixel((0, 0))
             for url in urls]
     assert sent == [(200, 30, 30), (0, 0, 255), (0, 255, 0), (255, 0, 0)]  # the image, then frames 1, 3, 5
@@ -281,7 +281,7 @@ def test_hypo3d_tables_11_13_15_aligned_maps_shots_from_items_and_object_caption
         table11 = recipes.launch_recipe("hypo3d-table11", benchmark, [vlm.pk])
     finished(table11)
     sent = [Image.open(io.BytesIO(__import__("base64").b64decode(
-        r["body"]["messages"][0]["content"][1]["image_url"]["url"].split(",", 1)[1]))).getpixel((0, 0))
+        r["body"]["messages"][0]["content"][0]["image_url"]["url"].split(",", 1)[1]))).getpixel((0, 0))
         for r in vlm_endpoint.requests]
     assert sent == [(200, 0, 0), (0, 0, 200), (0, 200, 0), (90, 90, 90)]  # one Direction item per run
     assert [run.visual_input for run in table11] == ["top_view_semantic"] * 2 + ["top_view_plain"] * 2
