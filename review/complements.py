@@ -16,6 +16,7 @@ from core.errors import Conflict, DomainError, NotFound
 
 PAIR = "image"  # provenance["pair"]: the same question on another image
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
+MAX_IMAGE_PIXELS = 40_000_000  # checked from the header before anything is decoded (a small PNG can claim 30000x30000)
 # tags of the original's image that do not hold for the complement's
 IMAGE_TAGS = ("image_variant", "image_source", "viewpoint")
 _YES_NO = {"yes": "no", "no": "yes"}
@@ -62,8 +63,13 @@ def _image_scene(item: Item, image: bytes) -> Scene:
         raise DomainError(f"The image is larger than {MAX_IMAGE_BYTES // 2**20} MB.", field="image")
     try:
         with Image.open(io.BytesIO(image)) as opened:
+            if opened.size[0] * opened.size[1] > MAX_IMAGE_PIXELS:
+                raise DomainError(f"The image has {opened.size[0]}x{opened.size[1]} pixels; at most "
+                                  f"{MAX_IMAGE_PIXELS // 10**6} million are taken.", field="image")
             opened.verify()
             kind, size = (opened.format or "png").lower(), opened.size
+    except Image.DecompressionBombError:
+        raise DomainError(f"The image has more than {MAX_IMAGE_PIXELS // 10**6} million pixels.", field="image") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         raise DomainError("The image is not a picture this site can read (PNG or JPEG).", field="image") from None
     base = f"{item.scene.external_id if item.scene else item.scoring_id}~complement"
