@@ -89,14 +89,17 @@ def files_from_folder(folder: Path) -> list[NamedFile]:
 
 
 def _unpacked(name: str, archive: zipfile.ZipFile, limit: int) -> list[tuple[PurePosixPath, bytes]]:
-    """The archive's members, unpacked within `limit` bytes in all: each read stops one byte past
-    what is left (a member's declared size may lie), so a zip bomb costs at most the limit."""
+    """The archive's members, unpacked within `limit` bytes in all: a member declaring more than is
+    left is refused before anything is read or allocated, and each read stops one byte past what is
+    left (a member's declared size may lie), so a zip bomb costs at most the limit."""
     entries, left = [], limit
     for info in archive.infolist():
         if info.is_dir() or info.filename.startswith("__MACOSX/"):
             continue
+        if info.file_size > left:
+            raise MaterialError([f"{name}: unpacks to more than {limit} bytes (IMPORT_MAX_UNPACKED_BYTES)"])
         with archive.open(info) as member:
-            data = member.read(left + 1) if info.file_size <= left else b"x" * (left + 1)
+            data = member.read(left + 1)
         if len(data) > left:
             raise MaterialError([f"{name}: unpacks to more than {limit} bytes (IMPORT_MAX_UNPACKED_BYTES)"])
         left -= len(data)
