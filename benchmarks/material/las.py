@@ -2,6 +2,7 @@
 mobile mapping write. Read into the same (xyz, rgb, instance) arrays as a PLY (scans.read_ply)."""
 
 import io
+from pathlib import Path
 
 import laspy
 import numpy as np
@@ -9,6 +10,23 @@ import numpy as np
 from .scans import ScanError
 
 LAS_SUFFIXES = (".las", ".laz")
+LAZ_MAX_RATIO = 50  # LAZ stores a point in 1/5 to 1/20 of its record: a header promising more is a lie
+
+
+def check_point_count(source, size: int) -> None:
+    """The header's point count against what the file can hold (`size` bytes), before any point is read:
+    a LAS file holds its records uncompressed, a LAZ file at most LAZ_MAX_RATIO times compressed. A
+    header claiming 4.29e9 points in a small file is refused (ScanError), never allocated."""
+    try:
+        with laspy.open(source, closefd=isinstance(source, str | Path)) as reader:
+            header = reader.header
+            count, record, offset = header.point_count, header.point_format.size, header.offset_to_point_data
+            compressed = header.are_points_compressed
+    except (laspy.errors.LaspyException, ValueError, OSError) as exc:
+        raise ScanError(f"not a readable LAS/LAZ file ({exc})") from None
+    room = max(size - offset, 0) * (LAZ_MAX_RATIO if compressed else 1)
+    if count * record > room:
+        raise ScanError(f"the header promises {count} points, more than the file's {size} bytes hold")
 
 
 def read_las(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
@@ -16,6 +34,7 @@ def read_las(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[floa
     that corner (the survey coordinates of the local origin). Survey coordinates (UTM eastings of 500 km,
     northings of 5,000 km) lose centimetres in float32, so the points are moved to a local origin in
     float64 first and the origin is kept with the scene. Points without colour are grey."""
+    check_point_count(io.BytesIO(data), len(data))
     try:
         cloud = laspy.read(io.BytesIO(data))
     except (laspy.errors.LaspyException, ValueError, OSError) as exc:
@@ -78,6 +97,7 @@ def las_chunks(path, chunk_points: int = 1_000_000):
 def read_las_file(path, chunk_points: int = 1_000_000) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
     """read_las over a file on disk, chunk by chunk into arrays of the final size (15 bytes a point),
     never the whole file's bytes and laspy's parsed copy of them at once."""
+    check_point_count(path, Path(path).stat().st_size)
     chunks, origin = las_chunks(path, chunk_points)
     with laspy.open(path) as reader:
         n = reader.header.point_count
