@@ -1,14 +1,65 @@
 """Celery app: `gpu` (and `gpu.<worker_queue>` per model, modeleval/dispatch.py) for model inference, `default`
 for everything else."""
 
+import logging
 import os
+import threading
 
-from celery import Celery
+from celery import Celery, Task
 from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-app = Celery("hypolab")
+log = logging.getLogger(__name__)
+
+
+class ThreadResult:
+    """What a task sent in a thread gives its sender: `get` waits for the thread (as EagerResult would)."""
+
+    def __init__(self):
+        self.done, self.value, self.error = threading.Event(), None, None
+
+    def get(self, timeout=None, **_options):
+        if not self.done.wait(timeout):
+            raise TimeoutError("the task has not finished")
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def forget(self) -> None:
+        pass
+
+
+class HypoLabTask(Task):
+    """On the embedded web server (TASKS_IN_THREADS, set by scripts/demo for its server only) a task sent
+    from a request runs in a thread of the process, after the sender's transaction commits, so a launch,
+    a recipe or an export answers at once and the page follows its job; elsewhere the embedded default
+    runs tasks in the caller (commands, the suite) and a services stack sends them to Redis."""
+
+    def apply_async(self, args=None, kwargs=None, **options):
+        if not (self.app.conf.task_always_eager and settings.TASKS_IN_THREADS):
+            return super().apply_async(args, kwargs, **options)
+        from django.db import close_old_connections, connection, transaction
+
+        result = ThreadResult()
+
+        def run():
+            try:
+                result.value = self.apply(args, kwargs, **options).get()
+            except Exception as error:  # the job records the failure; the thread has no caller to tell
+                result.error = error
+                log.exception("task %s failed in its thread", self.name)
+            finally:
+                result.done.set()
+                connection.close()
+                close_old_connections()
+
+        thread = threading.Thread(target=run, name=f"task-{self.name}", daemon=True)
+        transaction.on_commit(thread.start)
+        return result
+
+
+app = Celery("hypolab", task_cls=HypoLabTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_default_queue = "default"
 # Inference is the only work that needs an accelerator; route it by name so callers never choose.

@@ -335,10 +335,13 @@ if BROKER_REDIS_URL:
 else:
     CELERY_BROKER_URL = "memory://"
     CELERY_RESULT_BACKEND = "cache+memory://"
-    # Embedded default on purpose: no broker to talk to, so tasks run in the caller's process.
+    # Embedded default on purpose: no broker to talk to, so tasks run in the caller's process; on the
+    # demo's web server (TASKS_IN_THREADS=1, scripts/demo) in a thread of it, so no request waits for
+    # long work (config/celery.py).
     CELERY_TASK_ALWAYS_EAGER = True
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CELERY_TASK_EAGER_PROPAGATES = True
+TASKS_IN_THREADS = EMBEDDED and env.bool("TASKS_IN_THREADS", default=False)
 BEAT_LOCK_TTL_S = env.float("BEAT_LOCK_TTL_S", default=30.0)
 # A campaign dashboard's counts are cached until a write to the campaign, or this long at most (annotation/progress.py).
 CAMPAIGN_PROGRESS_CACHE_S = env.int("CAMPAIGN_PROGRESS_CACHE_S", default=30)

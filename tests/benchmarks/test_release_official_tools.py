@@ -35,10 +35,11 @@ from tests.benchmarks.test_release_built_items import (
     spatial457_built,
 )
 from tests.benchmarks.test_release_srbench_variants import srbench_built
+from tests.needs import need_module
 
 pytestmark = pytest.mark.django_db
-datasets = pytest.importorskip("datasets")
-pd = pytest.importorskip("pandas")  # as VLMEvalKit loads a TSV
+datasets = need_module("datasets")
+pd = need_module("pandas")  # as VLMEvalKit loads a TSV
 
 
 class TaskLoader(yaml.SafeLoader):

@@ -82,8 +82,10 @@ def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
     run("seed_demo")
     port = free_port()
     logs = {name: (tmp / f"{name}.log").open("w") for name in ("web", "worker")}
+    # The embedded server runs tasks in its threads as scripts/demo's does (config/celery.py).
+    web_env = env if mode == "services" else {**env, "TASKS_IN_THREADS": "1"}
     procs = [subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                               "config.asgi:application"], cwd=ROOT, env=env, stdout=logs["web"],
+                               "config.asgi:application"], cwd=ROOT, env=web_env, stdout=logs["web"],
                               stderr=subprocess.STDOUT)]
     if mode == "services":
         subprocess.run([sys.executable, "-m", "celery", "-A", "config", "purge", "-f"], cwd=ROOT, env=env,
