@@ -340,7 +340,7 @@ class FamilyBuild:
             self.clock.set(study.created_at + timedelta(minutes=30 + 40 * number))
             with transaction.atomic():  # one participant's session, written whole (and one commit, not 200)
                 user, session = humaneval_sessions.enter_study_from_crowd_link(
-                    study.pk, crowd_params(worker_id, f"demo-{self.slug}")
+                    study.pk, crowd_params(worker_id, f"demo-{self.slug}"), ask_prolific=False
                 )
                 self.take_session(study, session, user, number)
         if study.is_open:

@@ -211,17 +211,18 @@ def set_entry_rule(study_id: int, platform: str, prolific_study_id: str = "") ->
     return study
 
 
-def enter_study_from_crowd_link(study_id: int, params, signed_in=None) -> tuple:
+def enter_study_from_crowd_link(study_id: int, params, signed_in=None, ask_prolific: bool = True) -> tuple:
     """The crowd entry under the study's one entry rule (crowd.services.entry_rule: that platform's
     parameters only, its STUDY_ID, Prolific's API where configured, asked before the transaction), then
     the account (crowd.services.enter_checked: session-bound, never in place of a signed-in staff account)
     and the participant's session in one transaction: the same link opened twice at once waits on the
-    entry's lock and then finds the session the first one started."""
+    entry's lock and then finds the session the first one started. `ask_prolific=False`: the demo's
+    made-up participants, seeded whether or not a token is set, are not asked of Prolific."""
     study = study_for_entry(study_id)
     scope = scope_key("study", study.pk)
     rule = crowd_services.entry_rule(scope, study.platform)
     ids = crowd_services.check_link(params, rule)
-    verified = crowd_services.verify_link(ids, rule)  # a network call: before the transaction
+    verified = ask_prolific and crowd_services.verify_link(ids, rule)  # a network call: before the transaction
     with transaction.atomic():
         user, created = crowd_services.enter_checked(ids, params, role="evaluator", signed_in=signed_in,
                                                      scope=scope, verified=verified)

@@ -278,3 +278,12 @@ def test_the_admin_sets_the_studys_platform_and_prolific_study_on_its_settings_p
         assert admin.post(f"/studies/{other.pk}/entry/", bad).status_code == 400, bad
     other.refresh_from_db()
     assert other.platform == "" and not ProlificStudy.objects.filter(scope=f"study:{other.pk}").exists()
+
+
+def test_the_demo_seeds_its_participants_without_asking_prolific(settings, study):
+    from humaneval.services.sessions import enter_study_from_crowd_link
+
+    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "set", "http://127.0.0.1:9/api/v1/"  # nothing listens
+    user, session = enter_study_from_crowd_link(study.pk, link("demo-eval-1", "demo-session-1", "demo-study"),
+                                                ask_prolific=False)
+    assert session.participant == user and not PlatformSubmission.objects.get().verified
