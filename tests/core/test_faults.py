@@ -65,6 +65,7 @@ def stale_batch(conn, run, item_ids, age_s=60.0) -> str:
     return task_id
 
 
+@pytest.mark.services
 @pytest.mark.django_db
 def test_a_batch_whose_worker_stopped_beating_is_sent_again_and_fills_only_what_is_missing(clean_inflight):
     first = ItemFactory()
@@ -84,6 +85,7 @@ def test_a_batch_whose_worker_stopped_beating_is_sent_again_and_fills_only_what_
     assert inflight.reap_stalled_batches() == []  # taken once
 
 
+@pytest.mark.services
 @pytest.mark.django_db
 def test_a_stale_batch_of_a_run_no_longer_running_is_dropped(clean_inflight):
     item = ItemFactory()
@@ -94,6 +96,7 @@ def test_a_stale_batch_of_a_run_no_longer_running_is_dropped(clean_inflight):
     assert run.predictions.count() == 0 and inflight.in_flight() == []
 
 
+@pytest.mark.services
 def test_a_running_batch_is_recorded_beaten_and_removed_at_its_end(clean_inflight, settings):
     settings.INFERENCE_HEARTBEAT_S = 0.05
     with inflight.watch("task-1", 7, [1, 2, 3], "gpu@here") as batch:
