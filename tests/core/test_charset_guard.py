@@ -142,3 +142,22 @@ def test_a_stored_lone_surrogate_never_breaks_a_page(admin):
     for path in (f"/api/v1/items/{item.pk}/", f"/review/items/{item.pk}/"):
         answer = admin.get(path)
         assert answer.status_code < 500, (path, answer.status_code)
+
+
+def test_bodies_that_are_not_utf8_with_no_charset_declared_get_no_5xx_anywhere():
+    admin = Client(raise_request_exception=False)
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    before = row_counts()
+    broken = []
+    for path in sorted(set(routes())):
+        for body, content_type in (('{"text": "café \\u0000", "name": "x"}'.encode("utf-16"), "application/json"),
+                                   ('{"text": "café", "name": "x"}'.encode("utf-16"), "application/json"),
+                                   (b"\xff\xfe\xfa", "application/json"),
+                                   (b"text=\xc3\x28&name=%ED%A0%80", "application/x-www-form-urlencoded")):
+            answer = admin.generic("POST", path, body, content_type=content_type)
+            if answer.status_code >= 500:
+                broken.append((path, content_type, answer.status_code))
+    assert broken == []
+    after = row_counts()
+    after.pop("sessions.Session"), before.pop("sessions.Session")  # a view may start a browser session
+    assert after == before
