@@ -56,6 +56,8 @@ from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from review import services as review_services
 
+from . import demo_campaigns
+
 DEMO_PASSWORD = "hypolab-demo"
 SECOND_REVIEWER = "reviewer2"
 RANDOM_PLUS_PLUS_NAME = "Random++ (seed 0)"
@@ -163,6 +165,9 @@ def build_finished_demo(
             points_per_room,
         )
         summaries.append(builder.build())
+    made = demo_campaigns.seed_campaigns(demo_campaigns.demo_annotator(), log)  # one campaign of every kind
+    if made:
+        summaries.append(f"Crowd campaigns of every kind: {', '.join(c.name for c in made)}")
     return summaries
 
 

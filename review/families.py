@@ -9,7 +9,7 @@ HYPO3D = get_family("hypo3d")
 
 _CHOICE = {
     "answerable": "Answerable from what the item shows (the image or videos, and the marks drawn on them)",
-    "answer_right": "The marked answer is right and no other choice is",
+    "unambiguous": "Exactly one unambiguous answer: the marked one, and no other choice",
     "options_distinct": "The choices are distinct and each is plausible",
     "clear": "The question is clear and grammatical",
 }

@@ -92,7 +92,7 @@ def check_benchmark(benchmark: Benchmark) -> None:
 
 def check_review_history() -> None:
     hypo3d = Benchmark.objects.get(slug="hypo3d-finished")
-    campaign = Campaign.objects.get(benchmark=hypo3d)
+    campaign = Campaign.objects.get(benchmark=hypo3d, kind=Campaign.Kind.CONTEXT_CHANGE)
     statuses = list(campaign.assignments.values_list("status", flat=True))
     assert statuses.count(Assignment.Status.SUBMITTED) == 4 and statuses.count(Assignment.Status.LEASED) == 1
     leased = campaign.assignments.get(status=Assignment.Status.LEASED)
@@ -115,6 +115,19 @@ def check_review_history() -> None:
     assert Item.objects.filter(benchmark__slug="3dsrbench-demo", status=Item.Status.REJECTED).count() == 1
 
 
+def check_every_kind_of_campaign() -> None:
+    """One campaign of every kind, each with a live lease of the demo annotator's (issue #42): the
+    annotator's home links every authoring page."""
+    assert set(Campaign.objects.values_list("kind", flat=True)) == set(Campaign.Kind.values)
+    annotator = demo_account("annotator")
+    leased = set(Assignment.objects.filter(worker=annotator, status=Assignment.Status.LEASED)
+                 .values_list("campaign__kind", flat=True))
+    assert leased >= set(Campaign.Kind.values) - {Campaign.Kind.CONTEXT_CHANGE}, leased
+    for family in ("causalspatial", "3dsrbench", "spatial457", "m3verse"):
+        campaign = Campaign.objects.get(benchmark__family=family)
+        assert campaign.change_type == "" and campaign.question_types == {}, family
+
+
 def demo_account(username: str):
     return get_user_model().objects.get(username=username)
 
@@ -128,6 +141,7 @@ def test_seed_demo_builds_five_finished_benchmarks_and_a_second_run_writes_nothi
         check_benchmark(benchmark)
         assert f"/benchmarks/{slug}/results/" in printed
     check_review_history()
+    check_every_kind_of_campaign()
 
     # the sandbox the tour and the browser tests walk through is as it was: rooms and an untouched campaign
     sandbox = Benchmark.objects.get(slug="hypo3d-demo")

@@ -37,6 +37,14 @@ function familyTags() {
   return tags;
 }
 
+// A 3DSRBench subtype names its category: picking one sets the other, as on the authoring form.
+byId("item-family-tags")?.addEventListener("change", (e) => {
+  const group = e.target.selectedOptions?.[0]?.dataset.group;
+  const parent = group && [...document.querySelectorAll("#item-family-tags select[data-tag]")]
+    .find((select) => [...select.options].some((o) => o.value === group && !o.dataset.group));
+  if (parent) parent.value = group;
+});
+
 onClick("save-item", () => {
   const body = { question: byId("item-question").value, answers: answers() };
   const types = ticked("item_question_type");
