@@ -351,23 +351,35 @@ def answer_vocabulary(benchmark: Benchmark) -> list[str]:
 
 
 def model_settings_key(model) -> str:
-    """Every setting of a model row that changes what its adapter does: `load_adapter`'s cache key."""
-    return json.dumps([model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
+    """Every setting of a model row that changes what its adapter does (its name is the served model an
+    endpoint is sent where config names none): `load_adapter`'s cache key."""
+    return json.dumps([model.name, model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
                        model.temperature, model.config], sort_keys=True, default=str)
 
 
-@lru_cache(maxsize=8)
 def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
+    """The model's adapter for a benchmark. A random baseline is made anew each time (a few queries): its
+    vocabulary and family are the benchmark's as it is now, where a cached one kept the answers of the
+    items it first saw, and, on SQLite, which gives a deleted row's id to the next one, another
+    benchmark's family. Real models are cached per process (`_cached_adapter`)."""
+    from .models import ModelSpec
+
+    model = ModelSpec.objects.get(pk=model_id)
+    if model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS):
+        benchmark = Benchmark.objects.get(pk=benchmark_id)
+        guesser = RandomPlusPlus if model.adapter == ModelSpec.Adapter.RANDOM_PLUS_PLUS else RandomBaseline
+        return guesser(model.seed, answer_vocabulary(benchmark), latency_ms=int((model.config or {}).get("latency_ms", 0)),
+                       family=benchmark.family)
+    return _cached_adapter(model_id, settings_key)
+
+
+@lru_cache(maxsize=8)
+def _cached_adapter(model_id: int, settings_key: str):
     """Cached per process; `settings_key` changes when the model is edited, so edits take effect."""
     from .models import ModelSpec
 
     model = ModelSpec.objects.get(pk=model_id)
     config = model.config or {}
-    if model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS):
-        benchmark = Benchmark.objects.get(pk=benchmark_id)
-        guesser = RandomPlusPlus if model.adapter == ModelSpec.Adapter.RANDOM_PLUS_PLUS else RandomBaseline
-        return guesser(model.seed, answer_vocabulary(benchmark), latency_ms=int(config.get("latency_ms", 0)),
-                       family=benchmark.family)
     if model.adapter == ModelSpec.Adapter.RECORDED_OUTPUTS:
         return RecordedOutputs.of_model(model)
     if model.adapter == ModelSpec.Adapter.OPENAI_COMPATIBLE:

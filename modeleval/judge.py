@@ -8,7 +8,8 @@ from .models import Run
 from .prompts import InferenceRequest
 
 # VLMEvalKit's MMBench choice-extraction prompt (utils/multiple_choice.py build_prompt), which 3DSRBench's
-# official evaluation uses when no option can be read from an output by rule.
+# official evaluation uses when no option can be read from an output by rule: filled verbatim, the
+# question as it is (its template adds "?", so a question ending in one reads "??", as VLMEvalKit sends it).
 JUDGE_PROMPT = (
     "You are an AI assistant who will help me to match an answer with several options of a single-choice "
     "question. You are provided with a question, several options, and an answer, and you need to find which "
@@ -21,6 +22,11 @@ JUDGE_PROMPT = (
     "Answer: Spider\nYour output: Z\n"
     "Example 3: \nQuestion: {question}?\nOptions: {options}\nAnswer: {output}\nYour output: "
 )
+def option_text(options: dict[str, str]) -> str:
+    """The options as VLMEvalKit's build_option_str writes them (vlmeval/smp/vlm.py)."""
+    return "There are several options: \n" + "".join(f"{letter}. {text}\n" for letter, text in options.items())
+
+
 JUDGE_TRIES = 3  # VLMEvalKit asks again when the judge's own reply names no option
 
 
@@ -32,8 +38,7 @@ def run_judge(run: Run):
     adapter = load_adapter(run.judge_model_id, model_settings_key(run.judge_model), run.benchmark_id)
 
     def judge(question: str, options: dict[str, str], output: str) -> str | None:
-        prompt = JUDGE_PROMPT.format(question=question.rstrip("?"), output=output,
-                                     options=" ".join(f"{letter}. {text}" for letter, text in options.items()))
+        prompt = JUDGE_PROMPT.format(question=question, output=output, options=option_text(options))
         for _ in range(JUDGE_TRIES):
             try:
                 reply = adapter.answer(InferenceRequest(prompt=prompt, params={"temperature": 0.0}), item=None)

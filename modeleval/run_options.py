@@ -45,7 +45,7 @@ def check_protocol(protocol: Protocol, shown: VisualInput, items: list[tuple]) -
 
 def _check_flip_decisions(items: list[tuple]) -> None:
     """FlipEval needs every item's flip decision; items imported with their mirrored rows are left to
-    check_imported_variants (their FlipEval comes from their ids)."""
+    as they are (their FlipEval comes from their ids)."""
     if any((tags or {}).get(protocols.IMAGE_VARIANT) == protocols.FLIPPED for *_, tags in items):
         return
     undecided = protocols.undecided_flips((pk, tags) for pk, *_, tags in items)
@@ -57,20 +57,48 @@ def _check_flip_decisions(items: list[tuple]) -> None:
             field="protocol")
 
 
-def check_imported_variants(protocol: Protocol, approved) -> None:
-    """Items imported as rotated copies (`X-1`) or mirrored rows (`X-flip`) already are the protocol's
-    variants: running the protocol over them again would give ids that collide (`X` rotated is `X-1`)."""
-    if protocol.circular:
-        rotated = approved.filter(external_id__regex=r"-[0-9]$").values_list("external_id", flat=True).first()
-        if rotated:
-            raise DomainError(f"The items are stored with their rotations (e.g. {rotated}), so CircularEval "
-                              "comes from their ids: launch the run without 'circular'.", field="protocol")
-    if protocol.flip:
-        flipped = approved.filter(**{f"tags__{protocols.IMAGE_VARIANT}": protocols.FLIPPED})
-        flipped = flipped.values_list("external_id", flat=True).first()
-        if flipped is not None:
-            raise DomainError(f"The items include their mirrored rows (e.g. {flipped}), so FlipEval comes from "
-                              "their ids: launch the run without 'flip'.", field="protocol")
+ROTATION_ROW = r"-[0-9]$"  # an imported rotated copy of a question (3DSRBench `X-1`..`X-3`, `X-flip-1`)
+
+
+STORED_VARIANT_FAMILIES = ("3dsrbench",)  # VLMEvalKit's TSV ids say the variant (importers/threedsrbench.py)
+
+
+def stored_protocol(items) -> Protocol:
+    """The variants a 3DSRBench benchmark's items already are: rotations imported as rows (`X-1`),
+    mirrored rows (`X-flip`), as VLMEvalKit's published TSV holds them (other families' ids say no
+    variant: an M3-Verse `scene_0-1` is a question of its own)."""
+    if not items.filter(benchmark__family__in=STORED_VARIANT_FAMILIES).exists():
+        return Protocol()
+    return Protocol(circular=items.filter(external_id__regex=ROTATION_ROW).exists(),
+                    flip=items.filter(**{f"tags__{protocols.IMAGE_VARIANT}": protocols.FLIPPED}).exists())
+
+
+def asked_rows(protocol: Protocol, items):
+    """The items a protocol asks where the benchmark stores its variants: a run without a protocol asks
+    every stored row (VLMEvalKit's run of the TSV: each aggregate from the ids); a circular run the
+    stored rotations without the mirrored rows, a flip run the mirrored rows without the rotations,
+    flip+circular every row."""
+    stored = stored_protocol(items)
+    left_out = []  # as subqueries: a JSON key's NOT would also drop the items without the key
+    if stored.circular and protocol.flip and not protocol.circular:
+        left_out.append(items.filter(external_id__regex=ROTATION_ROW))
+    if stored.flip and protocol.circular and not protocol.flip:
+        left_out.append(items.filter(**{f"tags__{protocols.IMAGE_VARIANT}": protocols.FLIPPED}))
+    for rows in left_out:
+        items = items.exclude(pk__in=rows.values("pk"))
+    return items
+
+
+def generated_protocol(protocol: Protocol, items) -> Protocol:
+    """The variants a run makes of its items: those of its protocol that the items are not stored as
+    (stored rows are asked as they are; the scorer groups them by their ids)."""
+    stored = stored_protocol(items)
+    return Protocol(circular=protocol.circular and not stored.circular, flip=protocol.flip and not stored.flip)
+
+
+def run_protocol(run) -> Protocol:
+    """The variants the run makes of each of its items."""
+    return generated_protocol(Protocol.from_data(run.protocol), run.items.all())
 
 
 MAX_EXAMPLES = 20

@@ -12,14 +12,14 @@ from django.utils import timezone
 import scoring
 from benchmarks import protocols
 from benchmarks.models import Item
-from benchmarks.protocols import Protocol, Variant
+from benchmarks.protocols import Variant
 from core.jobs import finish_job
 from scoring.engine import Source, get_family, score_records
 from scoring.family import Run as ScoringRun
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL
 
-from . import secondary_metrics, sql
+from . import run_options, secondary_metrics, sql
 from .counterfactual import scored_gold
 from .judge import run_judge
 from .models import Run
@@ -31,7 +31,7 @@ def scoring_lines(run: Run, items: dict[int, Item], predictions=None) -> tuple[l
     the run's protocol, ids suffixed as the 3DSRBench scorer groups them, and one line per stored
     prediction without an inference error (every variant and repeat). `predictions` narrows the
     predictions read (default: all of the run's); those of other items are left out."""
-    gold = scored_gold(run, gold_lines(items.values(), Protocol.from_data(run.protocol)), items)
+    gold = scored_gold(run, gold_lines(items.values(), run_options.run_protocol(run)), items)
     predictions = run.predictions.all() if predictions is None else predictions
     rows = [  # with the judge's rating where a Hypo3D run has one (secondary_metrics)
         secondary_metrics.rated_line(protocols.variant_prediction(

@@ -91,7 +91,9 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     generation.check_supported(model, settings)
     examples = run_options.checked_examples(examples)
     judge = run_options.checked_judge(judge_model, benchmark)
-    approved = run_options.subset_filter(approved_items(benchmark), subset)
+    # stored rotations and mirrored rows are asked as they are, the rest of the protocol made here
+    approved = run_options.asked_rows(protocol, run_options.subset_filter(approved_items(benchmark), subset))
+    generated = run_options.generated_protocol(protocol, approved)
     rows = list(approved.values_list("pk", "question", "choices", "answers", "tags"))
     if not rows:
         if subset:
@@ -99,11 +101,10 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
         raise DomainError("This benchmark has no approved items to evaluate.", field="benchmark")
     shown = run_options.checked_visual_input(visual_input, model, benchmark,
                                              approved.values_list("scene_id", flat=True))
-    run_options.check_protocol(protocol, shown, rows)
+    run_options.check_protocol(generated, shown, rows)
     inputs = run_inputs.checked(inputs, model, benchmark, shown, approved)  # frames, extra frames, chain
-    run_options.check_imported_variants(protocol, approved)
     items = [pk for pk, *_ in rows]
-    variant_count = sum(len(item_variants(protocol, choices, tags)) for _, _, choices, _, tags in rows)
+    variant_count = sum(len(item_variants(generated, choices, tags)) for _, _, choices, _, tags in rows)
     with transaction.atomic():
         run = Run.objects.create(
             model=model, benchmark=benchmark, created_by=created_by, batch_size=batch_size, repeats=repeats,
@@ -255,7 +256,7 @@ def resume_run(run_id) -> Run:
 
 def _incomplete_items(run: Run) -> list[int]:
     """Items with fewer predictions than their variants x repeats."""
-    protocol = Protocol.from_data(run.protocol)
+    protocol = run_options.run_protocol(run)
     counts = dict(run.predictions.values("item_id").annotate(n=Count("id")).values_list("item_id", "n"))
     return [
         pk for pk, choices, tags in run.items.order_by("pk").values_list("pk", "choices", "tags")
@@ -305,7 +306,7 @@ def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
     if run.job_id and jobs.start_job(run.job_id, total=run.total) is not None:
         report_inference(run)  # a resumed run starts from the predictions it has
     done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "variant", "repeat"))
-    protocol = Protocol.from_data(run.protocol)
+    protocol = run_options.run_protocol(run)
     items = (
         Item.objects.filter(pk__in=item_ids).select_related("scene", "change")
         .prefetch_related("scene__world_frames").order_by("pk")

@@ -25,7 +25,7 @@ from benchmarks.option_text import lettered
 from benchmarks.protocols import Variant
 from benchmarks.services import store_asset
 from core import roles
-from modeleval import visual_inputs
+from modeleval import run_inputs, visual_inputs
 from modeleval.models import Prediction
 from review import services as review_services
 from tests.annotation.test_annotation_kinds import enter, submit
@@ -227,12 +227,13 @@ def test_3dsrbench_items_reach_the_model_in_every_rotation_and_mirror_the_evalua
     ])
     assert (left_right.tags["flip"], highest.tags["flip"]) == ("swap", "same")
     endpoint = chat_servers(reply="A")
-    runs = launch("3dsrbench-table2", campaign.benchmark, [endpoint_model(endpoint, "gpt-4o", "image")],
+    # gpt-4o-mini: VLMEvalKit sends its pictures as they are (gpt-4o's it fits within 512 px)
+    runs = launch("3dsrbench-table2", campaign.benchmark, [endpoint_model(endpoint, "gpt-4o-mini", "image")],
                   django_capture_on_commit_callbacks)
     assert endpoint.refused == []
     # evaluators: each new one gets the item's next variant, so eight cover every rotation and mirror
     shown = humans(client, [left_right, highest], participants=8, circular_variants=True, flip_images=True)
-    asked = [run for run in runs if run.model.name == "gpt-4o"]
+    asked = [run for run in runs if run.model.name == "gpt-4o-mini"]
     requests = model_saw_what_the_human_saw(client, "3dsrbench", endpoint, asked, shown)
     # vanilla, circular (2 + 4 rotations) and flip (2 x 2): every variant of each item is asked
     assert {variant for pk, variant in requests if pk == highest.pk} == {"", "1", "2", "3", "flip"}
@@ -261,8 +262,11 @@ def test_spatial457_items_ask_openly_and_show_the_bounding_box(client, chat_serv
                   django_capture_on_commit_callbacks)
     [(_, prompt, images)] = candidates(endpoint, runs)
     [(human, entry)] = evaluator_items(client, item, shuffle_choices=False)
-    assert human["choices"] == [] and prompt.endswith(f"\n\n{human['question']}")
-    assert "identify attributes of multiple objects and their facing direction" in prompt  # L4_pose's prompt
+    # the paper's System block goes as the system message, the question as the user turn
+    assert human["choices"] == [] and prompt == human["question"]
+    system = endpoint.requests[0]["body"]["messages"][0]
+    assert system["role"] == "system" and system["content"].endswith("'direction': '<direction>', ...]")
+    assert "identify attributes of multiple objects and their facing direction" in system["content"]  # L4_pose
     client.force_login(entry.session.participant)
     assert images == [as_shown(client, image) for image in human["images"]]
     assert pixel(images[0], (5, 40)) == RED
@@ -286,7 +290,8 @@ def test_m3verse_items_reach_the_model_with_lettered_statements_and_both_videos(
     ])
     assert spelled.choices == ["Lamp", "Kettle", "Nothing was switched on"]
     # each video stands for its frames: the model's pictures are its videos' bytes, before then after
-    monkeypatch.setattr(visual_inputs, "frame_set", lambda video, n, size: [video.file.open("rb").read()])
+    for module in (visual_inputs, run_inputs):  # the recipe's frames per video are sampled by run_inputs
+        monkeypatch.setattr(module, "frame_set", lambda video, n, size: [video.file.open("rb").read()])
     endpoint = chat_servers(reply="A")
     runs = launch("m3verse-table2", campaign.benchmark, [endpoint_model(endpoint, "Qwen3-VL-8B", "video_frames")],
                   django_capture_on_commit_callbacks)

@@ -199,3 +199,30 @@ def test_a_subset_requiring_a_list_tag_to_equal_a_set_takes_only_those_items():
     assert list(run_options.subset_filter(items, pair)) == [both]  # a set: in any order
     with pytest.raises(DomainError):
         run_options.checked_subset({"question_type": {"equals": []}})
+
+
+def test_3dsrbench_table2_runs_on_the_published_file_asking_its_stored_rotations_and_mirrored_rows(
+        chat_servers, django_capture_on_commit_callbacks):
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    scene = SceneFactory(benchmark=benchmark)
+    store_asset(scene, "image", "photo.png", png())
+    rows = {"VIN6MS3J": (["left", "right"], "A", {}), "VIN6MS3J-1": (["right", "left"], "B", {}),
+            "VIN6MS3J-flip": (["left", "right"], "B", {"image_variant": "flipped"}),
+            "VIN6MS3J-flip-1": (["right", "left"], "A", {"image_variant": "flipped"})}
+    for qid, (choices, answer, tags) in rows.items():  # as VLMEvalKit's TSV holds them (importers/threedsrbench)
+        ItemFactory(benchmark=benchmark, scene=scene, change=None, answer_format="single", external_id=qid,
+                    question="Is the cup on the left or right of the plate?", choices=choices, answers=[answer],
+                    tags={"category": "orientation", "subtype": "orientation_on_the_left", **tags})
+    endpoint = server(chat_servers, "openai", "A")
+    runs = launch("3dsrbench-table2", benchmark, [endpoint_model(endpoint, "gpt-4o-mini", "image")],
+                  django_capture_on_commit_callbacks)
+    asked = {run.recipe["entry"]: sorted(run.items.values_list("external_id", flat=True))
+             for run in runs if run.model.name == "gpt-4o-mini"}
+    assert asked == {"vanilla": sorted(rows), "circular": ["VIN6MS3J", "VIN6MS3J-1"],
+                     "flip": ["VIN6MS3J", "VIN6MS3J-flip"]}
+    assert endpoint.refused == [] and len(endpoint.requests) == 8  # each stored row once, no variant made
+    circular = next(run for run in runs if run.recipe["entry"] == "circular")
+    assert set(circular.predictions.values_list("variant", flat=True)) == {""}
+    assert circular.protocol == {"circular": True, "flip": False} and circular.scores["overall"]["circular"] == 0.0
+    flip = next(run for run in runs if run.recipe["entry"] == "flip")
+    assert flip.scores["overall"]["flip"] == 0.0 and flip.scores["overall"]["vanilla"] == 50.0

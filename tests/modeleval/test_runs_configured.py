@@ -100,7 +100,8 @@ def test_a_judge_model_reads_what_the_rules_cannot_and_is_recorded(chat_servers,
     assert run.scores["overall"]["vanilla"] == 100.0  # the judge's letter is scored
     asked = judge_endpoint.prompts[0]  # VLMEvalKit's MMBench extraction prompt
     assert "match an answer with several options" in asked
-    assert asked.endswith("Options: A. left B. right\nAnswer: I cannot tell from this picture\nYour output: ")
+    assert asked.endswith("Example 3: \nQuestion: Is the cup left of the plate??\nOptions: There are several "
+                          "options: \nA. left\nB. right\n\nAnswer: I cannot tell from this picture\nYour output: ")
 
     # without a judge the same outputs cannot be read
     with django_capture_on_commit_callbacks(execute=True):
