@@ -31,10 +31,10 @@ def weight_loads(monkeypatch):
 
     monkeypatch.setattr(AutoModelForImageTextToText, "from_pretrained", counted)
     adapters.loaded_checkpoint.cache_clear()
-    adapters.load_adapter.cache_clear()
+    adapters._cached_adapter.cache_clear()
     yield loads
     adapters.loaded_checkpoint.cache_clear()
-    adapters.load_adapter.cache_clear()
+    adapters._cached_adapter.cache_clear()
 
 
 def local_model(name: str, checkpoint: str, **fields) -> ModelSpec:

@@ -75,7 +75,7 @@ def test_a_prompt_for_a_local_checkpoint_is_answered_by_a_gpu_worker_never_loade
     checkpoint = str(build_tiny_qwen2_vl(tmp_path / "tiny"))
     settings.LOCAL_CHECKPOINTS = False  # this process is a web or default-queue process
     adapters.loaded_checkpoint.cache_clear()
-    adapters.load_adapter.cache_clear()
+    adapters._cached_adapter.cache_clear()
     model = ModelSpec.objects.create(name="tiny", adapter="hf_local", modality="caption_only", max_new_tokens=2,
                                      config={"checkpoint": checkpoint, "device": "cpu", "worker_queue": "tiny"})
     celery_app.control.purge()
