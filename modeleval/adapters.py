@@ -351,8 +351,9 @@ def answer_vocabulary(benchmark: Benchmark) -> list[str]:
 
 
 def model_settings_key(model) -> str:
-    """Every setting of a model row that changes what its adapter does: `load_adapter`'s cache key."""
-    return json.dumps([model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
+    """Every setting of a model row that changes what its adapter does (its name is the served model an
+    endpoint is sent where config names none): `load_adapter`'s cache key."""
+    return json.dumps([model.name, model.adapter, model.modality, model.withhold_stimulus, model.seed, model.max_new_tokens,
                        model.temperature, model.config], sort_keys=True, default=str)
 
 
