@@ -43,6 +43,9 @@ from . import shots
 FOLDER = Path(__file__).parent
 RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
               "visual_inputs", "inputs")
+CHOICE_JUDGE = "choice_extraction"  # a judge reads the choices the rules cannot (3DSRBench, MMBench-style)
+NO_JUDGE = ("exact matching only: no judge model was named, so an answer no rule reads is wrong (the paper "
+            "reads those with an LLM judge, MMBench-style)")
 RULE_FIELDS = ("match", "provider", "shown", "settings", "inputs", "source")
 BASELINES = {"random_baseline": ("Random baseline (seed 0)", ModelSpec.Adapter.RANDOM_BASELINE),
              "random_plus_plus": ("Random++ (seed 0)", ModelSpec.Adapter.RANDOM_PLUS_PLUS)}
@@ -112,6 +115,8 @@ def checked(recipe) -> dict:
             re.compile(rule.get("match", ""))
         except re.error as error:
             raise DomainError(f"model_settings match {rule['match']!r}: {error}.", field="recipe") from None
+    if recipe.get("judge", False) not in (True, False, CHOICE_JUDGE):
+        raise DomainError(f'judge is true (a judge model is needed) or "{CHOICE_JUDGE}".', field="recipe")
     if not isinstance(recipe.get("baselines") or [], list):
         raise DomainError("baselines is a list.", field="recipe")
     for baseline in recipe.get("baselines") or []:
@@ -198,14 +203,16 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
                   judge_model=None) -> list[Run]:
     """Every run of the recipe (a shipped name or a recipe object) for each model and its baselines,
     each recorded with the recipe's name, version, entry and default settings; all or none.
-    `judge_model` rates each run's answers (Hypo3D Table 10); a recipe with `"judge": true` needs one."""
+    `judge_model` rates each run's answers (Hypo3D Table 10) or reads the choices the rules cannot
+    (3DSRBench); a recipe with `"judge": true` needs one, one with `"judge": "choice_extraction"` records
+    on each run, without one, that its table is read by exact matching only."""
     recipe = checked(find(recipe) if isinstance(recipe, str) else recipe)
     if recipe["family"] != benchmark.family:
         raise DomainError(f"{recipe['name']} is a {recipe['family']} recipe; {benchmark.slug} is "
                           f"{benchmark.family}.", field="recipe")
     if not model_ids:
         raise DomainError("Name at least one model.", field="models")
-    if recipe.get("judge") and judge_model in (None, ""):
+    if recipe.get("judge") is True and judge_model in (None, ""):
         raise DomainError(f"{recipe['name']} rates answers with a judge: name a judge model.", field="judge_model")
     models = [ModelSpec.objects.filter(pk=pk).first() if str(pk).isdigit() else None for pk in model_ids]
     if None in models:
@@ -223,6 +230,9 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
             # the recipe's settings and inputs for this model: a row is told by what differs from them
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
                           "settings": per_model["settings"], "inputs": per_model["inputs"], "main": main}
+            if recipe.get("judge") == CHOICE_JUDGE:
+                run.recipe["extraction"] = (f"by rule, then the judge {run.judge_model.name}" if run.judge_model
+                                            else NO_JUDGE)
             if index == 0:  # the main run's inputs (a sweep's main frame count), as labels name them
                 main["inputs"] = labels.differing_inputs(run)
             run.save(update_fields=["recipe"])

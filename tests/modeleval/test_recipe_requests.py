@@ -226,3 +226,19 @@ def test_3dsrbench_table2_runs_on_the_published_file_asking_its_stored_rotations
     assert circular.protocol == {"circular": True, "flip": False} and circular.scores["overall"]["circular"] == 0.0
     flip = next(run for run in runs if run.recipe["entry"] == "flip")
     assert flip.scores["overall"]["flip"] == 0.0 and flip.scores["overall"]["vanilla"] == 50.0
+
+
+def test_3dsrbench_names_its_judge_or_says_its_table_is_exact_matching_only(
+        chat_servers, django_capture_on_commit_callbacks):
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    ItemFactory(benchmark=benchmark, scene=None, change=None, answer_format="single", question="Is it left?",
+                choices=["left", "right"], answers=["A"], tags={})
+    model = endpoint_model(server(chat_servers, "openai", "A"), "gpt-4o-mini", "caption_only")
+    judge = endpoint_model(server(chat_servers, "openai", "A"), "gpt-4o-mini-judge", "caption_only")
+    recipe = recipes.find("3dsrbench-table2")
+    recipe = {**recipe, "runs": recipe["runs"][:1], "baselines": []}
+    [plain] = launch(recipe, benchmark, [model], django_capture_on_commit_callbacks)
+    assert plain.recipe["extraction"] == recipes.NO_JUDGE
+    with django_capture_on_commit_callbacks(execute=True):
+        [judged] = recipes.launch_recipe(recipe, benchmark, [model.pk], judge_model=judge.pk)
+    assert judged.recipe["extraction"] == "by rule, then the judge gpt-4o-mini-judge"
