@@ -27,13 +27,6 @@ def campaign_kinds(family: str) -> tuple[str, ...]:
     return FAMILY_KINDS.get(family, tuple(Kind.values))
 
 
-def allowed_kinds(family: str) -> tuple[str, ...]:
-    """The kinds the services accept: the family's, where its material fixes them (no scan to write a
-    context change on an image or a video); any kind on a Hypo3D benchmark, whose scans carry them all
-    (its form offers Hypo3D's own)."""
-    return tuple(Kind.values) if family == "hypo3d" else campaign_kinds(family)
-
-
 def kind_choices(family: str) -> list[tuple[str, str]]:
     labels = dict(Kind.choices)
     return [(kind, labels[kind]) for kind in campaign_kinds(family)]
@@ -49,13 +42,20 @@ def takes_change_type(kind: str) -> bool:
     return kind == Kind.CONTEXT_CHANGE
 
 
-def checked_kind(family: str, kind: str, change_type) -> str:
+def default_kind(family: str, change_type) -> str:
+    """The kind of a campaign made without one: a context change when a change type is named (the
+    services' callers always did so), else the family's own kind."""
+    return Kind.CONTEXT_CHANGE if change_type not in (None, "") else campaign_kinds(family)[0]
+
+
+def checked_kind(family: str, kind: str, change_type, offered_only: bool = False) -> str:
     """The change type to store for a campaign of `kind` on the family's benchmark ("" where the kind
-    takes none); a DomainError names the kind or change type that is wrong."""
+    takes none); a DomainError names the kind or change type that is wrong. `offered_only` (the admin's
+    form) holds the kind to the family's own."""
     if kind not in Kind.values:
         raise DomainError(f"Kind must be one of {', '.join(Kind.values)}.", field="kind")
-    allowed = allowed_kinds(family)
-    if kind not in allowed:
+    allowed = campaign_kinds(family)
+    if offered_only and kind not in allowed:
         labels = dict(Kind.choices)
         raise DomainError(f"A {family} campaign is one of: {'; '.join(labels[k] for k in allowed)}.", field="kind")
     if takes_change_type(kind) or change_type not in (None, ""):

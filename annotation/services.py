@@ -522,7 +522,7 @@ def create_campaign(benchmark, name: str, change_type: str, scenes, guidelines: 
                     lease_minutes: int = 30, descriptions_per_assignment: int = 1, **options) -> Campaign:
     """A context-change campaign on a pool of the benchmark's scenes. The default of one description
     per assignment keeps existing callers (the demo) as they are; the admin and API default to five."""
-    options.setdefault("kind", families.campaign_kinds(benchmark.family)[0])
+    options.setdefault("kind", families.default_kind(benchmark.family, change_type))
     change_type = families.checked_kind(benchmark.family, options["kind"], change_type)
     options.setdefault("question_types", families.family_question_types(benchmark.family))
     scenes = list(scenes)

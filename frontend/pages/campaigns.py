@@ -6,7 +6,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.families import campaign_kinds, family_question_types, kind_choices, takes_change_type
+from annotation.families import (
+    campaign_kinds,
+    checked_kind,
+    family_question_types,
+    kind_choices,
+    takes_change_type,
+)
 from annotation.guidelines import paper_guidelines
 from annotation.models import Campaign
 from benchmarks import selectors as benchmark_selectors
@@ -112,6 +118,7 @@ def _save(request, benchmark, campaign):
     form = _posted_form(request.POST)
     try:
         fields = _settings(form)
+        checked_kind(benchmark.family, fields["kind"], fields["change_type"], offered_only=True)  # the family's kinds
         scenes = benchmark_selectors.scenes_among(benchmark, form["scenes"])
         if campaign is None:
             name, change_type = fields.pop("name"), fields.pop("change_type")

@@ -55,15 +55,20 @@ def test_hypo3d_keeps_its_kinds_change_type_and_question_types(client):
         services.create_campaign(benchmark, "No type", "", [SceneFactory(benchmark=benchmark)])
 
 
-def test_the_services_refuse_a_kind_the_familys_material_cannot_hold():
+def test_the_form_refuses_a_kind_the_familys_material_cannot_hold(client):
     benchmark = BenchmarkFactory(family="causalspatial")
     scene = SceneFactory(benchmark=benchmark)
-    with pytest.raises(DomainError, match="A causalspatial campaign is one of"):
-        services.create_campaign(benchmark, "Changes", "movement", [scene], kind="context_change")
-    campaign = services.create_campaign(benchmark, "Default", "movement", [scene])
-    assert (campaign.kind, campaign.change_type) == ("choice_image", "")
-    with pytest.raises(DomainError, match="A causalspatial campaign is one of"):
-        services.update_campaign(campaign.pk, kind="choice_video")
+    client.force_login(UserFactory(role=roles.ADMIN))
+    refused = client.post(f"/manage/{benchmark.slug}/campaigns/new/", form_of(scene, kind="context_change",
+                                                                            change_type="movement"))
+    assert refused.status_code == 400 and "A causalspatial campaign is one of" in refused.content.decode()
+    assert not Campaign.objects.exists()
+    # the services' callers name a change type for a context-change campaign; without one, the family's kind
+    campaign = services.create_campaign(benchmark, "Default", "", [scene])
+    assert (campaign.kind, campaign.change_type, campaign.question_types) == ("choice_image", "", {})
+    assert services.create_campaign(benchmark, "Named", "movement", [scene]).kind == "context_change"
+    with pytest.raises(DomainError, match="Change type"):
+        services.update_campaign(campaign.pk, kind="context_change")
     assert families.kind_choices("m3verse")[0][0] == "choice_video"
 
 
