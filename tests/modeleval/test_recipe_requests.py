@@ -16,6 +16,7 @@ from modeleval import generation, labels, recipes, services
 from modeleval.models import ModelSpec
 from tests.clips import clip_bytes
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory
+from tests.modeleval.test_modeleval_hf import checkpoint  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -242,3 +243,21 @@ def test_3dsrbench_names_its_judge_or_says_its_table_is_exact_matching_only(
     with django_capture_on_commit_callbacks(execute=True):
         [judged] = recipes.launch_recipe(recipe, benchmark, [model.pk], judge_model=judge.pk)
     assert judged.recipe["extraction"] == "by rule, then the judge gpt-4o-mini-judge"
+
+
+def test_a_local_checkpoint_takes_the_layout_and_leaves_unsent_settings_to_its_generation_config(checkpoint):  # noqa: F811
+    from modeleval.adapters import HFLocal
+    from modeleval.prompts import InferenceRequest
+
+    adapter = HFLocal(checkpoint, max_new_tokens=3, device="cpu")
+    chats, generated = [], []
+    template, generate = adapter.processor.apply_chat_template, adapter.model.generate
+    adapter.processor.apply_chat_template = lambda messages, **kw: chats.append(messages) or template(messages, **kw)
+    adapter.model.generate = lambda **kw: generated.append(set(kw)) or generate(**{"max_new_tokens": 3, **kw})
+    layout = {"images": "after_text", "system": "You are a AI assistant for 3D scene understanding."}
+    request = InferenceRequest(prompt="left or right", images=[png()],
+                               params={"temperature": None, "max_tokens": None, "layout": layout})
+    assert isinstance(adapter.answer(request, ItemFactory()), str)
+    assert chats[0] == [{"role": "system", "content": layout["system"]},
+                        {"role": "user", "content": [{"type": "text", "text": "left or right"}, {"type": "image"}]}]
+    assert not {"max_new_tokens", "do_sample", "temperature", "top_p"} & generated[0]  # its generation config
