@@ -18,7 +18,7 @@ from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 from modeleval import services as modeleval_services
 
-from . import drafting, progress, services
+from . import drafting, families, progress, services
 from .models import Assignment, Campaign, DraftingPrompt
 
 
@@ -184,8 +184,9 @@ class QuizQuestionSerializer(serializers.Serializer):
 class CampaignSerializer(serializers.ModelSerializer):
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     scenes = serializers.PrimaryKeyRelatedField(many=True, queryset=Scene.objects.all())
-    change_type = serializers.ChoiceField(choices=ChangeType.choices, default=ChangeType.MOVEMENT, allow_blank=True,
-                                          help_text="Context-change campaigns only; the other kinds store none.")
+    change_type = serializers.ChoiceField(choices=ChangeType.choices, required=False, allow_blank=True,
+                                          help_text="Context-change campaigns only (movement when left out); the "
+                                                    "other kinds store none.")
     quiz = QuizQuestionSerializer(many=True, required=False)
     # {fine type: [coarse types]}: a list or a string here would break every crowd submit of the campaign.
     question_types = serializers.DictField(
@@ -219,8 +220,11 @@ class CampaignList(APIView):
     @extend_schema(request=CampaignSerializer, responses={201: CampaignSerializer})
     def post(self, request):
         fields = dict(validated(CampaignSerializer, request))
+        # without a kind, the family's own (a Hypo3D benchmark's: context changes, movement by default)
+        kind = fields.setdefault("kind", families.default_kind(fields["benchmark"].family, fields.get("change_type")))
+        change_type = fields.pop("change_type", ChangeType.MOVEMENT if families.takes_change_type(kind) else "")
         campaign = services.create_campaign(
-            fields.pop("benchmark"), fields.pop("name"), fields.pop("change_type"), fields.pop("scenes"),
+            fields.pop("benchmark"), fields.pop("name"), change_type, fields.pop("scenes"),
             descriptions_per_assignment=fields.pop("descriptions_per_assignment", 5), **fields,
         )
         return Response(CampaignSerializer(campaign).data, status=201)

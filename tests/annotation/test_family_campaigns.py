@@ -100,3 +100,15 @@ def test_an_m3verse_annotator_gets_the_frame_locked_paired_player(client):
     assert task["videos"]["before"].endswith("before.mp4") and task["videos"]["after"].endswith("after.mp4")
     assert task["videos"]["fps"] == 30
     assert 'id="videos"' in page and "<video " not in page  # the player, not two plain stacked videos
+
+
+def test_the_api_makes_a_campaign_of_the_familys_kind_when_none_is_named(client):
+    client.force_login(UserFactory(role=roles.ADMIN))
+    for family, kind, change_type in (("causalspatial", "choice_image", ""), ("m3verse", "choice_video", ""),
+                                      ("hypo3d", "context_change", "movement")):
+        benchmark = BenchmarkFactory(family=family)
+        scene = SceneFactory(benchmark=benchmark)
+        response = client.post("/api/v1/campaigns/", {"benchmark": benchmark.slug, "name": f"API {family}",
+                                                      "scenes": [scene.pk]}, content_type="application/json")
+        assert response.status_code == 201, response.json()
+        assert (response.json()["kind"], response.json()["change_type"]) == (kind, change_type)
