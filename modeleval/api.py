@@ -74,6 +74,14 @@ class RunSummarySerializer(serializers.Serializer):
     extraction = serializers.JSONField(allow_null=True, help_text="Answers read by rule, by judge, or not.")
 
 
+class InferenceFailureSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    external_id = serializers.CharField(help_text="The item's id in its source dataset (may be empty).")
+    variant = serializers.CharField()
+    repeat = serializers.IntegerField()
+    error = serializers.CharField(help_text="Why: e.g. the endpoint's status, its message and the tries made.")
+
+
 class RunProgressSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     status = serializers.CharField()
@@ -81,6 +89,7 @@ class RunProgressSerializer(serializers.Serializer):
     done = serializers.IntegerField(help_text="Predictions written.")
     total = serializers.IntegerField(help_text="Predictions the run makes.")
     errors = serializers.IntegerField(help_text="Predictions whose inference failed.")
+    failures = InferenceFailureSerializer(many=True, help_text="The first 20 of them: which and why.")
     scores = serializers.JSONField(allow_null=True, help_text="The overall metrics once scored.")
     summary = RunSummarySerializer(allow_null=True)
 

@@ -4,27 +4,44 @@ An endpoint (a vLLM server, a hosted API) batches the requests it is sent at onc
 to `max_in_flight` of them open (asyncio with httpx, on an event loop in a thread of its own, so the
 caller stays synchronous: a Celery task, or the request that runs tasks in-process in the embedded
 default). The window is a semaphore whose size the endpoint steers: a 429 halves it (down to one)
-and the request waits as `Retry-After` says (seconds or an HTTP date) before it is sent again; each
-answer after that widens it by one, back up to `max_in_flight`. 5xx answers and connections that
-fail (refused, reset) are retried with exponential backoff; a timeout or a last failure is the
-item's error. A redirect is never followed: it would carry the bearer key to wherever it points."""
+and the request waits as `Retry-After` says (seconds or an HTTP date; `retry-after-ms` first, as the
+OpenAI SDK reads it) before it is sent again; each answer after that widens it by one, back up to
+`max_in_flight`.
+
+What is retried is what the OpenAI SDK retries: 408, 409, 429 and 5xx answers, connections that fail
+(refused, reset) and timeouts, up to `max_retries` times after the first try, waiting `backoff_s`
+doubled each time (less up to a quarter, so a window of requests that failed together does not come
+back together), or what the endpoint's Retry-After asks, never more than `max_wait_s`. An
+`x-should-retry` header overrides the status, as the SDK lets it. 400, 401, 403, 404, 422 and the
+other client errors are not retried: the request itself is wrong. Either way the item's error
+(EndpointError) names the status, how many tries it took and the endpoint's own message. A redirect
+is never followed: it would carry the bearer key to wherever it points."""
 
 import asyncio
 import email.utils
 import os
+import random
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import UTC
+from http import HTTPStatus
 
 import httpx
 
 MAX_WAIT_S = 30.0  # the longest Retry-After or backoff honoured between two tries
+RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+MESSAGE_CHARS = 300  # of the endpoint's message kept in the item's error
 
 
 class EndpointError(RuntimeError):
-    pass
+    """An item's request failed: `status` is the last HTTP status (None without an answer), `tries`
+    how many times it was sent."""
+
+    def __init__(self, message: str, status: int | None = None, tries: int = 1):
+        super().__init__(message)
+        self.status, self.tries = status, tries
 
 
 def retry_after_s(value: str | None, now: float | None = None) -> float | None:
@@ -45,6 +62,51 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
         when = when.replace(tzinfo=UTC)
     now = time.time() if now is None else now
     return max(0.0, when.timestamp() - now)
+
+
+def asked_wait_s(headers: httpx.Headers) -> float | None:
+    """The wait an answer asks for: `retry-after-ms` (OpenAI's, milliseconds), else `Retry-After`."""
+    try:
+        return max(0.0, float(headers["retry-after-ms"]) / 1000)
+    except (KeyError, ValueError):
+        return retry_after_s(headers.get("retry-after"))
+
+
+def should_retry(response: httpx.Response) -> bool:
+    asked = (response.headers.get("x-should-retry") or "").strip().lower()
+    if asked in ("true", "false"):
+        return asked == "true"
+    return response.status_code in RETRIED_STATUSES or response.status_code >= 500
+
+
+def status_text(status: int) -> str:
+    """`HTTP 503 Service Unavailable`: the standard phrase, not the server's (which may say anything)."""
+    try:
+        return f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
+def endpoint_message(response: httpx.Response) -> str:
+    """What the endpoint says went wrong: OpenAI's `{"error": {"message"}}`, vLLM's and FastAPI's
+    `{"message"}` / `{"detail"}`, or the start of the body's text; one line, shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        message = message or data.get("message") or data.get("detail")
+    if message is None or message == "":
+        message = response.text
+    message = " ".join(str(message).split())
+    return message[:MESSAGE_CHARS] + ("…" if len(message) > MESSAGE_CHARS else "") or "(no message)"
+
+
+def _tries(n: int) -> str:
+    return f"{n} {'try' if n == 1 else 'tries'}"
 
 
 class Window:
@@ -79,13 +141,14 @@ class EndpointClient:
     called from any thread and returns a Future of the answer's content."""
 
     def __init__(self, url: str, api_key: str = "", timeout_s: float = 60.0, max_retries: int = 3,
-                 backoff_s: float = 1.0, max_in_flight: int = 16):
+                 backoff_s: float = 1.0, max_in_flight: int = 16, max_wait_s: float = MAX_WAIT_S):
         self.url = url
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout_s = timeout_s
-        self.max_retries = max_retries
+        self.max_retries = max(0, max_retries)
         self.backoff_s = backoff_s
         self.max_in_flight = max_in_flight
+        self.max_wait_s = max_wait_s
         self._lock = threading.Lock()
         self._pid = None  # the loop belongs to the process that started it (a forked worker starts its own)
         self._loop = self._client = self.window = None
@@ -120,6 +183,13 @@ class EndpointClient:
     def answer(self, body: dict) -> str:
         return self.submit(body).result()[0]
 
+    def wait_s(self, attempt: int, asked_s: float | None = None) -> float:
+        """The pause before the try after `attempt` (0: the first): what the endpoint asked for, else
+        the backoff doubled per try less up to a quarter; at most `max_wait_s` either way."""
+        if asked_s is not None:
+            return min(asked_s, self.max_wait_s)
+        return min(self.backoff_s * 2**attempt, self.max_wait_s) * (1 - 0.25 * random.random())
+
     async def _timed(self, body: dict) -> tuple[str, int]:
         started = []
         try:
@@ -131,39 +201,43 @@ class EndpointClient:
 
     async def _send(self, body: dict, started: list) -> str:
         for attempt in range(self.max_retries + 1):
-            last = attempt == self.max_retries
+            tries, last = attempt + 1, attempt == self.max_retries
             async with self.window:
                 started[:] = started or [time.monotonic()]
                 try:
                     response = await self._client.post(self.url, json=body)
                 except httpx.TimeoutException:
-                    raise EndpointError(f"no answer within {self.timeout_s:g} s") from None
-                except httpx.TransportError as exc:  # refused, reset, closed mid-answer
-                    if last:
-                        raise EndpointError(f"cannot reach the endpoint after {attempt + 1} tries "
-                                            f"({type(exc).__name__})") from None
                     response = None
+                    failure = EndpointError(f"no answer within {self.timeout_s:g} s, {_tries(tries)}", tries=tries)
+                except httpx.TransportError as exc:  # refused, reset, closed mid-answer
+                    response = None
+                    failure = EndpointError(f"cannot reach the endpoint after {_tries(tries)} "
+                                            f"({type(exc).__name__}: {exc})", tries=tries)
             if response is None:
-                await asyncio.sleep(min(self.backoff_s * 2**attempt, MAX_WAIT_S))
-                continue
-            if response.is_redirect:
-                raise EndpointError(f"the endpoint redirects (HTTP {response.status_code}) to "
-                                    f"{response.headers.get('Location', '?')}; not followed, so the key stays here")
-            if response.status_code == 429 or response.status_code >= 500:
                 if last:
-                    raise EndpointError(f"HTTP {response.status_code} from the endpoint after {attempt + 1} tries")
-                if response.status_code == 429:
-                    self.window.narrow()
-                wait_s = retry_after_s(response.headers.get("Retry-After"))
-                await asyncio.sleep(min(self.backoff_s * 2**attempt if wait_s is None else wait_s, MAX_WAIT_S))
+                    raise failure
+                await asyncio.sleep(self.wait_s(attempt))
                 continue
-            if response.status_code >= 400:
-                raise EndpointError(f"HTTP {response.status_code} from the endpoint")
-            self.window.widen()
-            try:
-                return response.json()["choices"][0]["message"]["content"] or ""
-            except (KeyError, IndexError, TypeError, ValueError):
-                raise EndpointError("the endpoint's answer has no choices[0].message.content") from None
+            status = response.status_code
+            if response.is_redirect:
+                raise EndpointError(f"the endpoint redirects (HTTP {status}) to "
+                                    f"{response.headers.get('Location', '?')}; not followed, so the key stays here",
+                                    status, tries)
+            if 200 <= status < 300:
+                self.window.widen()
+                try:
+                    return response.json()["choices"][0]["message"]["content"] or ""
+                except (KeyError, IndexError, TypeError, ValueError):
+                    raise EndpointError("the endpoint's answer has no choices[0].message.content",
+                                        status, tries) from None
+            said = f"{status_text(status)} from the endpoint"
+            if not should_retry(response):
+                raise EndpointError(f"{said}, not retried: {endpoint_message(response)}", status, tries)
+            if last:
+                raise EndpointError(f"{said} after {_tries(tries)}: {endpoint_message(response)}", status, tries)
+            if status == 429:
+                self.window.narrow()
+            await asyncio.sleep(self.wait_s(attempt, asked_wait_s(response.headers)))
         raise AssertionError("unreachable")
 
 

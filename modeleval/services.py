@@ -273,11 +273,24 @@ def run_progress(run: Run) -> dict:
         "done": run.predictions.count(),
         "total": run.total,
         "errors": run.predictions.exclude(error="").count(),
+        "failures": inference_failures(run),
         "scores": run.scores.get("overall") if run.scores else None,
         "summary": run_summary(run),
         # what each request carries; "provider default" for a setting left unsent
         "request_settings": generation.sent_settings(run.model, run.settings or {}),
     }
+
+
+FAILURES_LISTED = 20  # of a run's failed predictions, in its progress; `errors` counts them all
+
+
+def inference_failures(run: Run, limit: int = FAILURES_LISTED) -> list[dict]:
+    """Which predictions' inference failed and why (the error each stored: an endpoint's status and
+    message, a missing stimulus...), the first `limit` by item."""
+    failed = run.predictions.exclude(error="").order_by("item_id", "variant", "repeat").values_list(
+        "item_id", "item__external_id", "variant", "repeat", "error")[:limit]
+    return [{"item": item, "external_id": external_id, "variant": variant, "repeat": repeat, "error": error}
+            for item, external_id, variant, repeat, error in failed]
 
 
 def report_inference(run: Run) -> None:

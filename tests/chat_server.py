@@ -44,9 +44,14 @@ ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
 class Refused(Exception):
-    def __init__(self, message, param=None):
+    """What the endpoint answers a request it refuses: a status and an OpenAI error object."""
+
+    def __init__(self, message, param=None, status=400, kind="invalid_request_error", code=None):
         super().__init__(message)
-        self.param = param
+        self.param, self.status, self.kind, self.code = param, status, kind, code
+
+    def error_object(self) -> dict:
+        return {"error": {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}}
 
 
 def _number(body, name, low, high):
@@ -121,6 +126,36 @@ def check_request(body, flavour: str = "openai") -> None:
             raise Refused("reasoning_effort and thinking_budget cannot be used together.", "extra_body")
 
 
+def request_body(raw: bytes):
+    """The JSON a request carries, None when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def checked_request(method: str, path: str, content_type: str | None, raw: bytes, auth: str | None,
+                    flavour: str = "openai", api_key: str | None = None, served_model: str | None = None) -> dict:
+    """The JSON body of a chat-completions request, or Refused as the endpoint answers it, in its
+    order: an unknown URL (404), a body that is not JSON (400), a missing or wrong key when `api_key`
+    is set (401, OpenAI's invalid_api_key), a body the endpoint `flavour` refuses (400, check_request),
+    a model it does not serve when `served_model` is set (404, model_not_found; vLLM's NotFoundError)."""
+    if method != "POST" or path != "/v1/chat/completions":
+        raise Refused(f"Unknown request URL: {method} {path}.", status=404, code="unknown_url")
+    body = request_body(raw)
+    if not (content_type or "").startswith("application/json") or body is None:
+        raise Refused("We could not parse the JSON body of your request.")
+    if api_key is not None and auth != f"Bearer {api_key}":
+        given = (auth or "").removeprefix("Bearer ")
+        raise Refused(f"Incorrect API key provided: {given[:3]}***{given[-2:]}." if given else
+                      "You didn't provide an API key.", status=401, code="invalid_api_key")
+    check_request(body, flavour)
+    if served_model is not None and body["model"] != served_model:
+        raise Refused(f"The model `{body['model']}` does not exist or you do not have access to it.",
+                      "model", status=404, code="model_not_found")
+    return body
+
+
 def user_text(body) -> str:
     """The text part of a chat request's last user message."""
     content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
@@ -130,17 +165,23 @@ def user_text(body) -> str:
 class ChatServer:
     """Answers each chat completion with the next scripted content, then with `reply` once the script
     is spent (a text, or a function of the request's body for a run whose requests arrive in any order),
-    and keeps every request (path, body, Authorization header). A request the endpoint
-    `flavour` (openai, vllm, anthropic, gemini) would refuse is answered 400 and kept in `refused`.
-    Modes: `rate_limit_first` answers the first request 429; `slow` answers after 1.5 s, past a short
-    client timeout; `fail_with` answers every request with that status (400, 500, 503...);
+    and keeps every request (path, body, Authorization header, `at`: when it came, time.monotonic()).
+    A request the endpoint `flavour` (openai, vllm, anthropic, gemini) would refuse is answered 400 and
+    kept in `refused`; with `api_key` a request without that key is a 401, with `served_model` one
+    naming another model a 404 (checked_request).
+    Modes, for requests it accepts: `script` answers the first ones with (status, headers) or (status,
+    headers, message) as an OpenAI error object; `rate_limit_first` answers the first request 429;
+    `slow` answers after 1.5 s, past a short client timeout; `fail_with` answers every request with
+    that status (400, 500, 503...), or only those `fail_if(body)` holds true for, with `fail_message`;
     `malformed` answers 200 with a body that is not a chat completion."""
 
-    def __init__(self, contents=(), reply=None, flavour="openai"):
+    def __init__(self, contents=(), reply=None, flavour="openai", api_key=None, served_model=None, script=()):
         self.contents, self.reply, self.requests, self.refused = list(contents), reply, [], []
-        self.flavour = flavour
+        self.flavour, self.api_key, self.served_model = flavour, api_key, served_model
         self.rate_limit_first = self.slow = self.malformed = False
-        self.fail_with = None
+        self.fail_with = self.fail_if = None
+        self.fail_message = "scripted failure"
+        self.script = list(script)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -153,34 +194,33 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def refuse(self, status, message, param=None):
-                server.refused.append(message)
-                error = {"message": message, "type": "invalid_request_error", "param": param, "code": None}
-                self.answer(status, {"error": error})
+            def refuse(self, refused: Refused):
+                server.refused.append(str(refused))
+                self.answer(refused.status, refused.error_object())
 
             def do_GET(self):
-                self.refuse(404, f"Unknown request URL: GET {self.path}.")
+                self.refuse(Refused(f"Unknown request URL: GET {self.path}.", status=404, code="unknown_url"))
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                auth = self.headers.get("Authorization")
+                server.requests.append({"path": self.path, "body": request_body(raw), "auth": auth,
+                                        "at": time.monotonic()})
                 try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = None
-                server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-                if self.path != "/v1/chat/completions":
-                    return self.refuse(404, f"Unknown request URL: POST {self.path}.")
-                if not (self.headers.get("Content-Type") or "").startswith("application/json") or body is None:
-                    return self.refuse(400, "We could not parse the JSON body of your request.")
-                try:
-                    check_request(body, server.flavour)
+                    body = checked_request("POST", self.path, self.headers.get("Content-Type"), raw, auth,
+                                           server.flavour, server.api_key, server.served_model)
                 except Refused as refused:
-                    return self.refuse(400, str(refused), refused.param)
+                    return self.refuse(refused)
+                if server.script:
+                    status, headers, *message = server.script.pop(0)
+                    error = {"message": message[0] if message else "scripted failure", "type": "server_error"}
+                    return self.answer(status, {"error": error}, tuple(headers.items()))
                 if server.rate_limit_first and len(server.requests) == 1:
                     return self.answer(429, {"error": {"message": "Rate limit reached", "type": "requests"}},
                                        [("Retry-After", "0")])
-                if server.fail_with:
-                    return self.answer(server.fail_with, {"error": {"message": "scripted failure", "type": "server"}})
+                if server.fail_with and (server.fail_if is None or server.fail_if(body)):
+                    return self.answer(server.fail_with, {"error": {"message": server.fail_message,
+                                                                    "type": "server"}})
                 if server.slow:
                     time.sleep(1.5)
                 if server.malformed:

@@ -3,14 +3,24 @@ vLLM server or a hosted API does, and counts the requests it holds open at once 
 
 HTTP/1.1 with keep-alive on asyncio, so hundreds of open requests cost nothing; it runs in a thread of
 the test (`LatencyEndpoint(...)`) or as its own process for a bench (`python tests/latency_endpoint.py
-PORT LATENCY_S`, where GET /stats reports the counts). `script` answers the first requests with given
-statuses and headers (a 429 with Retry-After, a redirect) before the normal answers; `reply(body)` is
-the content of a normal answer (default: the last word of the prompt)."""
+PORT LATENCY_S`, where GET /stats reports the counts). Each request is checked as tests/chat_server.py's
+strict server checks it (checked_request: the URL, the JSON, the key when `api_key` is set, the shape
+of the messages and their content parts, the fields the endpoint `flavour` takes, the model when
+`served_model` is set), and one it would refuse is answered at once with its status and an OpenAI
+error object, and kept in `refused`. `script` answers the first accepted requests with given statuses
+and headers (a 429 with Retry-After, a redirect), and a message as an OpenAI error object where a
+third element gives one, before the normal answers; `reply(body)` is the content of a normal answer
+(default: the last word of the prompt)."""
 
 import asyncio
 import json
 import sys
 import threading
+
+try:
+    from tests.chat_server import Refused, checked_request, request_body
+except ModuleNotFoundError:  # run as a script (a bench's endpoint): tests/ itself is on the path
+    from chat_server import Refused, checked_request, request_body
 
 
 def last_word(body: dict) -> str:
@@ -18,9 +28,11 @@ def last_word(body: dict) -> str:
 
 
 class LatencyEndpoint:
-    def __init__(self, latency_s: float = 0.0, reply=last_word, script=(), port: int = 0):
+    def __init__(self, latency_s: float = 0.0, reply=last_word, script=(), port: int = 0, flavour: str = "openai",
+                 api_key: str | None = None, served_model: str | None = None):
         self.latency_s, self.reply, self.script = latency_s, reply, list(script)
-        self.requests, self.in_flight, self.peak = [], 0, 0
+        self.flavour, self.api_key, self.served_model = flavour, api_key, served_model
+        self.requests, self.refused, self.in_flight, self.peak = [], [], 0, 0
         self.loop = asyncio.new_event_loop()
         started = threading.Event()
         self.thread = threading.Thread(target=self._serve, args=(port, started), daemon=True)
@@ -57,8 +69,14 @@ class LatencyEndpoint:
     async def _answer(self, method: str, path: str, headers: dict, raw: bytes) -> tuple[int, dict, bytes]:
         if method == "GET" and path == "/stats":
             return 200, {}, json.dumps({"peak": self.peak, "requests": len(self.requests)}).encode()
-        body = json.loads(raw)
-        self.requests.append({"path": path, "body": body, "auth": headers.get("authorization")})
+        auth = headers.get("authorization")
+        self.requests.append({"path": path, "body": request_body(raw), "auth": auth})
+        try:
+            body = checked_request(method, path, headers.get("content-type"), raw, auth, self.flavour, self.api_key,
+                                   self.served_model)
+        except Refused as refused:
+            self.refused.append(str(refused))
+            return refused.status, {}, json.dumps(refused.error_object()).encode()
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
@@ -66,8 +84,9 @@ class LatencyEndpoint:
         finally:
             self.in_flight -= 1
         if self.script:
-            status, extra = self.script.pop(0)
-            return status, extra, b"{}"
+            status, extra, *message = self.script.pop(0)
+            error = {"error": {"message": message[0], "type": "server_error"}} if message else {}
+            return status, extra, json.dumps(error).encode()
         content = self.reply(body)
         return 200, {}, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
 
