@@ -63,13 +63,13 @@ def ensure_baseline_model() -> ModelSpec:
 
 def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats=1, condition="main",
                protocol=None, subset=None, prompts=None, settings=None, examples=None, judge_model=None,
-               visual_input=None, inputs=None) -> Run:
+               visual_input=None, inputs=None, held_out=()) -> Run:
     """A run of the model over the benchmark's approved items (or those of `subset`, by tags): one
     prediction per item, protocol variant (benchmarks.protocols: rotated options, mirrored image) and
     repeat. `prompts` names a template per tag value (Spatial457's per-level prompts), `settings` the
     provider parameters, `examples` in-context examples, `judge_model` the model reading 3DSRBench
-    choices the rules cannot, `visual_input` what the model is shown (default: its modality); all are
-    recorded on the run."""
+    choices the rules cannot, `visual_input` what the model is shown (default: its modality), `held_out`
+    items left out (a recipe's in-context shots); all are recorded on the run."""
     model = ModelSpec.objects.filter(pk=model_id).first() if str(model_id).isdigit() else None
     if model is None:
         raise DomainError("Choose a registered model.", field="model")
@@ -92,7 +92,8 @@ def launch_run(model_id, benchmark: Benchmark, created_by, batch_size=8, repeats
     examples = run_options.checked_examples(examples)
     judge = run_options.checked_judge(judge_model, benchmark)
     # stored rotations and mirrored rows are asked as they are, the rest of the protocol made here
-    approved = run_options.asked_rows(protocol, run_options.subset_filter(approved_items(benchmark), subset))
+    approved = run_options.asked_rows(protocol, run_options.subset_filter(
+        approved_items(benchmark).exclude(pk__in=list(held_out)), subset))
     generated = run_options.generated_protocol(protocol, approved)
     rows = list(approved.values_list("pk", "question", "choices", "answers", "tags"))
     if not rows:

@@ -223,10 +223,14 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
         plans = planned_runs(recipe, model)
         # the recipe's first run is its main setting: ablation rows are told by their difference from it
         main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
+        held_out = set()  # the items shots are drawn from ({"from_items": N}) are scored in none of its runs
+        for plan in plans:
+            plan["examples"], drawn = shots.resolved(plan["examples"], benchmark, plan["subset"])
+            held_out.update(drawn)
         for index, plan in enumerate(plans):
             key, per_model = plan.pop("key"), plan.pop("per_model")
-            plan["examples"] = shots.resolved(plan["examples"], benchmark, plan["subset"])  # {"from_items": N}
-            run = services.launch_run(model.pk, benchmark, created_by, batch_size, judge_model=judge_model, **plan)
+            run = services.launch_run(model.pk, benchmark, created_by, batch_size, judge_model=judge_model,
+                                      held_out=sorted(held_out), **plan)
             # the recipe's settings and inputs for this model: a row is told by what differs from them
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
                           "settings": per_model["settings"], "inputs": per_model["inputs"], "main": main}

@@ -3,7 +3,8 @@
 were chosen nor their format). N approved items (of the run's subset) are sampled with the seed, in
 row order; each becomes {question, answer} as modeleval.prompts.with_examples puts it before the prompt:
 the context change and the question as the paper's prompt writes them, and the first gold answer. The
-shots stay in the run's items (the paper does not say it held them out)."""
+shots are held out of the scored items of every run of the recipe for that model, zero-shot included,
+so the rows compare the same items (an item shown with its answer is not a test of it)."""
 
 import random
 
@@ -15,10 +16,11 @@ from .. import run_options
 MAX_SHOTS = run_options.MAX_EXAMPLES
 
 
-def resolved(examples, benchmark: Benchmark, subset: dict | None = None):
-    """A list of examples as given; {"from_items", "seed"} as that many of the benchmark's items."""
+def resolved(examples, benchmark: Benchmark, subset: dict | None = None) -> tuple[list, list[int]]:
+    """(examples, the items they were drawn from): a list as given (none drawn); {"from_items", "seed"}
+    as that many of the benchmark's items."""
     if not isinstance(examples, dict):
-        return examples
+        return examples, []
     count, seed = examples.get("from_items"), examples.get("seed", 0)
     if set(examples) - {"from_items", "seed"} or type(count) is not int or not 1 <= count <= MAX_SHOTS \
             or type(seed) is not int:
@@ -35,4 +37,4 @@ def resolved(examples, benchmark: Benchmark, subset: dict | None = None):
     for item in items.filter(pk__in=chosen):
         question = f"Context Change: {item.change.text} Question: {item.question}" if item.change else item.question
         shots.append({"question": question, "answer": str(item.answers[0])})
-    return shots
+    return shots, chosen
