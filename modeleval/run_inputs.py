@@ -12,7 +12,9 @@
 - `object_captions: N`: the scene text of a caption model made of N of the scene's object captions
   (Scene.meta object_captions, imported from ScanRefer by import_object_captions) joined with ". ", as
   Hypo3D's LLM input is (30 by default; Table 15 tries 30 / 50 / 100 / 200); the sample is seeded by the
-  scene and N, so every model reads the same text."""
+  scene and N, so every model reads the same text. A ScanNet scene (`sceneXXXX_XX`) must have its
+  captions imported; another scan (3RScan) keeps its scene caption, `captions[0]` of
+  3rscan_scene_cap.json as Hypo3D's LLM scripts read it."""
 
 import copy
 import random
@@ -35,6 +37,7 @@ FRAME_KEYS = ("frames_per_video", "fps")
 MAX_FRAMES = 1000  # per video: M3-Verse's frame-count ablation goes up to 1,000
 MAX_FPS = 30
 MAX_OBJECT_CAPTIONS = 1000
+SCANNET_SCENE = r"^scene[0-9]{4}_[0-9]{2}$"  # ScanRefer describes ScanNet's scenes
 SOURCE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
 
 
@@ -97,8 +100,8 @@ def _checked_object_captions(value, model: ModelSpec, shown: VisualInput, items)
     if shown.kind != ModelSpec.Modality.CAPTION_ONLY:
         raise DomainError(f"object_captions make a caption model's scene text; {model.name} is shown {shown}.",
                           field="inputs")
-    without = Scene.objects.filter(pk__in=items.values_list("scene_id", flat=True)).exclude(
-        meta__has_key="object_captions").values_list("external_id", flat=True).first()
+    without = Scene.objects.filter(pk__in=items.values_list("scene_id", flat=True), external_id__regex=SCANNET_SCENE
+                                   ).exclude(meta__has_key="object_captions").values_list("external_id", flat=True).first()
     if without is not None:
         raise DomainError(f"Scene {without} has no object captions: import them (import_object_captions).",
                           field="inputs")
@@ -183,7 +186,7 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
     if frames:  # the prompt as build_request writes it; the frames sampled here, once
         shown_model = copy.copy(run.model)
         shown_model.withhold_stimulus = True
-    if inputs.get("object_captions") and item.scene is not None:
+    if inputs.get("object_captions") and item.scene is not None and "object_captions" in (item.scene.meta or {}):
         item = _with_caption(item, object_caption_text(item.scene, inputs["object_captions"]))
     built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
     if inputs.get("top_view") and item.scene is not None and built.images:

@@ -313,7 +313,7 @@ def test_hypo3d_questions_reach_the_model_with_the_change_as_the_evaluator_reads
         client, chat_servers, django_capture_on_commit_callbacks):
     from tests.annotation.test_annotation_kinds import campaign_of
 
-    scene = SceneFactory()
+    scene = SceneFactory(meta={"object_captions": ["a desk by the window.", "a chair at the desk."]})  # ScanRefer's
     change = ChangeFactory(scene=scene, status="approved")
     campaign = campaign_of("question_answer", [scene])
     [item] = written(client, campaign, [

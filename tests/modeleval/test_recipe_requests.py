@@ -261,3 +261,25 @@ def test_a_local_checkpoint_takes_the_layout_and_leaves_unsent_settings_to_its_g
     assert chats[0] == [{"role": "system", "content": layout["system"]},
                         {"role": "user", "content": [{"type": "text", "text": "left or right"}, {"type": "image"}]}]
     assert not {"max_new_tokens", "do_sample", "temperature", "top_p"} & generated[0]  # its generation config
+
+
+def test_hypo3d_text_models_read_30_object_captions_of_a_scannet_scene_and_a_3rscan_scenes_caption(
+        chat_servers, django_capture_on_commit_callbacks):
+    scannet = ItemFactory(tags={"change_type": "movement", "question_type": ["Direction"]})
+    scannet.scene.meta = {"object_captions": [f"object {n} is here." for n in range(50)]}
+    scannet.scene.save(update_fields=["meta"])
+    rscan = ItemFactory(change__scene__benchmark=scannet.benchmark, benchmark=scannet.benchmark,
+                        change__scene__external_id="0cac7578-8d6f-2d13-8c2d-bfa7a04f8af3",
+                        change__scene__caption="A bedroom with a bed and a wardrobe.",
+                        question="Which furniture is closest to the wardrobe?",
+                        tags={"change_type": "removal", "question_type": ["Semantic"]})
+    endpoint = server(chat_servers, "openai", "bed")
+    recipe = recipes.find("hypo3d-table1")
+    [run] = launch({**recipe, "runs": recipe["runs"][:1]}, scannet.benchmark,
+                   [endpoint_model(endpoint, "Llama-3.2-3B-Instruct", "caption_only")],
+                   django_capture_on_commit_callbacks)
+    assert run.inputs == {"object_captions": 30} and labels.differing_inputs(run) == {}
+    described = {item.pk: prompt.split("Scene description: ")[1].split("\n")[0] for prompt in endpoint.prompts
+                 for item in (scannet, rscan) if f"Question: {item.question}" in prompt}
+    assert len(described[scannet.pk].split(". ")) == 30
+    assert described[rscan.pk] == "A bedroom with a bed and a wardrobe."  # captions[0], as imported

@@ -4,6 +4,7 @@ pictures the run shows, and the results come back as labelled rows and ablation 
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -75,6 +76,8 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     ItemFactory(change__scene__benchmark=benchmark, tags={"change_type": "removal",
                                                           "question_type": ["Semantic", "Direction"]})
     scene = direction.scene
+    scene.meta = {"object_captions": [f"object {n} is here." for n in range(40)]}  # ScanRefer's, imported
+    scene.save(update_fields=["meta"])
     store_asset(scene, "topview_semantic", "semantic.png", png(), {})
     scene.world_frames.create(anchor=scene.scene_objects.first(), side="left",
                               text="The desk was located at the left of the scene.")
@@ -99,7 +102,9 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     # the caption model's ablation prompt names what it is given, not a top view
     without_frame = llm_endpoint.prompts[1]
     assert without_frame.startswith("Given a 3D scene description and a context change, imagine how the scene")
-    assert "Scene description: A small office." in without_frame
+    # the LLM reads 30 of the scene's object captions joined with ". " (§4.2), not its one-line caption
+    described = re.search(r"Scene description: (.*?)\n", without_frame).group(1)
+    assert len(described.split(". ")) == 30 and "A small office" not in described
     assert all(r["body"]["max_tokens"] == 32 and r["body"]["temperature"] == 0.6 for r in llm_endpoint.requests)
 
     client.force_login(UserFactory(role=roles.REVIEWER))
