@@ -186,3 +186,33 @@ def test_a_built_item_is_written_seen_edited_approved_and_tabled(stacks, new_pag
     else:
         assert item["choices"][1] == "the other one" and item["answers"] == ["A"]
     assert item["cells"] and all(item["cells"].values()), item["cells"]
+
+
+def test_the_seeded_demo_reaches_every_authoring_page_and_each_reads_clean(stacks, new_page):
+    """The demo holds one campaign of every kind with the demo annotator's lease (frontend/demo_campaigns.py):
+    from the annotator's home, every kind's authoring page opens and passes the crawl's checks (axe: no
+    critical or serious violation). The crawl itself visits one page per address shape."""
+    need(Path(CHROMIUM).exists(), CHROMIUM)
+    need(AXE.exists(), "axe-core in frontend/static/vendor (scripts/install_static.sh)")
+    stack = stacks("demo")
+    base = stack["base"]
+    page = new_page()
+    login(page, base, "annotator")
+    links = page.eval_on_selector_all("a[href*='/annotate/'], a.button[href*='/next']",
+                                      "links => [...new Set(links.map((a) => a.getAttribute('href')))]")
+    kinds, problems = set(), []
+    for link in links:
+        page.goto(base + link, wait_until="load")
+        try:  # a Start link's page posts itself, and leases
+            page.wait_for_url(re.compile(r".*/annotate/\d+/$"), timeout=15_000)
+        except Exception:
+            continue  # a campaign with nothing left to lease: not an authoring page
+        page.wait_for_timeout(300)  # module scripts fill in the form
+        heading = page.locator("h1").first.text_content().strip()
+        kinds.add("Context change" if heading.startswith("Describe") else heading)
+        problems += [f"{link} ({page.url}): {p}" for p in page_problems(page, None)]
+    expected = {"Context change", "World-frame anchor",
+                "Question and answer on an approved change", "Multiple-choice item on an image",
+                "Multiple-choice item on paired before/after videos", "Independent answer to an existing question"}
+    assert expected <= kinds, kinds
+    assert not problems, "\n".join(problems)
