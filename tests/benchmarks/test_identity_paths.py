@@ -10,7 +10,6 @@ from django.core.management import CommandError
 from benchmarks.models import Item
 from benchmarks.releases import export_release
 from benchmarks.services import gold_row
-from core.errors import DomainError
 from modeleval import services
 from tests.factories import UserFactory
 from tests.modeleval.test_recorded_outputs import (
@@ -53,15 +52,19 @@ def test_a_release_of_imported_rotations_scores_circular_and_flip_from_their_ids
 @pytest.mark.django_db
 @pytest.mark.parametrize("protocol", [{"circular": True}, {"flip": True}])
 def test_a_run_does_not_rotate_or_mirror_items_stored_with_their_rotations_again(tmp_path, protocol):
+    """#45: the stored rows are the protocol's variants: asked as they are, never rotated or mirrored again."""
     benchmark = srbench_benchmark(tmp_path, "srbench-norotate")
     baseline = services.ensure_baseline_model()
     if protocol.get("flip"):
         baseline.modality = "image"
         baseline.save()
-    with pytest.raises(DomainError) as refused:
-        services.launch_run(baseline.pk, benchmark, None, protocol=protocol)
-    assert refused.value.field == "protocol" and "from their ids" in refused.value.message
-    assert not benchmark.runs.exists()
+    run = services.launch_run(baseline.pk, benchmark, None, protocol=protocol)
+    ids = list(run.items.values_list("external_id", flat=True))
+    assert run.total == len(ids) and len(set(ids)) == len(ids)  # one prediction per stored row, no variant made
+    if protocol.get("circular"):
+        assert not any("-flip" in qid for qid in ids)  # the rotations, without the mirrored rows
+    else:
+        assert not any(qid[-2] == "-" and qid[-1].isdigit() for qid in ids)  # the mirrored rows, no rotations
 
 
 @recorded
