@@ -93,13 +93,18 @@ def item_stimulus(item) -> dict:
 STIMULI_LISTED = 50  # drafts of the filtering page shown with their stimulus (the rest link to their page)
 
 
-def drafts_with_stimuli(user) -> tuple[list, dict]:
-    """The filtering queue's first drafts, and {item id: what it shows} for the first STIMULI_LISTED
-    (images with marks, the paired videos; a list page opens no 3D viewer)."""
-    drafts = list(filtering_drafts(user).select_related("scene"))
+def stimuli_of(items) -> dict:
+    """{item id: what it shows} (images with marks, the paired videos; a list page opens no 3D viewer)
+    for the items that show an image or videos."""
     stimuli = {}
-    for draft in drafts[:STIMULI_LISTED]:
-        shown = item_stimulus(draft)
+    for item in items:
+        shown = item_stimulus(item)
         if shown["images"] or shown["videos"]:
-            stimuli[draft.pk] = {"images": shown["images"], "videos": shown["videos"]}
-    return drafts, stimuli
+            stimuli[item.pk] = {"images": shown["images"], "videos": shown["videos"]}
+    return stimuli
+
+
+def drafts_with_stimuli(user) -> tuple[list, dict]:
+    """The filtering queue's first drafts, and what the first STIMULI_LISTED of them show (stimuli_of)."""
+    drafts = list(filtering_drafts(user).select_related("scene"))
+    return drafts, stimuli_of(drafts[:STIMULI_LISTED])

@@ -14,6 +14,7 @@ from benchmarks.models import Benchmark
 from core import roles
 from core.errors import DomainError
 from results.item_analysis import benchmark_item_analysis
+from review import selectors as review_selectors
 from review import services as review_services
 
 from ..access import role_required
@@ -47,6 +48,8 @@ def item_analysis(request, slug):
         "page": page,
         "filters": [("any", "any flag", None), *((name, words, counts[name]) for name, words in FLAG_WORDS.items()),
                     ("", "every item", None)],
+        # what each item of the page shows: its image with the marks, its paired videos (#42)
+        "stimuli": review_selectors.stimuli_of([e["item"] for e in page.object_list if e["item"]]),
     })
 
 

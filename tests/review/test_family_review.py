@@ -148,3 +148,17 @@ def test_the_filter_page_shows_the_drafts_image_marks_and_options(client):
     stimuli = page_json(html, "stimuli-data")
     assert [m["type"] for m in stimuli[str(item.pk)]["images"][0]["overlays"]] == ["arrow", "start_box"]
     assert '<ol type="A" class="draft-options"><li>Yes</li><li>No</li><li>Not sure</li></ol>' in html
+
+
+def test_the_item_analysis_shows_each_items_image_with_its_marks(client):
+    from tests.results.test_human_row_comparisons import bench_and_run
+
+    bench, items, _ = bench_and_run(n_items=2, right=range(1))
+    store_asset(items[0].scene, "image", "view.png", png(), {})
+    Item.objects.filter(pk=items[0].pk).update(overlays=[ARROW])
+    reviewer(client)
+    html = client.get(f"/review/item-analysis/{bench.slug}/", {"flag": ""}).content.decode()
+    stimuli = page_json(html, "stimuli-data")
+    assert [m["type"] for m in stimuli[str(items[0].pk)]["images"][0]["overlays"]] == ["arrow"]
+    assert stimuli[str(items[1].pk)]["images"][0]["overlays"] == []  # same scene, no marks of its own
+    assert f'<td class="draft-stimulus" data-item="{items[0].pk}">' in html

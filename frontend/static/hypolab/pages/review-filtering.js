@@ -1,29 +1,12 @@
 // Filtering drafted questions from the keyboard (review_filtering.html): j/k move, y keeps, e edits
 // then keeps, n drops with a reason.
 import { errorText, post, readJSON } from "../api.js";
-import { mountImageViewer } from "../image-viewer.js";
-import { mountPairedVideo } from "../paired-video.js";
+import { mountStimulusCell, mountStimulusCells } from "../stimulus-cells.js";
 
 // What each draft shows: its images with their marks at once, its paired videos (the frame-locked
-// player) when its row is first focused, so a long list does not load every video.
+// player) when its row is first focused or asked for, so a long list does not load every video.
 const stimuli = readJSON("stimuli-data", {}) || {};
-function mountStimulus(cell, { videos = false } = {}) {
-  const shown = stimuli[cell.dataset.item];
-  if (!shown || cell.dataset.mounted === (videos ? "all" : "images")) return;
-  if (!cell.dataset.mounted) {
-    shown.images.forEach((image, i) => {
-      const element = cell.appendChild(document.createElement("div"));
-      element.className = "stimulus-thumb";
-      mountImageViewer(element, { ...image, alt: `Draft ${cell.dataset.item}, image ${i + 1}` });
-    });
-    cell.dataset.mounted = "images";
-  }
-  if (videos && shown.videos) {
-    mountPairedVideo(cell.appendChild(document.createElement("div")), shown.videos);
-    cell.dataset.mounted = "all";
-  } else if (!shown.videos) cell.dataset.mounted = "all";
-}
-document.querySelectorAll("td.draft-stimulus").forEach((cell) => mountStimulus(cell));
+mountStimulusCells(stimuli);
 
 const rows = [...document.querySelectorAll("tr.draft")];
 const error = document.getElementById("filter-error");
@@ -55,6 +38,6 @@ document.addEventListener("keydown", (e) => {
 rows.forEach((row, i) => row.addEventListener("focus", () => {
   current = i;
   const cell = row.querySelector("td.draft-stimulus");
-  if (cell) mountStimulus(cell, { videos: true });
+  if (cell) mountStimulusCell(cell, stimuli, { videos: true });
 }));
 focus(0);
