@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotation import services as annotation_services
 from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
+from benchmarks.protocols import FLIP_DECISIONS
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
 from core.sql import locked
@@ -329,6 +330,10 @@ def _edited_family_tags(item: Item, family_tags, tags: dict) -> dict:
     family = item.benchmark.family
     checked = annotation_services.family_tags(family, family_tags)
     tags = {**tags, **checked}
+    if isinstance(family_tags, dict) and "flip" in family_tags:  # 3DSRBench's flip decision
+        if family_tags["flip"] not in FLIP_DECISIONS:
+            raise DomainError(f"The flip decision is one of {', '.join(FLIP_DECISIONS)}.", field="tags")
+        tags["flip"] = family_tags["flip"]
     if "fine_question_type" not in tags and (derived := annotation_services.derived_question_type(family, tags)):
         tags["question_type"] = derived
     return tags

@@ -10,6 +10,7 @@ from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.family_tags import tag_fields
 from annotation.guidelines import render_guidelines
+from annotation.kinds import UNFLIPPED
 from annotation.models import Assignment, Campaign
 from benchmarks.material.viewer import cached_scene_viewer_data
 from config.throttle import crowd_entry_limited
@@ -150,6 +151,7 @@ def annotate(request, assignment):
         "task": annotation_services.task_of(assignment),
         "tag_fields": tag_fields(campaign.benchmark.family),
         "show_viewer": bool(viewer["points_url"]) and campaign.kind not in SCENELESS_KINDS,
+        "asks_flip": campaign.benchmark.family not in UNFLIPPED,  # 3DSRBench's flip decision
     })
 
 

@@ -56,6 +56,11 @@ def review_change(request, change_id):
     })
 
 
+# 3DSRBench's flip decision as the review form words it (benchmarks.protocols.FLIP_DECISIONS)
+FLIP_CHOICES = [("", "not decided yet"), ("swap", "swaps (left and right exchange)"), ("same", "stays the same"),
+                ("none", "none: the item has no mirrored copy")]
+
+
 def _picked_tags(fields: list[dict], tags: dict) -> list[dict]:
     """The family's tag picker (annotation/family_tags.py) with the item's values selected."""
     def picked(key, value):
@@ -78,6 +83,7 @@ def review_item(request, item_id):
         "criteria": review_families.question_criteria(family),
         "question_types": review_families.question_types(family),
         "tag_fields": _picked_tags(tag_fields(family), item.tags or {}),
+        "flip_choices": FLIP_CHOICES if family == "3dsrbench" and item.choices else [],
         "choice_rows": [{"letter": chr(ord("A") + i), "text": text, "correct": chr(ord("A") + i) in item.answers}
                         for i, text in enumerate(item.choices or [])],
         "own_work": item.author_id == request.user.pk,

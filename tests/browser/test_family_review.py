@@ -112,7 +112,9 @@ def author_item(page, base, ids, family) -> None:
     choices.nth(1).fill("the second one")
     page.locator("#choices .correct").nth(0).check()
     if family == "3dsrbench":
-        page.check("#flip-swaps")
+        page.select_option("#flip", "swap")  # its flip decision
+    else:
+        assert page.locator("#flip").count() == 0  # never scored on mirrored images: not asked
     for key, value in tags.items():
         page.select_option(f"#tag-{key}", value)
     page.click("#submit-task")
@@ -143,6 +145,9 @@ def review_item(page, base, ids, item, family) -> None:
     else:
         page.fill("#item-choice-B", "the other one")
     page.select_option(f"#item-tag-{tag}", value)
+    if family == "3dsrbench":
+        assert page.locator("#item-flip").input_value() == "swap"
+        page.select_option("#item-flip", "same")
     with page.expect_navigation():
         page.click("#save-item")
     assert page.locator("#item-error").text_content() == ""
@@ -181,6 +186,10 @@ def test_a_built_item_is_written_seen_edited_approved_and_tabled(stacks, new_pag
     item = written()
     assert item["status"] == "approved"
     assert item["tags"][tag] == value
+    if family == "3dsrbench":
+        assert item["tags"]["flip"] == "same"  # the reviewer's flip decision
+    else:
+        assert "flip" not in item["tags"]
     if family == "spatial457":  # an open answer: the correct choice's text, then the reviewer's
         assert item["answers"] == ["the other one"] and item["choices"] == []
     else:

@@ -162,3 +162,33 @@ def test_the_item_analysis_shows_each_items_image_with_its_marks(client):
     assert [m["type"] for m in stimuli[str(items[0].pk)]["images"][0]["overlays"]] == ["arrow"]
     assert stimuli[str(items[1].pk)]["images"][0]["overlays"] == []  # same scene, no marks of its own
     assert f'<td class="draft-stimulus" data-item="{items[0].pk}">' in html
+
+
+def test_a_reviewer_sets_a_3dsrbench_items_flip_decision(client):
+    item = crowd_item(client, "3dsrbench", "choice_image", {
+        "question": "Is the car to the left of the lamp post?", "choices": ["yes", "no"], "correct": ["A"],
+        "flip": "swap", "tags": {"subtype": "location_next_to"}})
+    assert item.tags["flip"] == "swap"
+    reviewer(client)
+    html = client.get(f"/review/items/{item.pk}/").content.decode()
+    assert '<option value="swap" selected>' in html and 'id="item-flip"' in html
+    tags = {"subtype": "location_next_to"}
+    refused = edit(client, item, tags={**tags, "flip": "maybe"})
+    assert refused.status_code == 400 and "swap, same, none" in refused.json()["tags"][0]
+    assert edit(client, item, tags={**tags, "flip": "none"}).status_code == 200
+    item.refresh_from_db()
+    assert item.tags["flip"] == "none"
+
+
+def test_the_authoring_page_asks_the_flip_decision_only_where_the_family_is_mirrored(client):
+    flipped = crowd_item(client, "spatial457", "choice_image", {
+        "question": "How many cubes are there?", "choices": ["two", "three"], "correct": ["A"],
+        "tags": {"level": "L2_objects"}})
+    assert "flip" not in flipped.tags
+    benchmark = BenchmarkFactory(family="3dsrbench")
+    scene = SceneFactory(benchmark=benchmark, object_labels=[])
+    store_asset(scene, "image", "street.png", png(), {})
+    campaign = annotation_services.create_campaign(benchmark, "Items", "", [scene], kind="choice_image")
+    assignment = enter(client, campaign, "PID7")
+    page = client.get(f"/annotate/{assignment.pk}/").content.decode()
+    assert '<select id="flip">' in page and '<option value="none">' in page

@@ -83,7 +83,11 @@ function collect() {
   if (kind === "question_answer") return { ...answer, answer: $("answer").value };
   answer.choices = [...form.querySelectorAll(".choice")].map((i) => i.value);
   answer.correct = [...form.querySelectorAll(".correct:checked")].map((i) => i.value);
-  if (kind === "choice_image") { answer.flip_swaps = $("flip-swaps").checked; answer.overlays = overlayTool ? overlayTool.marks : []; }
+  if (kind === "choice_image") {
+    // the flip decision (3DSRBench's FlipEval: swap / same / none); families never mirrored are not asked
+    if ($("flip")) answer.flip = $("flip").value;
+    answer.overlays = overlayTool ? overlayTool.marks : [];
+  }
   else answer.hallucination = $("hallucination").checked;
   answer.not_sure = $("not-sure").checked;
   if ($("family-tags")) answer.tags = pickedTags();
@@ -106,7 +110,10 @@ function restore(c) {
   if (c.question_type && $("question-type")) $("question-type").value = c.question_type;
   if (kind === "question_answer") { $("answer").value = c.answer || ""; return; }
   const values = c.choices || [];
-  if (kind === "choice_image") { $("choice-count").value = String(Math.min(Math.max(values.length, 2), 7)); $("flip-swaps").checked = !!c.flip_swaps; }
+  if (kind === "choice_image") {
+    $("choice-count").value = String(Math.min(Math.max(values.length, 2), 7));
+    if ($("flip")) $("flip").value = c.flip || (c.flip_swaps === true ? "swap" : c.flip_swaps === false ? "same" : "");
+  }
   else $("hallucination").checked = !!c.hallucination;
   $("not-sure").checked = !!c.not_sure;
   if ($("family-tags") && c.tags && typeof c.tags === "object") restoreTags(c.tags);

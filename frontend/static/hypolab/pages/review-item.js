@@ -32,6 +32,7 @@ function answers() {
 function familyTags() {
   const tags = {};
   for (const select of document.querySelectorAll("#item-family-tags select[data-tag]")) {
+    if (select.dataset.tag === "flip" && !select.value) continue;  // the flip decision left undecided
     tags[select.dataset.tag] = select.multiple ? [...select.selectedOptions].map((o) => o.value) : select.value;
   }
   return tags;
