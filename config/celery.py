@@ -31,7 +31,7 @@ class ThreadResult:
 
 
 class HypoLabTask(Task):
-    """On the embedded web server (TASKS_IN_THREADS, set by scripts/demo for its server only) a task sent
+    """On a web server with no broker (TASKS_IN_THREADS, set by scripts/demo for its server only) a task sent
     from a request runs in a thread of the process, after the sender's transaction commits, so a launch,
     a recipe or an export answers at once and the page follows its job; elsewhere the embedded default
     runs tasks in the caller (commands, the suite) and a services stack sends them to Redis."""

@@ -341,7 +341,8 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CELERY_TASK_EAGER_PROPAGATES = True
-TASKS_IN_THREADS = EMBEDDED and env.bool("TASKS_IN_THREADS", default=False)
+# Honoured only where tasks run in-process (no broker): config/celery.py.
+TASKS_IN_THREADS = env.bool("TASKS_IN_THREADS", default=False)
 BEAT_LOCK_TTL_S = env.float("BEAT_LOCK_TTL_S", default=30.0)
 # A campaign dashboard's counts are cached until a write to the campaign, or this long at most (annotation/progress.py).
 CAMPAIGN_PROGRESS_CACHE_S = env.int("CAMPAIGN_PROGRESS_CACHE_S", default=30)
