@@ -33,6 +33,11 @@ class Benchmark(models.Model):
         default=False,
         help_text="A reviewer's own question is approved at once; otherwise it waits (draft) for a second reviewer.",
     )
+    public = models.BooleanField(
+        default=False,
+        help_text="Its results page, leaderboard and paper tables are readable by anyone, signed out too; its "
+                  "items, gold answers, participants, releases and studies stay private.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):
