@@ -365,7 +365,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
     from .models import ModelSpec
 
     model = ModelSpec.objects.get(pk=model_id)
-    if model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS):
+    if model.adapter in ModelSpec.BASELINE_ADAPTERS:
         benchmark = Benchmark.objects.get(pk=benchmark_id)
         guesser = RandomPlusPlus if model.adapter == ModelSpec.Adapter.RANDOM_PLUS_PLUS else RandomBaseline
         return guesser(model.seed, answer_vocabulary(benchmark), latency_ms=int((model.config or {}).get("latency_ms", 0)),

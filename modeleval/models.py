@@ -16,6 +16,9 @@ class ModelSpec(models.Model):
         RECORDED_OUTPUTS = "recorded_outputs", "Recorded outputs: a file of model outputs produced elsewhere"
         POINT_CLOUD_PYTHON = "point_cloud_python", "A point-cloud model: a Python class named in config (module:Class)"
 
+    # Chance guessers, not models: results and item analysis show them apart.
+    BASELINE_ADAPTERS = (Adapter.RANDOM_BASELINE, Adapter.RANDOM_PLUS_PLUS)
+
     class Modality(models.TextChoices):
         """What a model is shown: its runs' visual input unless a run chooses another (visual_inputs.py)."""
 

@@ -1,6 +1,7 @@
 """Item analysis of a benchmark for its reviewers (#31): every scored answer to an item, from the human
 rows (each participant's answer) and the model rows (each finished run's), graded by the one scorer,
 through `scoring.items.item_analysis` (difficulty for humans and for models, discrimination, flags).
+Runs of the random guessers are baselines, not models (#46): shown apart, never in a flag.
 
 An answer's score is the family's primary metric on that item (0..1): the human row's per-answer
 tallies (`study_results(..., units=True)`: one participant's answer to one item, its repeats and
@@ -12,8 +13,8 @@ from benchmarks.models import Benchmark, Item
 from core.errors import DomainError
 from humaneval.models import Study
 from humaneval.services.results import study_results
-from modeleval.models import Run
-from scoring.items import FLAGS, HUMAN, MODEL, item_analysis
+from modeleval.models import ModelSpec, Run
+from scoring.items import BASELINE, FLAGS, HUMAN, MODEL, item_analysis
 from scoring.tables import family_record
 
 
@@ -26,7 +27,7 @@ def _answers(units: dict, metric: str):
 
 
 def graded_answers(benchmark: Benchmark) -> list[tuple[str, str, str, float]]:
-    """(respondent, "human" or "model", item key, score) of every scored answer on the benchmark."""
+    """(respondent, "human", "model" or "baseline", item key, score) of every scored answer on the benchmark."""
     metric = family_record(benchmark.family).primary_metric
     graded = []
     for study in Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by("pk"):
@@ -34,10 +35,11 @@ def graded_answers(benchmark: Benchmark) -> list[tuple[str, str, str, float]]:
         for u, score in _answers(units, metric):
             graded.append((f"study {study.pk} {units['clusters'][u]}", HUMAN, units["items"][u], score))
     runs = Run.objects.filter(benchmark=benchmark, status=Run.Status.FINISHED).order_by("pk")
-    for run in runs.only("pk", "scores"):
+    for run in runs.only("pk", "scores", "model__adapter").select_related("model"):
         units = (run.scores or {}).get("units") or {}
+        kind = BASELINE if run.model.adapter in ModelSpec.BASELINE_ADAPTERS else MODEL
         for u, score in _answers(units, metric):
-            graded.append((f"run {run.pk}", MODEL, units["ids"][u], score))
+            graded.append((f"run {run.pk}", kind, units["ids"][u], score))
     return graded
 
 

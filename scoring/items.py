@@ -2,8 +2,12 @@
 it discriminates, and flags for the items a reviewer should look at again.
 
 Input: graded answers `(respondent, kind, item id, score)`, a respondent being a participant or a
-model run, `kind` "human" or "model", `score` in 0..1 (the family's primary metric of one answer).
-- difficulty: the mean score of the item among humans, and among models (None without answers);
+model run, `kind` "human", "model" or "baseline" (a chance guesser: a seeded random answer), `score` in
+0..1 (the family's primary metric of one answer). Baselines are shown apart: they are not models, so
+they count in no difficulty but their own, in no discrimination and in no flag (a random guesser's
+misses would make every item "humans over models").
+- difficulty: the mean score of the item among humans, among models, and among baselines (None without
+  answers);
 - discrimination: the corrected item-total correlation, the Pearson correlation over respondents
   between their score on the item and their mean score on the other items they answered (None when
   either side does not vary, or under three respondents);
@@ -18,7 +22,8 @@ from collections.abc import Iterable
 import numpy as np
 from scipy.stats import pearsonr
 
-HUMAN, MODEL = "human", "model"
+HUMAN, MODEL, BASELINE = "human", "model", "baseline"
+KINDS = (HUMAN, MODEL, BASELINE)
 FLAGS = ("all_right", "none_right", "humans_over_models", "models_over_humans")
 
 
@@ -41,14 +46,16 @@ def discrimination(item: str, answers: dict[str, dict[str, float]]) -> float | N
 
 def item_analysis(graded: Iterable[tuple[str, str, str, float]], gap: float = 0.5) -> list[dict]:
     """One entry per item, in the order items first appear: {"id", "human_difficulty",
-    "model_difficulty", "n_human", "n_model", "discrimination", "flags"}."""
+    "model_difficulty", "baseline_difficulty", "n_human", "n_model", "n_baseline", "discrimination",
+    "flags"}."""
     by_respondent: dict[str, dict[str, float]] = defaultdict(dict)
     by_item: dict[str, dict[str, list[float]]] = {}
     for respondent, kind, item, score in graded:
-        if kind not in (HUMAN, MODEL):
-            raise ValueError(f"a respondent is {HUMAN!r} or {MODEL!r}, not {kind!r}")
-        by_respondent[respondent][item] = score
-        by_item.setdefault(item, {HUMAN: [], MODEL: []})[kind].append(score)
+        if kind not in KINDS:
+            raise ValueError(f"a respondent is one of {KINDS}, not {kind!r}")
+        if kind != BASELINE:
+            by_respondent[respondent][item] = score
+        by_item.setdefault(item, {side: [] for side in KINDS})[kind].append(score)
     analysis = []
     for item, sides in by_item.items():
         human, model = _mean(sides[HUMAN]), _mean(sides[MODEL])
@@ -67,8 +74,10 @@ def item_analysis(graded: Iterable[tuple[str, str, str, float]], gap: float = 0.
             "id": item,
             "human_difficulty": human,
             "model_difficulty": model,
+            "baseline_difficulty": _mean(sides[BASELINE]),
             "n_human": len(sides[HUMAN]),
             "n_model": len(sides[MODEL]),
+            "n_baseline": len(sides[BASELINE]),
             "discrimination": discrimination(item, by_respondent),
             "flags": flags,
         })

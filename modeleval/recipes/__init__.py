@@ -20,9 +20,14 @@ A recipe object:
   left unsent (modeleval.generation). A rule's frame count replaces an earlier rule's (frames_per_video
   and fps are one choice), and an entry's own inputs win over every rule's;
 - `runs`: [{"key", "condition", "visual_inputs": {model modality: visual input}, ...defaults' fields}];
-  `inputs` (frames_per_video or fps, extra_frames, chain: modeleval.run_inputs); an entry that comes
-  out the same as an earlier one for a model (a caption model under a "semantic map" entry) is
-  launched once;
+  `inputs` (frames_per_video or fps, extra_frames, chain, camera_view, map_first: modeleval.run_inputs);
+  `shown`: [visual input kinds]: the entry is launched only for a model shown one of them (Hypo3D
+  Table 2's "w. camera" is a 2D-VLM row); `scene_sample`: {"scenes": N, "seed": S}, the run scored on
+  N sampled scenes (recipes.scene_sample); an entry that comes out the same as an earlier one for a
+  model (a caption model under a "semantic map" entry) is launched once;
+- `sources`: in `defaults` and in each run, {field or setting name: where its value comes from},
+  beside each rule's `source`, each layout's and each prompt's: docs/RECIPES.md is written from them
+  (`manage.py recipe_table`);
 - `baselines`: chance models run beside (random_baseline, random_plus_plus), under every entry.
 """
 
@@ -38,11 +43,11 @@ from core.errors import DomainError
 from .. import generation, labels, run_inputs, services, visual_inputs
 from ..models import ModelSpec, PromptTemplate, Run
 from ..visual_inputs import VisualInput
-from . import shots
+from . import scene_sample, shots
 
 FOLDER = Path(__file__).parent
 RUN_FIELDS = ("condition", "settings", "repeats", "subset", "protocol", "examples", "prompts_by", "prompts",
-              "visual_inputs", "inputs")
+              "visual_inputs", "inputs", "shown", "scene_sample", "sources")
 CHOICE_JUDGE = "choice_extraction"  # a judge reads the choices the rules cannot (3DSRBench, MMBench-style)
 NO_JUDGE = ("exact matching only: no judge model was named, so an answer no rule reads is wrong (the paper "
             "reads those with an LLM judge, MMBench-style)")
@@ -76,9 +81,14 @@ def _check_run_fields(where: str, fields) -> None:
     unknown = set(fields) - {"key", *RUN_FIELDS}
     if unknown:
         raise DomainError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}.", field="recipe")
-    for name in ("settings", "visual_inputs", "prompts", "subset", "protocol", "inputs"):
+    for name in ("settings", "visual_inputs", "prompts", "subset", "protocol", "inputs", "sources"):
         if name in fields and not isinstance(fields[name], dict):
             raise DomainError(f"{where}: {name} is an object.", field="recipe")
+    if not all(isinstance(text, str) and text.strip() for text in (fields.get("sources") or {}).values()):
+        raise DomainError(f"{where}: each source is a text.", field="recipe")
+    if "shown" in fields and not (isinstance(fields["shown"], list) and set(fields["shown"]) <= set(
+            ModelSpec.Modality.values)):
+        raise DomainError(f"{where}: shown is a list of visual input kinds.", field="recipe")
     if "condition" in fields and not (isinstance(fields["condition"], str) and CONDITION.match(fields["condition"])):
         raise DomainError(f"{where}: condition is a slug of at most 50 characters.", field="recipe")
     if "prompts_by" in fields and not isinstance(fields["prompts_by"], str):
@@ -163,12 +173,15 @@ def model_rules(recipe: dict, model: ModelSpec, shown: str) -> tuple[dict, dict]
 def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
     """The launch options of each of the recipe's runs for this model, the same one once."""
     defaults = recipe.get("defaults") or {}
-    baseline = model.adapter in (ModelSpec.Adapter.RANDOM_BASELINE, ModelSpec.Adapter.RANDOM_PLUS_PLUS)
+    baseline = model.adapter in ModelSpec.BASELINE_ADAPTERS
     plans, seen = [], set()
     for entry in recipe["runs"]:
         merged = {**defaults, **entry}
         visual_input = (merged.get("visual_inputs") or {}).get(model.modality) or ""
-        rule_settings, rule_inputs = model_rules(recipe, model, visual_input or visual_inputs.model_default(model))
+        shown = visual_input or visual_inputs.model_default(model)
+        if merged.get("shown") and VisualInput.parse(shown).kind not in merged["shown"]:
+            continue  # a row of the paper's table for other model kinds
+        rule_settings, rule_inputs = model_rules(recipe, model, shown)
         if baseline:
             rule_settings, rule_inputs = {}, {}
         per_model = {"settings": {**(defaults.get("settings") or {}), **rule_settings},
@@ -180,6 +193,7 @@ def planned_runs(recipe: dict, model: ModelSpec) -> list[dict]:
             "settings": {} if baseline else {**per_model["settings"], **(entry.get("settings") or {})},
             "examples": merged.get("examples") or [], "visual_input": visual_input,
             "inputs": with_inputs(per_model["inputs"], entry.get("inputs") or {}),
+            "scene_sample": merged.get("scene_sample") or {},
         }
         if baseline and plan["protocol"].get("flip"):
             plan["visual_input"] = ModelSpec.Modality.IMAGE  # a mirrored image is an image, even to a guesser
@@ -221,6 +235,9 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
     runs = []
     for model in models + baseline_models(recipe):
         plans = planned_runs(recipe, model)
+        if not plans:
+            raise DomainError(f"{recipe['name']} has no run for a model shown "
+                              f"{visual_inputs.model_default(model)} ({model.name}).", field="models")
         # the recipe's first run is its main setting: ablation rows are told by their difference from it
         main = {"condition": plans[0]["condition"], "protocol": Protocol.from_data(plans[0]["protocol"]).name}
         held_out = set()  # the items shots are drawn from ({"from_items": N}) are scored in none of its runs
@@ -228,12 +245,15 @@ def launch_recipe(recipe, benchmark, model_ids: list, created_by=None, batch_siz
             plan["examples"], drawn = shots.resolved(plan["examples"], benchmark, plan["subset"])
             held_out.update(drawn)
         for index, plan in enumerate(plans):
-            key, per_model = plan.pop("key"), plan.pop("per_model")
+            key, per_model, sample = plan.pop("key"), plan.pop("per_model"), plan.pop("scene_sample")
+            outside, scenes = scene_sample.left_out(sample, benchmark, plan["subset"])
             run = services.launch_run(model.pk, benchmark, created_by, batch_size, judge_model=judge_model,
-                                      held_out=sorted(held_out), **plan)
+                                      held_out=sorted(held_out | set(outside)), **plan)
             # the recipe's settings and inputs for this model: a row is told by what differs from them
             run.recipe = {"name": recipe["name"], "version": recipe.get("version", 1), "entry": key,
                           "settings": per_model["settings"], "inputs": per_model["inputs"], "main": main}
+            if sample:
+                run.recipe["scene_sample"] = {**sample, "drawn": scenes}
             if recipe.get("judge") == CHOICE_JUDGE:
                 run.recipe["extraction"] = (f"by rule, then the judge {run.judge_model.name}" if run.judge_model
                                             else NO_JUDGE)

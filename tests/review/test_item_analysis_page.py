@@ -1,11 +1,14 @@
 """The item analysis page for reviewers (#31): per item, difficulty for humans and models, discrimination
 and flags from every scored answer; filtered by flag, paged; a flagged approved item goes back to the
-review queue (review.services.send_to_rereview)."""
+review queue (review.services.send_to_rereview). Random baselines are shown apart, never as models (#46)."""
 
 import pytest
 
 from benchmarks.models import Item
 from core import roles
+from modeleval import run_scoring
+from modeleval import services as modeleval_services
+from modeleval.models import ModelSpec, Prediction, Run
 from results.item_analysis import benchmark_item_analysis
 from review import services as review_services
 from tests.factories import UserFactory
@@ -17,7 +20,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def analysed():
     # the model is right on q0..q3, wrong on q4, q5; two participants right on q0, q1 and q4 (q4: humans >> models)
-    bench, items, _ = bench_and_run(n_items=6, right=range(4))
+    bench, items, run = bench_and_run(n_items=6, right=range(4))
+    Run.objects.filter(pk=run.pk).update(model=ModelSpec.objects.create(name="Qwen2-VL", adapter="openai_compatible"))
     Item.objects.filter(pk__in=[item.pk for item in items]).update(status=Item.Status.APPROVED)
     human_study(bench, items, [{0, 1, 4}, {0, 1, 4}])
     return bench, {item.external_id: item for item in items}
@@ -33,6 +37,25 @@ def test_the_analysis_flags_items_from_human_and_model_answers(analysed):
     flagged = benchmark_item_analysis(bench, "any")["entries"]
     assert {entry["id"] for entry in flagged} == {"q0", "q1", "q2", "q3", "q4", "q5"}
     assert [entry["id"] for entry in benchmark_item_analysis(bench, "none_right")["entries"]] == ["q5"]
+
+
+def test_random_baselines_are_shown_apart_and_flag_nothing(client, analysed):
+    bench, items = analysed
+    # a random guesser wrong on every item: as a model it would flag q0, q1 "humans >> models" and unflag q0's
+    # "all right"; as the baseline it is, it changes no flag
+    baseline = Run.objects.create(model=modeleval_services.ensure_baseline_model(), benchmark=bench, total=6,
+                                  status=Run.Status.SCORING)
+    baseline.items.set(items.values())
+    Prediction.objects.bulk_create(Prediction(run=baseline, item=item, output="door") for item in items.values())
+    run_scoring.score_run(baseline.pk)
+    entries = {entry["id"]: entry for entry in benchmark_item_analysis(bench, "")["entries"]}
+    assert entries["q0"]["flags"] == ["all_right"] and entries["q1"]["flags"] == ["all_right"]
+    assert entries["q0"]["n_model"] == 1 and entries["q0"]["model_difficulty"] == 1.0
+    assert entries["q0"]["n_baseline"] == 1 and entries["q0"]["baseline_difficulty"] == 0.0
+    assert benchmark_item_analysis(bench, "humans_over_models")["counts"]["humans_over_models"] == 1  # q4 only
+    client.force_login(UserFactory(role=roles.REVIEWER))
+    page = client.get(f"/review/item-analysis/{bench.slug}/", {"flag": ""}).content.decode()
+    assert "<th>Baselines</th>" in page and "not models" in page
 
 
 def test_reviewers_walk_the_flagged_items_and_send_one_back_to_review(client, analysed):

@@ -34,6 +34,14 @@ def test_flags_difficulty_and_discrimination_on_a_small_table():
     assert found["i4"]["discrimination"] == pytest.approx(expected, abs=1e-4) and expected > 0.5
 
 
+def test_baselines_count_apart_from_models():
+    # a random guesser wrong everywhere: as a model it would flag i0 "humans over models"
+    found = {entry["id"]: entry for entry in item_analysis(graded([[1, 1], [1, 0], [0, 0]], ["human", "model", "baseline"]))}
+    assert found["i0"]["flags"] == ["all_right"] and found["i0"]["baseline_difficulty"] == 0
+    assert found["i0"]["n_model"] == 1 and found["i0"]["n_baseline"] == 1
+    assert found["i1"]["flags"] == ["humans_over_models"] and found["i1"]["model_difficulty"] == 0
+
+
 def test_a_bad_kind_is_refused():
     with pytest.raises(ValueError, match="human"):
         item_analysis([("r", "robot", "i", 1)])
