@@ -1,5 +1,7 @@
 """Near-duplicate filtering (Hypo3D: SBERT cosine > 0.8): embed every change and every question of
 a benchmark with all-MiniLM-L6-v2, list the pairs above the threshold, and let a reviewer keep one.
+The protocol variants of one item (3DSRBench's rotated-choice and mirrored copies, a complement asked
+of another image) ask the same question by design: they are one text, never a pair (#46).
 
 Texts are embedded as they arrive (submitted, imported, refined: `texts_arrived` enqueues
 `review.tasks.embed_arrived_texts` on the default queue after commit), so at review time the
@@ -17,7 +19,9 @@ from django.utils import timezone
 from benchmarks.models import Benchmark, ContextChange, Item
 from core.errors import DomainError
 from core.sql import locked
+from scoring.family import question_of
 from scoring.sbert import load_encoder
+from scoring.tables import family_record
 
 from . import dispatch, sql
 from .models import DedupRun, DuplicatePair, ItemDecision, ReviewDecision, TextEmbedding
@@ -192,13 +196,28 @@ def _stopped(run: DedupRun) -> bool:
     return True
 
 
+def one_per_question(benchmark: Benchmark, items) -> list[tuple[int, str]]:
+    """(pk, question) of the first item of each question: an item stands for its protocol variants (the
+    rows whose scorer ids the family reads as one question) and for its complements."""
+    family = family_record(benchmark.family)
+    question_by_item: dict[int, str] = {}
+    kept, seen = [], set()
+    for item in items.order_by("pk").only("pk", "external_id", "origin_id", "complement_of", "question"):
+        question = question_by_item.get(item.complement_of_id) or question_of(family, item.scoring_id)
+        question_by_item[item.pk] = question
+        if question not in seen:
+            seen.add(question)
+            kept.append((item.pk, item.question))
+    return kept
+
+
 def _texts(benchmark: Benchmark) -> dict[str, list[tuple[int, str]]]:
     changes = ContextChange.objects.filter(scene__benchmark=benchmark).exclude(status=ContextChange.Status.REJECTED)
     items = Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED)
     return {
         DuplicatePair.Kind.CHANGE: [(pk, refined or raw) for pk, raw, refined in
                                     changes.order_by("pk").values_list("pk", "raw_text", "refined_text")],
-        DuplicatePair.Kind.QUESTION: list(items.order_by("pk").values_list("pk", "question")),
+        DuplicatePair.Kind.QUESTION: one_per_question(benchmark, items),
     }
 
 

@@ -92,6 +92,13 @@ def own_unit(item: GoldItem) -> str:
     return item.id
 
 
+def question_of(family: "Family", row_id: str) -> str:
+    """The question a scorer row id is a protocol variant of (3DSRBench's `X-2`, `X-flip`, `X-flip-1` are
+    X's): the family's unit key read from the id alone."""
+    return family.unit_key(GoldItem(id=row_id, answer_format="", question="", choices=(), answer="",
+                                    not_sure=None, group=None, tags={}))
+
+
 @dataclass(frozen=True)
 class Table:
     """One of a family's paper tables: which result values go in which column (`scoring.tables`

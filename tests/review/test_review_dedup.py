@@ -10,7 +10,7 @@ from review import dedup
 from review.models import DedupRun, DuplicatePair, TextEmbedding
 from review.similarity import similar_pairs, text_sha
 from scoring.sbert import load_encoder
-from tests.factories import ChangeFactory, ItemFactory, UserFactory
+from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 from tests.needs import need
 
 
@@ -136,6 +136,25 @@ def test_a_rerun_encodes_only_texts_it_has_not_seen(monkeypatch):
     again = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
     assert seen == ["A lamp was placed on the desk."]
     assert again.n_texts == 4 and again.pairs.count() == 1 and again.status == "finished"
+
+
+@pytest.mark.django_db
+def test_protocol_variants_and_complements_of_one_item_are_one_text(monkeypatch):
+    """3DSRBench's rotated-choice and mirrored rows of one question, and its complement on another image, ask
+    the same question by design: no pair among them; a copy of it under another id is still a pair (#46)."""
+    bench = BenchmarkFactory(family="3dsrbench")
+    scene = SceneFactory(benchmark=bench)
+    question = "Is the red box to the left of the blue sphere?"
+    original = ItemFactory(benchmark=bench, change=None, scene=scene, external_id="aB3dE5gH", question=question)
+    for suffix in ("-1", "-flip", "-flip-1"):
+        ItemFactory(benchmark=bench, change=None, scene=scene, external_id=f"aB3dE5gH{suffix}", question=question)
+    ItemFactory(benchmark=bench, change=None, scene=scene, question=question, complement_of=original)
+    copy = ItemFactory(benchmark=bench, change=None, scene=scene, external_id="zZ9yY8xX", question=question)
+    monkeypatch.setattr(dedup, "load_encoder", lambda: bag_of_words_encoder([]))
+
+    run = dedup.run_dedup(DedupRun.objects.create(benchmark=bench, created_by=UserFactory(role=roles.ADMIN)).pk)
+    assert run.n_texts == 2
+    assert list(run.pairs.values_list("first_id", "second_id")) == [(original.pk, copy.pk)]
 
 
 def test_vectors_cached_for_other_weights_are_not_reused():
