@@ -6,7 +6,9 @@ class BenchmarksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from core.jobs import on_cancel
+        from django.conf import settings
+
+        from core.jobs import on_cancel, on_stall
 
         from . import releases, uploads
         from .material import processing
@@ -15,3 +17,6 @@ class BenchmarksConfig(AppConfig):
         on_cancel("release_export", releases.cancel_release_export)
         on_cancel("upload_check", uploads.cancel_upload_check)
         on_cancel("scene_processing", processing.cancel_scene_processing)
+        # an export whose worker died: its release fails too, so its version can be exported again
+        on_stall("release_export", releases.cancel_release_export,
+                 stale_after_s=lambda: settings.RELEASE_EXPORT_STALE_S)

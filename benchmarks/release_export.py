@@ -16,10 +16,13 @@ import os
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 from django.core.files.storage import FileSystemStorage
 from django.db import connections
+
+from core.jobs import beat_job
 
 from . import sql
 from .models import Asset, AssetRole
@@ -91,17 +94,20 @@ def batched(iterable: Iterable, size: int) -> Iterator[list]:
 # --- Writing to the store ---------------------------------------------------------------------------
 
 class HashingWriter(io.RawIOBase):
-    """A binary file that passes its bytes on while counting them and hashing them (sha256)."""
+    """A binary file that passes its bytes on while counting them and hashing them (sha256), calling
+    `beat()` at each write (the export job's sign of life, core.jobs.beat_job)."""
 
-    def __init__(self, target):
+    def __init__(self, target, beat: Callable[[], None] | None = None):
         super().__init__()
-        self.target, self.size, self.sha256 = target, 0, hashlib.sha256()
+        self.target, self.size, self.sha256, self.beat = target, 0, hashlib.sha256(), beat
 
     def writable(self) -> bool:
         return True
 
     def write(self, data) -> int:
         data = bytes(data)
+        if self.beat is not None:
+            self.beat()
         self.target.write(data)
         self.sha256.update(data)
         self.size += len(data)
@@ -112,10 +118,11 @@ class HashingWriter(io.RawIOBase):
 
 
 def store_stream(filename: str, write: Callable[[HashingWriter], None], meta: dict | None = None,
-                 role: str = AssetRole.EXPORT) -> Asset:
+                 role: str = AssetRole.EXPORT, beat: Callable[[], None] | None = None) -> Asset:
     """An export asset whose bytes `write(out)` writes to `out` bit by bit: straight into the storage's
     file (a local file, renamed into place when complete; on S3 a multipart upload, django-storages'
-    S3File sending a part every AWS_S3_FILE_BUFFER_SIZE bytes). The row records size and sha256."""
+    S3File sending a part every AWS_S3_FILE_BUFFER_SIZE bytes), calling `beat()` as they go. The row
+    records size and sha256."""
     asset = Asset(scene=None, role=role, meta=meta or {}, size=0, sha256="")
     storage = asset.file.storage
     name = storage.get_available_name(asset.file.field.generate_filename(asset, filename))
@@ -125,14 +132,14 @@ def store_stream(filename: str, write: Callable[[HashingWriter], None], meta: di
         draft = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
         try:
             with open(draft, "wb") as handle:
-                out = HashingWriter(handle)
+                out = HashingWriter(handle, beat)
                 write(out)
             os.replace(draft, path)
         finally:
             draft.unlink(missing_ok=True)
     else:
         sink = _BucketSink(storage, name)
-        out = HashingWriter(sink)
+        out = HashingWriter(sink, beat)
         try:
             write(out)
         except BaseException:
@@ -360,7 +367,7 @@ def freeze_lines(release, items, frames_by_scene: dict, prefix: str,
             encoded.append(b"")
             out.write(b"\n".join(encoded))
 
-    asset = store_stream(f"{prefix}.jsonl", write)
+    asset = store_stream(f"{prefix}.jsonl", write, beat=partial(beat_job, release.job_id))
     return asset, counts, digests
 
 

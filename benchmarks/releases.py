@@ -8,13 +8,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import PurePosixPath
 
 from django.db import IntegrityError, transaction
 from django.dispatch import Signal
 
 from core.errors import Conflict, DomainError, NotFound
-from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_job, running_job
+from core.jobs import advance_job, beat_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 
 from . import dispatch
@@ -263,8 +264,9 @@ def run_release_export(release_id: int, job_id: int | None = None,
 
 
 def cancel_release_export(job: Job) -> None:
-    """on_cancel("release_export"): the release being exported fails (the job says who cancelled), so
-    its version can be exported again; its task writes no further file (write_release_formats)."""
+    """on_cancel and on_stall("release_export"): the release being exported fails (the job says who
+    cancelled, or that its worker stopped), so its version can be exported again; its task, if alive,
+    writes no further file (write_release_formats)."""
     for release in Release.objects.select_for_update().filter(job=job, status=Release.Status.EXPORTING):
         release.move_to(Release.Status.FAILED)
         release.save(update_fields=["status"])
@@ -300,6 +302,7 @@ def freeze_release(release_id: int) -> Release:
         without_consensus = {"require_consensus": require_consensus, "n_left_out_without_consensus": (
             Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).count() - counts.n)}
         release.diff = streamed_diff(iter_release_lines(previous), digests) if previous else {}
+        beat_job(release.job_id)  # the diff read the previous release's lines
         release.card = counts.card() | without_consensus
         # agreement statistics review computes (Krippendorff's alpha; benchmarks does not import review)
         for _, extra in release_card_extras.send(sender=Release, release=release, items=items):
@@ -409,7 +412,7 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
                     if fmt in FORMATS:  # streamed from the JSONL to the store (benchmarks/release_export.py)
                         locked.files.add(store_stream(
                             f"{prefix}.{fmt}", lambda out, fmt=fmt, r=locked: write_release_format(r, fmt, out),
-                            meta={"format": fmt}))
+                            meta={"format": fmt}, beat=partial(beat_job, locked.job_id)))
                         name = content = None
                     elif fmt in HARNESS_FORMATS:
                         _harness_fits(locked)

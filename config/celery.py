@@ -75,9 +75,10 @@ app.conf.beat_schedule = {
     # Idempotency keys older than 24 h (core/idempotency.py).
     "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0,
                                "options": {"expires": 3600.0}},
-    # A job whose worker died stays running; after JOB_STALE_S without progress it is failed (core/jobs.py).
-    "fail-stalled-jobs": {"task": "core.tasks.fail_stalled_running_jobs", "schedule": 60.0,
-                          "options": {"expires": 60.0}},
+    # A job whose worker died stays running; after its kind's stale limit without a sign of life it is failed
+    # (core/jobs.py): every 10 s, so a release export (RELEASE_EXPORT_STALE_S) is failed within a minute.
+    "fail-stalled-jobs": {"task": "core.tasks.fail_stalled_running_jobs", "schedule": 10.0,
+                          "options": {"expires": 10.0}},
     # A scene whose processing died (its worker killed, its message lost) is sent again (benchmarks/tasks.py).
     "reprocess-stalled-scenes": {"task": "benchmarks.tasks.reprocess_stalled_scenes", "schedule": 300.0,
                                  "options": {"expires": 300.0}},

@@ -362,6 +362,9 @@ LOCAL_COMPLETION_TIMEOUT_S = env.float("LOCAL_COMPLETION_TIMEOUT_S", default=600
 SCENE_PROCESSING_STALE_S = env.float("SCENE_PROCESSING_STALE_S", default=1800.0)
 # A running job (core/jobs.py) that reported no progress for this long lost its worker: it is failed.
 JOB_STALE_S = env.float("JOB_STALE_S", default=900.0)
+# A release export beats as it writes (core.jobs.beat_job, every 5 s at most): one silent this long lost
+# its worker; with the sweep every 10 s its version can be exported again within a minute of the kill.
+RELEASE_EXPORT_STALE_S = env.float("RELEASE_EXPORT_STALE_S", default=45.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

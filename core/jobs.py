@@ -7,15 +7,20 @@ The task that does the work reports through `advance_job` and ends with `finish_
 (`running_job` does both around a block). Who asked for a job, or an admin, may cancel it while it is
 queued or running (`cancel_job`): the handler its kind registered with `on_cancel` stops the domain
 work in the same transaction, and the task, checking `job_cancelled` between its steps, just stops;
-its later progress and its end change nothing. Every change is pushed to the websocket group `job-<id>`
+its later progress and its end change nothing. A task's long loops call `beat_job` between progress
+reports; a running job silent for its kind's stale limit lost its worker and is failed by the sweep
+(`fail_stalled_jobs`, beat every 10 s), running the handler its kind registered with `on_stall`.
+Every change is pushed to the websocket group `job-<id>`
 (core/consumers.py), which the progress widget (frontend/static/hypolab/job-progress.js) listens to."""
 
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core import roles
@@ -24,6 +29,9 @@ from core.errors import Forbidden, IllegalTransition, NotFound
 from core.models import Job
 
 MESSAGE_CHARS = Job._meta.get_field("message").max_length
+# A beat is one UPDATE; a loop may call beat_job every turn and writes at most one per BEAT_EVERY_S.
+BEAT_EVERY_S = 5.0
+_last_beat: dict[int, float] = {}  # job id -> time.monotonic() of this process's last beat
 
 
 def job_group(job_id: int) -> str:
@@ -95,7 +103,8 @@ def start_job(job_id: int, *, total: int | None = None, message: str = "") -> Jo
         job.message = message[:MESSAGE_CHARS]
         if total is not None:
             job.total = total
-        job.save(update_fields=["status", "started_at", "message", "total"])
+        # its first sign of life: a job queued for longer than its stale limit is not stale on starting
+        job.save(update_fields=["status", "started_at", "message", "total", "updated_at"])
     _push(job)
     return job
 
@@ -118,10 +127,12 @@ def advance_job(job_id: int, *, done: int | None = None, total: int | None = Non
 
 
 def finish_job(job_id: int, report: dict | None = None, *, message: str = "") -> Job:
-    """End the job done; a job cancelled meanwhile stays cancelled (its task just stops)."""
+    """End the job done; a job cancelled meanwhile stays cancelled (its task just stops), and one the
+    stall sweep failed stays failed (what it wrote is kept: asking again finishes the rest)."""
+    _last_beat.pop(job_id, None)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        if job.status == Job.Status.CANCELLED:
+        if job.status != Job.Status.RUNNING:
             return job
         job.move_to(Job.Status.DONE)
         if job.total is not None:
@@ -133,6 +144,7 @@ def finish_job(job_id: int, report: dict | None = None, *, message: str = "") ->
 
 
 def fail_job(job_id: int, reason: str, report: dict | None = None) -> Job:
+    _last_beat.pop(job_id, None)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         if job.status in (Job.Status.FAILED, Job.Status.CANCELLED):
@@ -182,18 +194,79 @@ def job_cancelled(job_id: int) -> bool:
     return Job.objects.filter(pk=job_id, status=Job.Status.CANCELLED).exists()
 
 
+def beat_job(job_id: int | None) -> None:
+    """A sign of life from a running job's worker between progress reports (a long loop calls it at each
+    turn; one stamp per BEAT_EVERY_S at most): stamps `updated_at`, which the stall sweep measures from.
+    Inside a transaction on PostgreSQL (a freeze, a format step) it stamps on a connection of its own,
+    so the sweep sees it at once rather than at commit, and the job's row is not held locked."""
+    if job_id is None:
+        return
+    now = time.monotonic()
+    if now - _last_beat.get(job_id, float("-inf")) < BEAT_EVERY_S:
+        return
+    _last_beat[job_id] = now
+    if not (connection.in_atomic_block and connection.vendor == "postgresql"):
+        # SQLite: one writer at a time, and no worker beside the web process to sweep it
+        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(updated_at=timezone.now())
+        return
+    own = connection.copy()
+    try:
+        name = own.ops.quote_name
+        with own.cursor() as cursor:
+            cursor.execute(f"UPDATE {name(Job._meta.db_table)} SET {name('updated_at')} = %s "
+                           f"WHERE {name('id')} = %s AND {name('status')} = %s",
+                           [timezone.now(), job_id, Job.Status.RUNNING.value])
+    finally:
+        own.close()
+
+
+@dataclass(frozen=True)
+class StallRule:
+    handler: Callable[[Job], None]
+    stale_after_s: Callable[[], float]  # read at each sweep (a setting)
+
+
+# kind -> what its stale limit is and what ends its domain work when the sweep fails a job of it
+_stall_rules: dict[str, StallRule] = {}
+
+
+def on_stall(kind: str, handler: Callable[[Job], None], *, stale_after_s: Callable[[], float]) -> None:
+    """Register, for jobs of `kind`, how long a running one may stay silent (`stale_after_s()` seconds
+    since its last beat or progress, when shorter than the sweep's own limit) and what ends its domain
+    work when the sweep fails it:
+    handler(job) runs in the failing transaction, after the job has moved."""
+    _stall_rules[kind] = StallRule(handler, stale_after_s)
+
+
 def fail_stalled_jobs(stale_after_s: float) -> list[int]:
-    """Fail the running jobs that reported nothing for `stale_after_s` seconds: their worker died
-    (a redelivered task finds them running and skips them), so asking for them again re-runs them."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    """Fail the running jobs that gave no sign of life for `stale_after_s`, or for their kind's shorter
+    limit (a kind that beats as it works): their worker died (a redelivered task finds them running and
+    skips them), so asking for them again re-runs them."""
+    now = timezone.now()
+    limits = {kind: min(rule.stale_after_s(), stale_after_s) for kind, rule in _stall_rules.items()}
+
+    def silent(kind: str | None = None) -> Q:
+        if kind is None:  # the kinds without a limit of their own
+            return ~Q(kind__in=list(limits)) & Q(updated_at__lt=now - timedelta(seconds=stale_after_s))
+        return Q(kind=kind, updated_at__lt=now - timedelta(seconds=limits[kind]))
+
+    stalled = silent()
+    for kind in limits:
+        stalled |= silent(kind)
     failed = []
-    for job_id in Job.objects.filter(status=Job.Status.RUNNING, updated_at__lt=cutoff).values_list("pk", flat=True):
+    for job_id, kind in Job.objects.filter(stalled, status=Job.Status.RUNNING).values_list("pk", "kind"):
         with transaction.atomic():
-            # still running and still silent under the lock: it may have finished since the list was read
-            if Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING,
-                                                      updated_at__lt=cutoff).exists():
-                failed.append(job_id)
-                fail_job(job_id, f"No progress for {round(stale_after_s)} s: its worker stopped. Run it again.")
+            # still running and still silent under the lock: it may have beaten or finished since the list
+            # was read; a row another transaction is changing is not waited for (the next sweep sees it)
+            job = Job.objects.select_for_update(skip_locked=True).filter(
+                silent(kind if kind in limits else None), pk=job_id, status=Job.Status.RUNNING).first()
+            if job is None:
+                continue
+            limit = limits.get(kind, stale_after_s)
+            job = fail_job(job_id, f"No sign of life for {round(limit)} s: its worker stopped. Run it again.")
+            if kind in limits:
+                _stall_rules[kind].handler(job)
+            failed.append(job_id)
     return failed
 
 
