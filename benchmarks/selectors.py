@@ -12,6 +12,15 @@ def benchmarks_by_name():
     return Benchmark.objects.order_by("name")
 
 
+def public_benchmarks():
+    """The benchmarks whose results anyone may read, signed out too (Benchmark.public), by name."""
+    return benchmarks_by_name().filter(public=True)
+
+
+def public_benchmark(slug: str) -> Benchmark | None:
+    return public_benchmarks().filter(slug=slug).first()
+
+
 @dataclass
 class BenchmarkProgress:
     """How far a benchmark's pipeline has come, as the admin's home page counts it."""
@@ -41,6 +50,42 @@ def progress_by_benchmark(ids) -> dict[int, BenchmarkProgress]:
         if progress[release.benchmark_id].release is None:
             progress[release.benchmark_id].release = release
     return progress
+
+
+@dataclass
+class MaterialAndItems:
+    """A benchmark's scenes and its items by where they came from: written here (crowd, reviewers, models),
+    made by a generator, or imported (a published file, another HypoLab release)."""
+
+    scenes: int = 0
+    authored: int = 0
+    generated: int = 0
+    imported: int = 0
+
+    @property
+    def items(self) -> int:
+        return self.authored + self.generated + self.imported
+
+
+GENERATED = Q(provenance__source="generated")
+IMPORTED = Q(provenance__source="published") | Q(provenance__has_key="imported_from")
+
+
+def material_and_items_by_benchmark(ids) -> dict[int, MaterialAndItems]:
+    """Benchmark id -> its scenes and items by source, in two queries whatever the number of benchmarks."""
+    counts = {pk: MaterialAndItems() for pk in ids}
+    for pk, n in Scene.objects.filter(benchmark__in=ids).values_list("benchmark").annotate(n=Count("id")):
+        counts[pk].scenes = n
+    rows = (Item.objects.filter(benchmark__in=ids).values("benchmark")
+            .annotate(total=Count("id"), generated=Count("id", filter=GENERATED),
+                      imported=Count("id", filter=IMPORTED),
+                      # a generator's item read back from a release: generated (counted once)
+                      both=Count("id", filter=GENERATED & IMPORTED)))
+    for row in rows:
+        entry = counts[row["benchmark"]]
+        entry.generated, entry.imported = row["generated"], row["imported"] - row["both"]
+        entry.authored = row["total"] - row["generated"] - row["imported"]
+    return counts
 
 
 @dataclass

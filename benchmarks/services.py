@@ -6,7 +6,7 @@ import hashlib
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from .models import Asset, Item, Scene
+from .models import Asset, Benchmark, Item, Scene
 
 
 def store_asset(scene: Scene | None, role: str, filename: str, content: bytes, meta: dict | None = None) -> Asset:
@@ -21,6 +21,14 @@ def store_asset(scene: Scene | None, role: str, filename: str, content: bytes, m
             asset.file.storage.delete(asset.file.name)  # no row, so no orphan bytes either
             raise
     return asset
+
+
+def set_results_public(benchmark: Benchmark, public: bool) -> Benchmark:
+    """Open the benchmark's results (its page, leaderboard and paper tables) to anyone, signed out too, or
+    close them again; nothing else of it is ever public (Benchmark.public)."""
+    benchmark.public = public
+    benchmark.save(update_fields=["public"])
+    return benchmark
 
 
 def scene_asset(scene: Scene, role: str) -> Asset | None:

@@ -12,7 +12,9 @@ builds one, through the same importers and services (no row is written around th
    one timing out), each item on the server's clock;
 4. three model runs per family through `launch_run`: the seeded random baseline, Random++ and a
    recorded-outputs model ("Demo VLM") read from a prediction file in the shape its tools write;
-5. a release (`export_release`).
+5. a release (`export_release`);
+6. its results made public (`set_results_public`); and, beside the five, an open study on 3DSRBench's demo
+   that the signed-out home links as "Try it as a participant".
 
 History is given plausible times by a simulated clock (`DemoClock`): everything a service stamps with
 `timezone.now()` (leases, autosaves, deadlines, answer times) happens over the last three days, at a human
@@ -56,9 +58,9 @@ from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from review import services as review_services
 
-from . import demo_campaigns
+from . import demo_campaigns, demo_visit
+from .demo_visit import DEMO_PASSWORD
 
-DEMO_PASSWORD = "hypolab-demo"
 SECOND_REVIEWER = "reviewer2"
 RANDOM_PLUS_PLUS_NAME = "Random++ (seed 0)"
 RELEASE_VERSION = "1.0.0"
@@ -133,6 +135,7 @@ def demo_user(username: str, role: str, staff: bool = False):
         user.is_superuser = staff
         user.save()
     roles.grant_role(user, role)
+    roles.grant_role(user, demo_visit.DEMO_ACCOUNTS_GROUP)  # a group, not a role: marks the account the demo's
     return user
 
 
@@ -166,6 +169,7 @@ def build_finished_demo(
         )
         summaries.append(builder.build())
     made = demo_campaigns.seed_campaigns(demo_campaigns.demo_annotator(), log)  # one campaign of every kind
+    demo_visit.try_study(people["admin"])
     if made:
         summaries.append(f"Crowd campaigns of every kind: {', '.join(c.name for c in made)}")
     return summaries
@@ -204,6 +208,8 @@ class FamilyBuild:
             self.clock.set(self.clock.now + timedelta(days=1))
             runs = self.model_runs(benchmark)
             release = self.release(benchmark)
+        if not benchmark.public:
+            benchmark_services.set_results_public(benchmark, True)
         approved = benchmark.items.filter(status=Item.Status.APPROVED).count()
         return (
             f"{benchmark.name}: /benchmarks/{benchmark.slug}/results/ ({approved} approved items, study "

@@ -17,7 +17,7 @@ from .pages import (
 urlpatterns = [
     path("", home.home, name="home"),
     path("favicon.ico", common.favicon, name="favicon"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", home.LoginPage.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # annotators
     path("crowd/campaigns/<int:campaign_id>/", annotation.crowd_enter_campaign, name="crowd_campaign"),
@@ -46,6 +46,7 @@ urlpatterns = [
     path("review/polish/start/", review.start_polish, name="start_polish"),
     # admins
     path("manage/<slug:slug>/", manage.manage, name="manage"),
+    path("manage/<slug:slug>/public/", manage.set_public, name="set_public"),
     path("manage/<slug:slug>/studies/", manage.create_study, name="create_study"),
     path("manage/<slug:slug>/runs/", manage.launch_run, name="launch_run"),
     path("manage/<slug:slug>/recipes/", manage.launch_recipe, name="launch_recipe"),

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from crowd import services as crowd_services
 from crowd.models import CrowdPlatform, PlatformSubmission, scope_key
@@ -28,6 +28,19 @@ def studies_of(benchmark, oldest_first: bool = False):
 def study_counts_by_benchmark(ids) -> dict[int, int]:
     """Benchmark id -> how many studies it has (benchmarks with none are absent), in one query."""
     return dict(Study.objects.filter(benchmark__in=ids).values_list("benchmark").annotate(n=Count("id")))
+
+
+@dataclass
+class SessionCounts:
+    started: int = 0  # every session begun, finished or not
+    finished: int = 0
+
+
+def session_counts_by_benchmark(ids) -> dict[int, SessionCounts]:
+    """Benchmark id -> its studies' sessions begun and finished (benchmarks with none are absent), in one query."""
+    rows = (EvalSession.objects.filter(study__benchmark__in=ids).values("study__benchmark")
+            .annotate(started=Count("id"), finished=Count("id", filter=Q(status=EvalSession.Status.FINISHED))))
+    return {row["study__benchmark"]: SessionCounts(row["started"], row["finished"]) for row in rows}
 
 
 def sessions_of(user) -> list:

@@ -1,11 +1,14 @@
-"""Results over the API: a benchmark's paper tables (reviewers and admins) and a study's (admins).
-Both answer what `results.services.benchmark_results` returns, so they carry the pages' numbers."""
+"""Results over the API: a benchmark's paper tables (reviewers and admins; anyone's for a public
+benchmark) and a study's (admins). Both answer what `results.services.benchmark_results` returns, so they
+carry the pages' numbers."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import Benchmark
 from core.errors import DomainError, NotFound
 from core.permissions import IsAdmin, IsReviewer
@@ -106,11 +109,22 @@ def _benchmark_and_study(slug: str, params) -> tuple[Benchmark, Study | None]:
     return benchmark, study
 
 
+class ReviewerOrPublicResults(BasePermission):
+    """Reviewers and admins read every benchmark's results; anyone, signed out too, a public benchmark's
+    (Benchmark.public), without `?study=`: a study's rows stay its admins'."""
+
+    def has_permission(self, request, view):
+        if IsReviewer().has_permission(request, view):
+            return True
+        return (not request.query_params.get("study")
+                and benchmark_selectors.public_benchmark(view.kwargs["slug"]) is not None)
+
+
 class BenchmarkResults(APIView):
     """`GET /api/v1/benchmarks/<slug>/results/[?study=<id>]`: chance, human and model rows, the paper
     tables and the radar chart; with `study`, every row on that study's scored items."""
 
-    permission_classes = [IsReviewer]
+    permission_classes = [ReviewerOrPublicResults]
 
     @extend_schema(parameters=[OpenApiParameter("study", int, description="Rows on its scored items.")],
                    responses=BenchmarkResultsSerializer)

@@ -2,6 +2,7 @@
 and the question-type taxonomy as form rows, the pool of scenes as ticks. A refused form comes back
 with what was typed."""
 
+from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import selectors as annotation_selectors
@@ -123,6 +124,7 @@ def _save(request, benchmark, campaign):
         if campaign is None:
             name, change_type = fields.pop("name"), fields.pop("change_type")
             saved = annotation_services.create_campaign(benchmark, name, change_type, scenes, **fields)
+            messages.success(request, f"Campaign “{saved.name}” created: paste its crowd link below into your platform.")
         else:
             saved = annotation_services.update_campaign(campaign.pk, scenes=scenes, **fields)
     except DomainError as exc:

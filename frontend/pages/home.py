@@ -1,7 +1,11 @@
-"""The home page: one section per role the signed-in user holds, each leading to that role's main
-action — an admin's benchmarks with the next step of each pipeline, a reviewer's queues with counts,
-an annotator's assignments and earnings, an evaluator's sessions."""
+"""The home page. Signed out: what HypoLab does for each role, the public benchmarks' results with one
+example table, and (in the demo) a participant's way in. Signed in: one section per role the user holds,
+each leading to that role's main action — an admin's benchmarks with the next step of each, a reviewer's
+queues with counts, an annotator's assignments and earnings, an evaluator's sessions."""
 
+import secrets
+
+from django.contrib.auth.views import LoginView
 from django.shortcuts import render
 
 from annotation import progress as annotation_progress
@@ -12,8 +16,11 @@ from core import roles
 from crowd import services as crowd_services
 from humaneval import selectors as humaneval_selectors
 from humaneval.services import invitations
-from modeleval import selectors as modeleval_selectors
+from results import services as results_services
 from review import selectors as review_selectors
+
+from .. import demo_visit
+from ..benchmark_steps import benchmark_steps, facts_by_benchmark
 
 # Query strings the crowd platforms fill in. Prolific and CloudResearch Connect replace the
 # {{%...%}} placeholders (Connect's names as public integrations use them: check them in Connect's
@@ -21,7 +28,8 @@ from review import selectors as review_selectors
 # The entry reads the worker id with its session (assignment) id from each.
 CROWD_TEMPLATES = (
     ("prolific", "Prolific", "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
-     "Paste as the study URL; Prolific fills in the three ids (or publish it from here: manage.py prolific)."),
+     "Paste as the study URL; Prolific fills in the three ids. Whoever runs the server can also publish the "
+     "study on Prolific for you, with the lab's Prolific token."),
     ("cloudresearch", "CloudResearch Connect",
      "?participantId={{%PARTICIPANT_ID%}}&assignmentId={{%ASSIGNMENT_ID%}}&projectId={{%PROJECT_ID%}}",
      "Paste as the survey URL; Connect fills in the participant, assignment and project ids. For completion, set "
@@ -43,63 +51,33 @@ def crowd_links(request, path: str, created_at=None) -> list[dict]:
 
 
 def admin_pipelines() -> list[dict]:
-    """Each benchmark with its counts and the next step of its pipeline, in a handful of queries."""
+    """Each benchmark with its steps (frontend.benchmark_steps), in a handful of queries."""
     benchmarks = list(benchmark_selectors.benchmarks_by_name())
-    ids = [b.pk for b in benchmarks]
-    progress = benchmark_selectors.progress_by_benchmark(ids)
-    studies = humaneval_selectors.study_counts_by_benchmark(ids)
-    runs = modeleval_selectors.run_counts_by_benchmark(ids)
-    rows = []
-    for benchmark in benchmarks:
-        r = runs.get(benchmark.pk, modeleval_selectors.RunCounts())
-        facts = {
-            **vars(progress[benchmark.pk]),
-            "studies": studies.get(benchmark.pk, 0),
-            "runs_finished": r.finished,
-            "runs_running": r.running,
-        }
-        rows.append({"benchmark": benchmark, **facts, "steps": pipeline_steps(benchmark, facts)})
-    return rows
+    facts = facts_by_benchmark([b.pk for b in benchmarks])
+    return [{"benchmark": benchmark, "steps": benchmark_steps(benchmark, facts[benchmark.pk])}
+            for benchmark in benchmarks]
 
 
-def _plural(n: int, word: str) -> str:
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else f"{n} {word}s"
+def try_link() -> str | None:
+    """The demo's open study as a new participant sees it: a crowd link with a made-up Prolific id of its
+    own (each visitor one), or None where the demo did not seed the study."""
+    study = demo_visit.try_study_open()
+    if study is None:
+        return None
+    visitor = f"visitor-{secrets.token_hex(6)}"
+    return (f"/crowd/studies/{study.pk}/?PROLIFIC_PID={visitor}&STUDY_ID={demo_visit.TRY_STUDY_ID}"
+            f"&SESSION_ID={visitor}-session")
 
 
-def pipeline_steps(benchmark, facts: dict) -> list[dict]:
-    """The pipeline's state as short sentences, the first open one marked `next`."""
-    slug = benchmark.slug
-    steps = []
-    if facts["changes_waiting"]:
-        steps.append({"text": f"{_plural(facts['changes_waiting'], 'change')} waiting for review", "url": "/review/",
-                      "open": True})
-    if facts["questions_waiting"]:
-        steps.append({"text": f"{_plural(facts['questions_waiting'], 'question')} waiting for review",
-                      "url": "/review/filtering/", "open": True})
-    if facts["flagged"]:
-        steps.append({"text": f"{_plural(facts['flagged'], 'item')} with flagged consensus",
-                      "url": f"/review/agreement/{slug}/", "open": True})
-    steps.append({"text": f"{_plural(facts['approved'], 'approved item')}", "url": f"/manage/{slug}/",
-                  "open": not facts["approved"]})
-    steps.append({"text": _plural(facts["studies"], "study") if facts["studies"] else "no human study yet",
-                  "url": f"/manage/{slug}/studies/design/" if not facts["studies"] else f"/manage/{slug}/#studies",
-                  "open": not facts["studies"] and bool(facts["approved"])})
-    runs = f"{_plural(facts['runs_finished'], 'run')} finished"
-    if facts["runs_running"]:
-        runs += f", {facts['runs_running']} running"
-    steps.append({"text": runs, "url": f"/manage/{slug}/#runs",
-                  "open": not facts["runs_finished"] and bool(facts["approved"])})
-    release = facts["release"]
-    steps.append({"text": f"release v{release.version}" if release else "no release yet",
-                  "url": f"/releases/{release.pk}/" if release else f"/manage/{slug}/#releases",
-                  "open": release is None and bool(facts["approved"])})
-    for step in steps:
-        if step["open"]:
-            step["next"] = True
-            break
-    return steps
+def first_visit() -> dict:
+    """The signed-out home: the public benchmarks, the main paper table of the first as an example, and the
+    demo's participant link."""
+    public = list(benchmark_selectors.public_benchmarks())
+    example = None
+    if public:
+        tables = results_services.benchmark_results(public[0])["tables"]
+        example = {"benchmark": public[0], "table": tables[0]}
+    return {"public_benchmarks": public, "example": example, "try_link": try_link()}
 
 
 def reviewer_queues(user) -> dict:
@@ -110,7 +88,7 @@ def home(request):
     user = request.user
     context = {"is_admin": roles.has_role(user, roles.ADMIN)}
     if not user.is_authenticated:
-        return render(request, "frontend/home.html", context)
+        return render(request, "frontend/home.html", context | first_visit())
     context |= {
         "is_reviewer": roles.has_role(user, roles.REVIEWER),
         "is_annotator": roles.has_role(user, roles.ANNOTATOR),
@@ -152,3 +130,11 @@ def home(request):
             if invited else [],
         }
     return render(request, "frontend/home.html", context)
+
+
+class LoginPage(LoginView):
+    """The login form with what HypoLab is and, where the demo seeded its accounts, which to use."""
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(**kwargs) | {"demo_accounts": demo_visit.demo_accounts(),
+                                                     "demo_password": demo_visit.DEMO_PASSWORD}

@@ -4,6 +4,7 @@
 import json
 from dataclasses import MISSING, fields
 
+from django.contrib import messages
 from django.contrib.auth import login
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -217,6 +218,7 @@ def study_design(request, slug):
     except DomainError as exc:
         context = _design_context(benchmark, form, error={exc.field: exc.message}, **planner_context(benchmark, {}))
         return render(request, "frontend/study_design.html", context, status=exc.status_code)
+    messages.success(request, f"Study “{study.name}” created: invite participants with its crowd links below.")
     return redirect("study_results", study_id=study.pk)
 
 

@@ -4,6 +4,7 @@ import json
 import re
 from functools import wraps
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -12,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 from annotation import selectors as annotation_selectors
 from benchmarks import releases
 from benchmarks import selectors as benchmark_selectors
+from benchmarks import services as benchmark_services
 from benchmarks.models import AssetRole, Benchmark
 from construction import pipeline
 from construction import selectors as construction_selectors
@@ -28,13 +30,14 @@ from modeleval.sweep import sweep_rows
 from results import services as results_services
 from scoring.tables import csv_rows, interval_text, latex_table
 
-from ..access import role_required
+from ..access import role_refusal, role_required
+from ..benchmark_steps import GENERATING_FAMILIES, benchmark_steps, facts_by_benchmark
 from ..radar import radar_svg, series_colour
 from ..sweep_chart import sweep_svg
 from .common import attachment, csv_attachment
+from .home import crowd_links
 
 STUDY_FORM_DEFAULTS = {"name": "Pilot study", "seconds_per_item": "120", "seconds_per_session": "1800", "items": None}
-GENERATING_FAMILIES = ("spatial457", "m3verse")  # the families construction.pipeline's generate stage makes items for
 
 
 def next_version(versions) -> str:
@@ -46,15 +49,23 @@ def next_version(versions) -> str:
     return f"{major}.{minor + 1}.0"
 
 
-def _manage_context(benchmark, **extra):
+def study_rows(request, studies) -> list[dict]:
+    """Each study with its Prolific entry link, absolute (what the platform is given)."""
+    return [{"study": study, "link": next(link for link in crowd_links(request, f"/crowd/studies/{study.pk}/",
+                                                                       study.created_at) if link["key"] == "prolific")}
+            for study in studies]
+
+
+def _manage_context(request, benchmark, **extra):
     lists = benchmark_selectors.manage_page_lists(benchmark)
     return {
         "benchmark": benchmark,
+        "steps": benchmark_steps(benchmark, facts_by_benchmark([benchmark.pk])[benchmark.pk]),
         "form_key": new_form_key(),
         "study_form": STUDY_FORM_DEFAULTS,
         "campaigns": annotation_selectors.campaigns_of(benchmark),
         "approved_items": lists.approved_items,
-        "studies": humaneval_selectors.studies_of(benchmark),
+        "studies": study_rows(request, humaneval_selectors.studies_of(benchmark)),
         "models": modeleval_selectors.models_for(benchmark),
         "protocols": benchmark_selectors.protocols_for(benchmark),
         "next_version": next_version(lists.release_versions),
@@ -76,7 +87,7 @@ def _manage_context(benchmark, **extra):
 
 
 def _form_error(request, benchmark, form: str, exc: DomainError, **extra):
-    context = _manage_context(benchmark, **{f"{form}_error": {exc.field: exc.message}}, **extra)
+    context = _manage_context(request, benchmark, **{f"{form}_error": {exc.field: exc.message}}, **extra)
     return render(request, "frontend/manage.html", context, status=exc.status_code)
 
 
@@ -108,7 +119,18 @@ def _manage_form(form: str, refill=None):
 @role_required(roles.ADMIN)
 def manage(request, slug):
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    return render(request, "frontend/manage.html", _manage_context(benchmark))
+    return render(request, "frontend/manage.html", _manage_context(request, benchmark))
+
+
+@role_required(roles.ADMIN)
+@require_http_methods(["POST"])
+def set_public(request, slug):
+    """The admin's switch for the benchmark's results (page, leaderboard, paper tables) read signed out."""
+    benchmark = benchmark_services.set_results_public(get_object_or_404(Benchmark, slug=slug),
+                                                      request.POST.get("public") == "on")
+    messages.success(request, "Anyone can now read this benchmark's results, signed out too." if benchmark.public
+                     else "This benchmark's results are for signed-in admins again.")
+    return redirect(f"/manage/{benchmark.slug}/#visibility")
 
 
 def _posted_study(request) -> dict:
@@ -124,6 +146,7 @@ def create_study(request, benchmark):
                                           request.POST.get("seconds_per_item", 120),
                                           request.POST.get("seconds_per_session", 1800))
     study = humaneval_design.create_study(benchmark, design, request.user)
+    messages.success(request, f"Study “{study.name}” created: invite participants with its link below.")
     return redirect(f"/manage/{benchmark.slug}/#study-{study.pk}")
 
 
@@ -143,13 +166,16 @@ def launch_recipe(request, benchmark):
     """Every run of a shipped recipe for each model chosen (recipes.launch_recipe: all or none)."""
     recipes.launch_recipe(request.POST.get("recipe") or "", benchmark, request.POST.getlist("models"), request.user,
                           request.POST.get("batch_size", 8))
+    messages.success(request, "The recipe's runs are launched: each follows on its own page.")
     return redirect(f"/manage/{benchmark.slug}/#runs")
 
 
 @_manage_form("release")  # the release form carries no form key: once_per_form leaves it as it is
 def export_release(request, benchmark):
-    releases.export_release(benchmark, request.POST.get("version"), request.user, request.POST.get("notes", ""),
-                            require_consensus="require_consensus" in request.POST)
+    release = releases.export_release(benchmark, request.POST.get("version"), request.user,
+                                      request.POST.get("notes", ""),
+                                      require_consensus="require_consensus" in request.POST)
+    messages.success(request, f"Release v{release.version} created: its files are listed below once exported.")
     return redirect(f"/manage/{benchmark.slug}/#releases")
 
 
@@ -209,10 +235,16 @@ def results_export(request, data: dict, filename: str):
     return csv_attachment(f"{filename}-{tables[0]['key']}.csv", csv_rows(tables[0]))
 
 
-@role_required(roles.ADMIN)
 def results(request, slug):
-    """The benchmark's paper tables (chance, human and model rows) with the radar chart, and exports."""
-    benchmark = get_object_or_404(Benchmark, slug=slug)
+    """The benchmark's paper tables (chance, human and model rows) with the radar chart, and exports: anyone's
+    when the benchmark is public (signed out too), admins' otherwise. A signed-out visitor of a private or
+    missing benchmark is sent to log in alike, so the answer tells no one which slugs exist."""
+    benchmark = benchmark_selectors.public_benchmark(slug)
+    if benchmark is None:
+        refused = role_refusal(request, roles.ADMIN)
+        if refused is not None:
+            return refused
+        benchmark = get_object_or_404(Benchmark, slug=slug)
     data = results_services.benchmark_results(benchmark)
     exported = results_export(request, data, benchmark.slug)
     if exported is not None:

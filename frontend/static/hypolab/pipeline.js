@@ -29,7 +29,15 @@ export function attachPipeline(section) {
   kind.addEventListener("change", showExample);
   showExample();
 
+  // A stage that has run offers Run again (a new job even with the same params), not Run.
+  const ranOnce = (row) => {
+    const run = row.querySelector("button[data-action=run]");
+    run.textContent = "Run again";
+    run.dataset.again = "1";
+  };
+
   const follow = (row, state) => {
+    ranOnce(row);
     const widget = section.querySelector("#job-progress-template").content.firstElementChild.cloneNode(true);
     widget.dataset.jobId = state.id;
     widget.querySelector(".job-kind").textContent = state.kind;
