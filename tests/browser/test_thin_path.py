@@ -93,9 +93,10 @@ def test_thin_path_from_scene_to_release(stack, new_page):
     admin.goto(f"{base}/manage/{SLUG}/")
     send(admin, "#study-form input[name=name]", "Pilot human baseline", "#study-form button[type=submit]",
          "text=Pilot human baseline")
-    study_link = admin.locator(".crowd-link").first.text_content().split("?")[0]
+    study_link = admin.locator(".crowd-link").first.input_value().split("?")[0]  # absolute
+    assert study_link.startswith(base + "/crowd/studies/")
     evaluator = new_page()
-    evaluator.goto(f"{base}{study_link}?PROLIFIC_PID=eval-e2e-1&STUDY_ID=study-2&SESSION_ID=sess-2")
+    evaluator.goto(f"{study_link}?PROLIFIC_PID=eval-e2e-1&STUDY_ID=study-2&SESSION_ID=sess-2")
     evaluator.check("#agree")
     evaluator.click("#start-session")
     evaluator.wait_for_selector("#question:has-text('directly next to')")
