@@ -132,6 +132,40 @@ class SceneObject(models.Model):
         return (self.size_x, self.size_y, self.size_z)
 
 
+def posed_frame_upload_to(frame, filename):
+    return f"posed_frames/{frame.scene_id}/{uuid.uuid4().hex}/{filename}"
+
+
+class PosedFrame(models.Model):
+    """A colour frame of the scan's RGB-D capture with its camera (ScanNet .sens or its export, a 3RScan
+    sequence; benchmarks/material/rgbd_frames.py), shown to 3D-VLMs as `multi_view`/`egocentric` input
+    in place of renders. Not an Asset: releases leave it out, being the source dataset's own files."""
+
+    class Source(models.TextChoices):
+        SENS = "sens", "ScanNet .sens"
+        SCANNET_EXPORT = "scannet_export", "ScanNet exported color/pose folders"
+        RSCAN_SEQUENCE = "3rscan_sequence", "3RScan sequence"
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="posed_frames")
+    index = models.PositiveIntegerField(help_text="The frame's number in the source sequence.")
+    timestamp = models.BigIntegerField(null=True, blank=True,
+                                       help_text="Colour timestamp as the source gives it (.sens: microseconds).")
+    pose = models.JSONField(help_text="Camera-to-world 4x4 (rows) as the source gives it: OpenCV axes, the scan's "
+                                      "own frame (Scene.meta alignment maps it to the aligned frame).")
+    intrinsics = models.JSONField(help_text="The colour camera: {width, height, fx, fy, cx, cy}.")
+    source = models.CharField(max_length=20, choices=Source.choices)
+    file = models.FileField(upload_to=posed_frame_upload_to, max_length=300, help_text="The JPEG as the source stores it.")
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["scene", "index"]
+        constraints = [models.UniqueConstraint(fields=["scene", "index"], name="one_posed_frame_per_index")]
+
+    def __str__(self):
+        return f"{self.scene_id} frame {self.index}"
+
+
 class Side(models.TextChoices):
     FRONT = "front", "Front"
     BACK = "back", "Back"

@@ -138,7 +138,11 @@ def _checked_source(source, model: ModelSpec, shown: VisualInput, items) -> str:
 
 def label_value(inputs: dict | None) -> dict:
     """The inputs as a run's label and ablation tables name them (the chain by its captioning model)."""
-    value = {name: v for name, v in (inputs or {}).items() if name != "chain"}
+    value = {name: v for name, v in (inputs or {}).items() if name not in ("chain", "views")}
+    posed = ((inputs or {}).get("views") or {}).get("posed_frames")
+    if posed:  # renders are the default view set, left unsaid (visual_inputs.view_sources)
+        rendered = len(inputs["views"].get("renders") or [])
+        value["views"] = "posed frames" + (f" for {len(posed)} of {len(posed) + rendered} scenes" if rendered else "")
     chain = (inputs or {}).get("chain")
     if chain:
         clips = f"clip length {chain['clip_length']}" if chain.get("clip_length") else f"{chain['clips']} clips"

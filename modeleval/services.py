@@ -124,7 +124,11 @@ def _attempt(run: Run, item_ids: list[int]) -> None:
     attempt = Job.objects.filter(kind=RUN_JOB, key__startswith=f"{RUN_JOB}:{run.pk}:").count()
     run.job = jobs.request_job(RUN_JOB, f"{RUN_JOB}:{run.pk}:{attempt}", total=run.total, user=run.created_by,
                                subject=f"Run {run.pk}: {run.model.name} on {run.benchmark.name}").job
-    run.save(update_fields=["job"])
+    shown = VisualInput.parse(run.visual_input)
+    if shown.is_rendered:  # each attempt records what it shows: posed frames imported since count from now
+        scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
+        run.inputs = {**(run.inputs or {}), "views": visual_inputs.view_sources(shown, scene_ids)}
+    run.save(update_fields=["job", "inputs"])
     _start(run, item_ids)
 
 
@@ -144,11 +148,13 @@ def _start(run: Run, item_ids: list[int]) -> None:
 
 
 def _unrendered_scenes(run: Run) -> list[int]:
-    """The run's scenes without a whole stored view set of its visual input (none unless it is one)."""
+    """The run's scenes without a whole stored view set of its visual input (none unless it is one), but
+    those shown their posed frames."""
     shown = VisualInput.parse(run.visual_input)
     if not shown.is_rendered:
         return []
-    scene_ids = sorted(set(run.items.exclude(scene=None).values_list("scene_id", flat=True)))
+    scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
+    scene_ids = sorted(scene_ids - visual_inputs.posed_scenes(shown, scene_ids))
     rendered = Counter(Asset.objects.filter(scene_id__in=scene_ids, role=AssetRole.RENDER, meta__set=str(shown))
                        .values_list("scene_id", flat=True))
     return [pk for pk in scene_ids if rendered[pk] != shown.views]

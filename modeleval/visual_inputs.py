@@ -1,9 +1,11 @@
 """What a model is shown for an item: its visual input, named as Hypo3D's tables name them.
 
 `caption_only` (the scene caption in the prompt, no image), `top_view_plain` and `top_view_semantic`
-(the scene's latest top-view map), `multi_view:N` and `egocentric:N` (N camera views rendered from the
-scan, benchmarks/material/renders.py), `point_cloud` (the scan's points, for 3D-input models), `image`
-(every image of the scene) and `video_frames` (frames sampled from each of the scene's videos).
+(the scene's latest top-view map), `multi_view:N` and `egocentric:N` (N of the scene's posed colour
+frames from its RGB-D capture, benchmarks/material/rgbd_frames.py, where it has at least N; else N
+camera views rendered from the scan, benchmarks/material/renders.py; the run records which,
+`view_sources`), `point_cloud` (the scan's points, for 3D-input models), `image` (every image of the
+scene) and `video_frames` (frames sampled from each of the scene's videos).
 
 A model's modality is its runs' input unless a run chooses another. Renders are made on the default
 queue before a run infers (modeleval.services); the GPU worker only reads the stored PNGs."""
@@ -17,6 +19,7 @@ import numpy as np
 from benchmarks import overlays, protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
+from benchmarks.material.rgbd_frames import posed_view_set, scenes_with_frames
 from benchmarks.material.scans import load_scene_points
 from benchmarks.models import AssetRole, Family, Item, Scene
 from benchmarks.services import scene_asset
@@ -63,6 +66,22 @@ class VisualInput(NamedTuple):
 
 def names() -> list[str]:
     return [f"{kind}:N" if kind in VIEW_SET_KINDS else kind for kind in Kind.values]
+
+
+def posed_scenes(visual_input: VisualInput, scene_ids) -> set[int]:
+    """Those of the scenes a view-set input shows as posed frames (the others as renders)."""
+    return scenes_with_frames(scene_ids, visual_input.views) if visual_input.is_rendered else set()
+
+
+def view_sources(visual_input: VisualInput, scene_ids) -> dict:
+    """What a view-set input shows of each scene, as a run records it (Run.inputs `views`):
+    {"posed_frames": [external ids], "renders": [external ids]}, empty lists left out."""
+    posed = posed_scenes(visual_input, scene_ids)
+    sources = {"posed_frames": [], "renders": []}
+    for pk, external_id in Scene.objects.filter(pk__in=scene_ids).order_by("external_id").values_list(
+            "pk", "external_id"):
+        sources["posed_frames" if pk in posed else "renders"].append(external_id)
+    return {source: scenes for source, scenes in sources.items() if scenes}
 
 
 def model_default(model: ModelSpec) -> str:
@@ -126,6 +145,10 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
             frames += frame_set(video, n, size)
         return [protocols.mirror_image(frame) for frame in frames] if flip else frames
     if visual_input.is_rendered:
+        posed = posed_view_set(scene, visual_input.views)
+        if posed:  # the capture's own frames: no overlays are drawn on them
+            pictures = [_file_bytes(frame.file) for frame in posed]
+            return [protocols.mirror_image(picture) for picture in pictures] if flip else pictures
         assets = stored_view_set(scene, str(visual_input))
         if len(assets) != visual_input.views:  # rendered before inference; never rendered on a GPU worker
             raise LookupError(f"scene {scene.external_id} has no {visual_input} renders")
@@ -138,3 +161,8 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
     marks = item if visual_input.kind == Kind.IMAGE else None  # an item's marks sit on the scene's images
     # each image as the evaluator sees it: mirrored where asked, its overlays and the item's marks drawn in
     return [overlays.stimulus_image(asset, index, marks, flip) for index, asset in enumerate(assets)]
+
+
+def _file_bytes(file) -> bytes:
+    with file.open("rb") as handle:
+        return handle.read()
