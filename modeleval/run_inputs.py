@@ -14,7 +14,12 @@
   Hypo3D's LLM input is (30 by default; Table 15 tries 30 / 50 / 100 / 200); the sample is seeded by the
   scene and N, so every model reads the same text. A ScanNet scene (`sceneXXXX_XX`) must have its
   captions imported; another scan (3RScan) keeps its scene caption, `captions[0]` of
-  3rscan_scene_cap.json as Hypo3D's LLM scripts read it."""
+  3rscan_scene_cap.json as Hypo3D's LLM scripts read it;
+- `camera_view: true`: the scene's camera-view image (a `render` asset with meta {"set": "camera_view",
+  "side": S}: Hypo3D's camera_view/ images, the side from its axis_definition.csv) sent after the map,
+  its side filling the prompt's `{camera_side}` (Hypo3D Table 2 "w. camera", PROTOCOLS 1.3 h);
+- `map_first: top_view_semantic | top_view_plain`: the scene's map of that kind sent before the run's
+  camera views (Hypo3D Table 14's multi-view input: the top view, then the views around the room)."""
 
 import copy
 import random
@@ -32,13 +37,17 @@ from .models import ItemFrame, ModelSpec
 from .prompts import InferenceRequest, build_request
 from .visual_inputs import VisualInput
 
-KNOWN = ("frames_per_video", "fps", "extra_frames", "chain", "top_view", "object_captions")
+KNOWN = ("frames_per_video", "fps", "extra_frames", "chain", "top_view", "object_captions", "camera_view",
+         "map_first")
 FRAME_KEYS = ("frames_per_video", "fps")
 MAX_FRAMES = 1000  # per video: M3-Verse's frame-count ablation goes up to 1,000
 MAX_FPS = 30
 MAX_OBJECT_CAPTIONS = 1000
 SCANNET_SCENE = r"^scene[0-9]{4}_[0-9]{2}$"  # ScanRefer describes ScanNet's scenes
 SOURCE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
+CAMERA_VIEW_SET = "camera_view"  # the render asset's meta set
+CAMERA_SIDES = ("left", "right", "front", "back")  # Hypo3D §4.4: "the X side of the room from its center"
+CAMERA_SIDE = "{camera_side}"  # where a prompt names the camera view's side
 
 
 def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> dict:
@@ -71,6 +80,10 @@ def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> d
         out["top_view"] = _checked_top_view(inputs["top_view"], model, shown, items)
     if "object_captions" in inputs:
         out["object_captions"] = _checked_object_captions(inputs["object_captions"], model, shown, items)
+    if "camera_view" in inputs:
+        out["camera_view"] = _checked_camera_view(inputs["camera_view"], model, shown, items)
+    if "map_first" in inputs:
+        out["map_first"] = _checked_map_first(inputs["map_first"], model, shown, items)
     return out
 
 
@@ -106,6 +119,46 @@ def _checked_object_captions(value, model: ModelSpec, shown: VisualInput, items)
         raise DomainError(f"Scene {without} has no object captions: import them (import_object_captions).",
                           field="inputs")
     return value
+
+
+def _camera_views(scene_ids):
+    return Asset.objects.filter(scene_id__in=scene_ids, role=AssetRole.RENDER, meta__set=CAMERA_VIEW_SET,
+                                meta__side__in=CAMERA_SIDES)
+
+
+def _checked_camera_view(value, model: ModelSpec, shown: VisualInput, items) -> bool:
+    if value is not True:
+        raise DomainError("camera_view is true (the scene's camera-view image after its map).", field="inputs")
+    if model.withhold_stimulus or shown.kind not in visual_inputs.TOP_VIEW_ROLES:
+        raise DomainError(f"camera_view goes with a top-view map; {model.name} is shown {shown}.", field="inputs")
+    scene_ids = set(items.exclude(scene=None).values_list("scene_id", flat=True))
+    found = set(_camera_views(scene_ids).values_list("scene_id", flat=True))
+    missing = Scene.objects.filter(pk__in=scene_ids - found).values_list("external_id", flat=True).first()
+    if missing is not None:
+        raise DomainError(f'Scene {missing} has no camera view: upload it as a render asset with meta {{"set": '
+                          f'"{CAMERA_VIEW_SET}", "side": one of {", ".join(CAMERA_SIDES)}}} (Hypo3D\'s '
+                          "camera_view/ image, its side from axis_definition.csv).", field="inputs")
+    return True
+
+
+def _checked_map_first(value, model: ModelSpec, shown: VisualInput, items) -> str:
+    if value not in visual_inputs.TOP_VIEW_ROLES:
+        raise DomainError(f"map_first is one of {', '.join(visual_inputs.TOP_VIEW_ROLES)}.", field="inputs")
+    if model.withhold_stimulus or not shown.is_rendered:
+        raise DomainError(f"map_first goes before camera views; {model.name} is shown {shown}.", field="inputs")
+    scene_ids = set(items.exclude(scene=None).values_list("scene_id", flat=True))
+    found = set(Asset.objects.filter(scene_id__in=scene_ids, role=visual_inputs.TOP_VIEW_ROLES[value])
+                .values_list("scene_id", flat=True))
+    missing = Scene.objects.filter(pk__in=scene_ids - found).values_list("external_id", flat=True).first()
+    if missing is not None:
+        raise DomainError(f"Scene {missing} has no {value} map to send before its views.", field="inputs")
+    return value
+
+
+def _read(stored) -> bytes:
+    """The bytes of a stored file (an Asset's, an ItemFrame's)."""
+    with stored.file.open("rb") as handle:
+        return handle.read()
 
 
 def object_caption_text(scene: Scene, n: int) -> str:
@@ -170,10 +223,7 @@ def video_frames(model: ModelSpec, scene: Scene, frames: dict, mirrored: bool = 
 
 
 def item_frames(item: Item, source: str) -> list[bytes]:
-    pictures = []
-    for frame in ItemFrame.objects.filter(item=item, source=source).order_by("index"):
-        with frame.file.open("rb") as handle:
-            pictures.append(handle.read())
+    pictures = [_read(frame) for frame in ItemFrame.objects.filter(item=item, source=source).order_by("index")]
     if not pictures:
         raise LookupError(f"item {item.scoring_id} has no {source} frames")
     return pictures
@@ -192,14 +242,31 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
         shown_model.withhold_stimulus = True
     if inputs.get("object_captions") and item.scene is not None and "object_captions" in (item.scene.meta or {}):
         item = _with_caption(item, object_caption_text(item.scene, inputs["object_captions"]))
+    camera_view = None
+    if inputs.get("camera_view") and item.scene is not None:
+        camera_view = _camera_views([item.scene_id]).order_by("-id").first()
+        if camera_view is None:
+            raise LookupError(f"scene {item.scene.external_id} has no camera view")
+    if template is not None and CAMERA_SIDE in template.text:
+        if camera_view is None:
+            raise LookupError("the prompt names the camera view's side: launch the run with inputs camera_view")
+        template = copy.copy(template)  # the side is a plain word: the text stays a template
+        template.text = template.text.replace(CAMERA_SIDE, camera_view.meta["side"])
     built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
     if inputs.get("top_view") and item.scene is not None and built.images:
         kind = VisualInput.parse(run.visual_input).kind
         chosen = _top_views([item.scene_id], kind, inputs["top_view"] == "aligned").order_by("-id").first()
         if chosen is None:
             raise LookupError(f"scene {item.scene.external_id} has no {inputs['top_view']} {kind} map")
-        with chosen.file.open("rb") as handle:
-            built.images = [handle.read()]
+        built.images = [_read(chosen)]
+    if camera_view is not None and built.images:  # the map, then the camera view (GPT-4o script @ d51a478)
+        built.images = built.images + [_read(camera_view)]
+    if inputs.get("map_first") and item.scene is not None and built.images:
+        chosen = Asset.objects.filter(scene_id=item.scene_id, role=visual_inputs.TOP_VIEW_ROLES[inputs["map_first"]]
+                                      ).order_by("-id").first()
+        if chosen is None:
+            raise LookupError(f"scene {item.scene.external_id} has no {inputs['map_first']} map")
+        built.images = [_read(chosen)] + built.images
     if frames and item.scene is not None and not run.model.withhold_stimulus:
         built.images = video_frames(run.model, item.scene, frames, protocols.shows_mirrored(item.tags, variant))
     if inputs.get("extra_frames"):

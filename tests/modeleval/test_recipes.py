@@ -32,6 +32,14 @@ FIG12 = ("Given a top-view of a 3D scene and a context change, imagine how the s
          "Context Change: {} Question: {}\n\n"
          "The answer should be a single word or a short phrase.\n\n"
          "The answer is:")
+# PROTOCOLS.md 1.3 (h): the camera-view prompt of the GPT-4o script at d51a478.
+CAMERA = ("Given a top-view of a 3D scene and a reference frame image where the items were on the {} side of the "
+          "room, first mentally align the top-view with the frame image.\n\n"
+          "Now, given a context change, imagine how the scene would look after the change has been applied. Then, "
+          "answer a question based on the changed scene.\n\n"
+          "Context Change: {}\nQuestion: {}\n\n"
+          "The answer should be a single word or short phrase.\n\n"
+          "The answer is:")
 # PROTOCOLS.md 2.3 (a): VLMEvalKit's prompt, its last line ending in a space and a newline.
 VLMEVALKIT = "Question: {}\nOptions:\nA. {}\nB. {}\nPlease select the correct answer from the options above. \n"
 # PROTOCOLS.md 3.3 (a): eval.py.
@@ -79,21 +87,24 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     scene.meta = {"object_captions": [f"object {n} is here." for n in range(40)]}  # ScanRefer's, imported
     scene.save(update_fields=["meta"])
     store_asset(scene, "topview_semantic", "semantic.png", png(), {})
+    # Hypo3D's camera_view/ image of the scene, its side from axis_definition.csv (Table 2, w. camera)
+    store_asset(scene, "render", "camera.png", png((30, 200, 30)), {"set": "camera_view", "side": "left"})
     scene.world_frames.create(anchor=scene.scene_objects.first(), side="left",
                               text="The desk was located at the left of the scene.")
     vlm_endpoint, llm_endpoint = chat_servers(reply="window"), chat_servers(reply="window")
     vlm = endpoint_model(vlm_endpoint, "Qwen2-VL-72B-Instruct", "top_view_plain")
     llm = endpoint_model(llm_endpoint, "Llama-3.2-3B-Instruct", "caption_only")
     runs = launch("hypo3d-table2", benchmark, [vlm, llm], django_capture_on_commit_callbacks)
-    assert len(runs) == 4 and vlm_endpoint.refused == llm_endpoint.refused == []
+    assert len(runs) == 5 and vlm_endpoint.refused == llm_endpoint.refused == []  # w. camera: the 2D VLM only
 
     change, question = direction.change.text, direction.question
     assert vlm_endpoint.prompts == [FIG11.format("The desk was located at the left of the scene.", change, question),
-                                    FIG12.format(change, question)]  # only the Direction item, as Table 2
-    assert all(image_parts(request) == 1 for request in vlm_endpoint.requests)  # the semantic map
+                                    FIG12.format(change, question), CAMERA.format("left", change, question)]
+    # only the Direction item, as Table 2; the semantic map, then (w. camera) the camera view
+    assert [image_parts(request) for request in vlm_endpoint.requests] == [1, 1, 2]
     # Qwen2-VL's evaluate.py: the image, then the text, no system message
-    assert all([part["type"] for part in r["body"]["messages"][0]["content"]] == ["image_url", "text"]
-               for r in vlm_endpoint.requests)
+    assert [[part["type"] for part in r["body"]["messages"][0]["content"]] for r in vlm_endpoint.requests] == [
+        ["image_url", "text"], ["image_url", "text"], ["image_url", "image_url", "text"]]
     # LLM/llama/evaluate.py sends its system message
     assert all(r["body"]["messages"][0] == {"role": "system", "content": "You are a AI assistant for 3D scene "
                                             "understanding. Answer should be a single word or short phrase."}
@@ -116,6 +127,7 @@ def test_hypo3d_table2_direction_questions_with_and_without_the_world_frame(clie
     assert [(row["model"], row["value"], row["main"]) for row in condition["rows"]] == [
         ("Qwen2-VL-72B-Instruct", "paper-fig11", True), ("Qwen2-VL-72B-Instruct", "paper-fig12", False),
         ("Llama-3.2-3B-Instruct", "paper-fig11", True), ("Llama-3.2-3B-Instruct", "paper-fig12", False)]
+    # the w. camera row differs in its inputs too, so it is no row of the condition table
     assert condition["fixed"] == {"subset": "question_type=={Direction}"}
 
 
