@@ -190,6 +190,14 @@ def grouping(items: list[GoldItem], by: Iterable[str]) -> Groups:
     return groups
 
 
+def questions_per_group(family: str, gold: list[dict], by: Iterable[str] = ()) -> dict:
+    """{group key (None: every row): how many questions its gold rows hold}, the rows of one question (its
+    protocol variants: 3DSRBench's rotated and mirrored rows) counted once; unreadable rows left out."""
+    scorer = get_family(family)
+    items = load_gold(scorer, Source(enumerate(gold), "gold[{}]"), [])
+    return {key: len({scorer.unit_key(items[row]) for row in rows}) for key, rows in grouping(items, by).items()}
+
+
 def combined_metrics(
     family: Family, items: list[GoldItem], runs: list[list[Outcome]], metrics: list[str], groups: Groups,
     **tally_args,

@@ -8,7 +8,8 @@ from humaneval import selectors as humaneval_selectors
 from results import planning
 
 ACCURACY_PREFIX = "accuracy "
-DEFAULTS = {"half_width": "5", "items_per_participant": "50", "icc": "0.05", "pilot": ""}
+# Items per participant: blank is up to 50, as many as the smallest cell has (results.planning).
+DEFAULTS = {"half_width": "5", "items_per_participant": "", "icc": "0.05", "pilot": "", "pay_per_hour": "12"}
 
 
 def planner_context(benchmark, query) -> dict:
@@ -26,7 +27,8 @@ def planner_context(benchmark, query) -> dict:
             return {"planner": planner}
     try:
         planner["plan"] = planning.study_plan(benchmark, form["half_width"], form["items_per_participant"],
-                                              form["icc"] or 0, pilot, given)
+                                              form["icc"] or 0, pilot, given, form["pay_per_hour"] or 0)
+        form["items_per_participant"] = str(planner["plan"]["items_per_participant"])
     except DomainError as exc:
         planner["error"] = {exc.field: exc.message}
     return {"planner": planner}
