@@ -209,7 +209,8 @@ def enter_checked(ids: dict, params, role: str, signed_in=None, scope: str = "",
     in to it. The worker id with another session: this browser already signed in to that account (the
     same worker arriving from their next study) moves the binding, as does a session Prolific's API
     confirmed (`verified`) when it confirmed the holder's too; a confirmed newcomer takes the id from an
-    unconfirmed holder (take_over); else nobody is signed in (403, SessionSquatted).
+    unconfirmed holder (take_over), as does, with no API to ask, a Prolific newcomer from a holder once
+    (_contest); else nobody is signed in (403, SessionSquatted).
     `signed_in` is the browser's current user: an account that is not a crowd account (staff,
     reviewers, invited evaluators) is never replaced by a crowd link (409). First entries of one worker
     id at the same moment make one account: they queue on a lock of the id. `scope`
@@ -240,7 +241,7 @@ def enter_checked(ids: dict, params, role: str, signed_in=None, scope: str = "",
             if verdict == "same person":
                 same_browser = True
             elif verdict == "take over":
-                take_over(worker, ids, scope)
+                take_over(worker, ids, scope, verified)
                 worker = None
             else:
                 raise SessionSquatted(worker, ids, _session_param(ids, params), scope)
@@ -267,20 +268,28 @@ def enter_checked(ids: dict, params, role: str, signed_in=None, scope: str = "",
 
 def _contest(worker: CrowdWorker, ids: dict, verified: bool) -> str:
     """A worker id bound to another session: "same person" (Prolific's API confirmed both sessions
-    are this participant's), "take over" (it confirmed the newcomer and not the holder) or "refuse"
-    (another platform's link, or a newcomer nobody confirmed: the admin decides, crowd.squatting)."""
+    are this participant's), "take over" (it confirmed the newcomer and not the holder; or, with no API
+    token, a Prolific newcomer on an id never handed over before) or "refuse" (another platform's link,
+    or a newcomer nobody confirmed: the admin decides, crowd.squatting)."""
     if ids["platform"] != worker.platform:
         return "refuse"  # another platform's parameters never take an id over
     holder_verified = PlatformSubmission.objects.filter(
         platform=worker.platform, submission_id=worker.session_id, verified=True).exists()
     if verified:
         return "same person" if holder_verified else "take over"
+    if ids["platform"] == CrowdPlatform.PROLIFIC and not settings.PROLIFIC_API_TOKEN and not holder_verified \
+            and not SessionConflict.objects.filter(platform=ids["platform"], worker_id=ids["worker_id"],
+                                                   resolution=SessionConflict.Resolution.REASSIGNED).exists():
+        # No API to ask (docs/DECISIONS.md, #44): the id holds one place, so its newest Prolific session
+        # takes it over once, ending the earlier one; after that the admin decides.
+        return "take over"
     # Unconfirmed, the two are alike (who came first says nothing of who is real): the admin decides.
     return "refuse"
 
 
-def take_over(worker: CrowdWorker, ids: dict, scope: str) -> None:
-    """The id's holder is taken to be someone else's stand-in: recorded as a conflict reassigned by the
+def take_over(worker: CrowdWorker, ids: dict, scope: str, verified: bool) -> None:
+    """The id's holder is taken to be someone else's stand-in (Prolific confirmed the newcomer, or with
+    no API to ask, the newcomer is the id's newest session): recorded as a conflict reassigned by the
     entry itself; the holder's work is freed (signals.participant_left), its sessions ended and
     flagged (signals.entry_taken_over) and its account detached from the id (squatting.detach)."""
     from . import squatting
@@ -292,8 +301,9 @@ def take_over(worker: CrowdWorker, ids: dict, scope: str) -> None:
                   "resolved_at": timezone.now(), "resolved_by": None},
     )
     participant_left.send(sender=CrowdWorker, platform=worker.platform, worker_id=worker.worker_id, scope=None)
-    entry_taken_over.send(sender=CrowdWorker, user_id=worker.user_id, worker_id=worker.worker_id,
-                          reason=f"its id was taken over by the participant's own link (session {ids['session_id']})")
+    reason = (f"its id was taken over by the participant's own link (session {ids['session_id']})" if verified else
+              f"not checked against Prolific: its id was entered again with another session ({ids['session_id']})")
+    entry_taken_over.send(sender=CrowdWorker, user_id=worker.user_id, worker_id=worker.worker_id, reason=reason)
     squatting.detach(worker)
 
 

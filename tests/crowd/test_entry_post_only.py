@@ -151,6 +151,13 @@ def test_only_an_admin_invites(study):
 # --- a squatted PID ---------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def prolific_silent(settings):
+    """A token set and Prolific not answering: neither link is confirmed, so the admin decides (with no
+    token at all, the id's next session would take it over: test_entry_without_api)."""
+    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "set", "http://127.0.0.1:9/api/v1/"  # nothing listens
+
+
 def squat(study):
     """A stranger enters the participant's PID first; the participant's own link is refused."""
     squatter = Client()
@@ -160,7 +167,7 @@ def squat(study):
     return participant, refused
 
 
-def test_a_squatted_pid_gets_a_page_that_says_so_and_the_conflict_is_recorded(study):
+def test_a_squatted_pid_gets_a_page_that_says_so_and_the_conflict_is_recorded(study, prolific_silent):
     _, refused = squat(study)
     page = refused.content.decode()
     conflict = SessionConflict.objects.get()
@@ -182,7 +189,7 @@ def admin_action(action: str, conflict) -> None:
     assert response.status_code == 302, response.content[:500]
 
 
-def test_the_admin_reassigns_the_pid_to_the_refused_session(study):
+def test_the_admin_reassigns_the_pid_to_the_refused_session(study, prolific_silent):
     participant, _ = squat(study)
     squatter_account = CrowdWorker.objects.get().user
     admin_action("reassign_to_refused", SessionConflict.objects.get())
@@ -199,7 +206,7 @@ def test_the_admin_reassigns_the_pid_to_the_refused_session(study):
     assert Client().post(f"/crowd/studies/{study.pk}/", link("REAL-PID", "GUESSED")).status_code == 403
 
 
-def test_the_admin_releases_the_binding_for_the_same_person(study):
+def test_the_admin_releases_the_binding_for_the_same_person(study, prolific_silent):
     participant, _ = squat(study)
     account = CrowdWorker.objects.get().user
     admin_action("release_binding", SessionConflict.objects.get())
@@ -211,7 +218,7 @@ def test_the_admin_releases_the_binding_for_the_same_person(study):
     assert EvalSession.objects.count() == 1  # the same person resumes their one session
 
 
-def test_a_resolved_conflict_is_not_resolved_twice(study):
+def test_a_resolved_conflict_is_not_resolved_twice(study, prolific_silent):
     from core.errors import Conflict
     from crowd import squatting
 
