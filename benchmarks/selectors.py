@@ -84,7 +84,7 @@ def material_and_items_by_benchmark(ids) -> dict[int, MaterialAndItems]:
     for row in rows:
         entry = counts[row["benchmark"]]
         entry.generated, entry.imported = row["generated"], row["imported"] - row["both"]
-        entry.authored = row["total"] - row["generated"] - row["imported"]
+        entry.authored = row["total"] - entry.generated - entry.imported
     return counts
 
 
