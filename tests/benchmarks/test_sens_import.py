@@ -5,6 +5,7 @@ management command."""
 
 import json
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from benchmarks.material.rgbd_frames import import_sens, import_sequence, posed_
 from benchmarks.models import PosedFrame
 from core.errors import DomainError
 from tests.factories import SceneFactory
-from tests.rgbd_files import COLOUR, INTRINSIC, frames, sens_bytes, write_rscan_sequence, write_sens
+from tests.rgbd_files import COLOUR, INTRINSIC, frames, jpeg, sens_bytes, write_rscan_sequence, write_sens
 
 pytestmark = pytest.mark.django_db
 
@@ -82,8 +83,6 @@ def test_a_bad_sens_file_is_refused_naming_what_is_wrong_and_nothing_is_written(
 
 
 def test_a_colour_frame_of_another_size_than_the_header_says_is_refused(scene, tmp_path):
-    from tests.rgbd_files import jpeg
-
     path = write_sens(tmp_path / "x.sens", [{**f, "image": jpeg(9, (8, 8))} for f in frames(2)])
     with pytest.raises(MaterialError, match="the colour image is 8x8, the header says 32x24"):
         import_sens(scene.benchmark, "scene0000_00", path)
@@ -149,3 +148,13 @@ def test_the_command_imports_a_sens_file_and_names_a_bad_one(scene, tmp_path, ca
     [error] = json.loads(capsys.readouterr().out)["errors"]
     assert "the header promises 1000000000 frames" in error
     assert scene.posed_frames.count() == 2  # the frames imported before are kept
+
+
+def test_the_command_imports_a_zipped_3rscan_sequence(tmp_path, capsys):
+    scene = SceneFactory(external_id="0988ea72-eb32-2e61-8344-ef1e8bbc3e5c")
+    folder = write_rscan_sequence(tmp_path / "sequence", frames(3))
+    archive = shutil.make_archive(str(tmp_path / "sequence"), "zip", tmp_path, "sequence")
+    call_command("import_posed_frames", "--benchmark", scene.benchmark.slug, "--scene", scene.external_id, archive)
+    assert json.loads(capsys.readouterr().out)["frames"] == 3
+    assert [read_back(row) for row in scene.posed_frames.order_by("index")] == [
+        (folder / f"frame-{k:06d}.color.jpg").read_bytes() for k in range(3)]

@@ -11,9 +11,11 @@ from benchmarks.demo.rooms import generate_room
 from benchmarks.material.rgbd_frames import import_sens
 from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole
+from benchmarks.protocols import mirror_image
 from benchmarks.services import store_asset
-from modeleval import labels, services
+from modeleval import labels, services, visual_inputs
 from modeleval.models import ModelSpec, Prediction, Run
+from modeleval.visual_inputs import VisualInput
 from tests.factories import ItemFactory, SceneFactory
 from tests.modeleval.test_visual_inputs import rendered
 from tests.rgbd_files import frames, write_sens
@@ -64,7 +66,7 @@ def test_a_scene_with_posed_frames_is_shown_them_and_nothing_is_rendered(
     assert sent_pictures(request) == [captured[1]["image"], captured[3]["image"]]
     assert not Asset.objects.filter(role=AssetRole.RENDER).exists()
     assert run.inputs == {"views": {"posed_frames": [item.scene.external_id]}}
-    assert "multi_view:2 · views=posed frames" in labels.run_label(run)
+    assert "views=posed frames" in labels.run_label(run)
     assert Prediction.objects.get(run=run).error == ""
 
 
@@ -98,3 +100,12 @@ def test_each_scene_is_shown_what_it_has_and_fewer_frames_than_asked_fall_back_t
     assert run.inputs == {"views": {"posed_frames": [posed.scene.external_id],
                                     "renders": [short.scene.external_id]}}
     assert "views=posed frames for 1 of 2 scenes" in labels.run_label(run)
+
+
+def test_a_mirrored_variant_mirrors_the_posed_frames(tmp_path):
+    item = scanned_item()
+    captured = frames(2)
+    import_sens(item.benchmark, item.scene.external_id, write_sens(tmp_path / "capture.sens", captured))
+    model = ModelSpec.objects.create(name="vlm", adapter="openai_compatible", config={"endpoint": "http://127.0.0.1:9"})
+    shown = visual_inputs.scene_images(VisualInput.parse("multi_view:2"), model, item.scene, flip=True)
+    assert shown == [mirror_image(frame["image"]) for frame in captured]
