@@ -13,6 +13,7 @@ from django.core.management import call_command
 from annotation.models import Assignment, Campaign
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
+from frontend import demo_seed, demo_visit
 from humaneval.models import EvalSession, Response, Study
 from modeleval.models import ModelSpec, Run
 from results.services import benchmark_results
@@ -51,7 +52,8 @@ def check_benchmark(benchmark: Benchmark) -> None:
     approved = benchmark.items.filter(status=Item.Status.APPROVED)
     assert 10 <= approved.count() <= 35, benchmark.slug
 
-    study = Study.objects.get(benchmark=benchmark)
+    assert benchmark.public  # its results are read signed out
+    study = Study.objects.get(benchmark=benchmark, name=demo_seed.STUDY_NAME)
     sessions = study.sessions.filter(status=EvalSession.Status.FINISHED)
     assert sessions.count() >= 3 and not study.is_open
     answered = Response.objects.filter(session__study=study).exclude(answered_at=None)
@@ -151,6 +153,11 @@ def test_seed_demo_builds_five_finished_benchmarks_and_a_second_run_writes_nothi
     assert not Study.objects.filter(benchmark=sandbox).exists() and not sandbox.releases.exists()
     for role in roles.ROLES:
         assert demo_account(role).check_password("hypolab-demo"), role
+    assert not sandbox.public
+    # the login page names the demo's accounts; the home's "Try it as a participant" opens this study
+    assert {a["username"] for a in demo_visit.demo_accounts()} == {*roles.ROLES, demo_seed.SECOND_REVIEWER}
+    try_study = demo_visit.try_study_open()
+    assert try_study.benchmark.slug == "3dsrbench-demo" and try_study.items.count() == demo_visit.TRY_STUDY_ITEMS
 
     counts = row_counts()
     seed()
