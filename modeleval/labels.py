@@ -74,9 +74,15 @@ def axis_text(axis: str, value) -> str:
 
 
 def run_label(run: Run) -> str:
-    """`Model · condition · visual input[ · inputs][ · subset][ · protocol][ · n-shot][ · prompts][ · settings] (run N)`."""
+    """`Model[ · condition][ · visual input][ · inputs][ · subset][ · protocol][ · n-shot][ · prompts][ · settings]
+    (run N)`: the condition and the visual input only where they are not the main ones (a row saying
+    "main · caption_only" of every run, a baseline's or a 3DSRBench run's, said nothing; #46)."""
     setting = run_setting(run)
-    parts = [run.model.name, setting["condition"], setting["visual_input"]]
+    parts = [run.model.name]
+    if setting["condition"] != MAIN["condition"]:
+        parts.append(setting["condition"])
+    if setting["visual_input"] not in ("", main_value(run, "visual_input")):
+        parts.append(setting["visual_input"])
     parts += [axis_text(axis, setting[axis]) for axis in ("inputs", "subset", "protocol", "examples", "prompts",
                                                           "settings")
               if setting[axis] != MAIN[axis]]

@@ -122,7 +122,7 @@ def _checked_criteria(criteria, allowed: dict) -> list[str]:
     criteria = list(criteria or [])
     unknown = [c for c in criteria if c not in allowed]
     if not criteria or unknown:
-        raise DomainError(f"Pick one or more criteria from: {', '.join(allowed)}.", field="criteria")
+        raise DomainError(f"Pick one or more criteria from: {'; '.join(allowed.values())}.", field="criteria")
     return criteria
 
 

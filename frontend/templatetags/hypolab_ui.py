@@ -12,6 +12,7 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.guidelines import render_guidelines
+from core.labels import spelled_out, words
 from crowd.services import LINK_PARAMS
 from review.services import ALL_QUESTION_CRITERIA, CHANGE_CRITERIA
 
@@ -20,7 +21,6 @@ register = template.Library()
 # Messages that need the field's name to make sense ("This field is required."); a service's own message
 # says what is wrong in words (house rule) and is shown alone, without the field's code name.
 GENERIC_MESSAGE = re.compile(r"^(This field|This value|Ensure this|A valid|Not a valid|Enter a|At most|Must be)")
-ACRONYMS = {"url": "URL", "id": "ID", "pid": "ID"}
 NO_LABEL = {"non_field_errors", "detail"}
 
 # A crowd link's parameters (PROLIFIC_PID, assignmentId, ...) as a refused link's message names them, for the
@@ -41,8 +41,8 @@ def tag_chips(tags) -> str:
         if isinstance(value, list | tuple) and any(isinstance(v, dict | list) for v in value):
             shown = f"{len(value)} steps"  # a structure (Spatial457's program): its size, not its source
         else:
-            shown = ", ".join(str(v) for v in value) if isinstance(value, list | tuple) else plain(value)
-        chips.append((key, shown))
+            shown = ", ".join(map(value_words, value)) if isinstance(value, list | tuple) else value_words(value)
+        chips.append((words(key), shown))
     return format_html('<span class="chips">{}</span>', format_html_join(
         " ", '<span class="chip"><span class="chip-key">{}</span> {}</span>', chips))
 
@@ -74,9 +74,13 @@ def markdown(text: str) -> str:
 @register.filter
 def field_label(field: str) -> str:
     """A field's code name in words: `seconds_per_session` -> "Seconds per session"."""
-    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", field).replace("_", " ").strip().lower().split()
-    text = " ".join(ACRONYMS.get(word, word) for word in words)
-    return text[:1].upper() + text[1:]
+    return spelled_out(field)
+
+
+def value_words(value) -> str:
+    """A tag's value: a code name (`height_higher`) in words, lower-case as a value reads; others as they are."""
+    shown = plain(value)
+    return words(shown).lower() if "_" in shown and " " not in shown else shown
 
 
 @register.filter
@@ -117,9 +121,11 @@ def labelled_rows(mapping) -> list[tuple[str, str]]:
 @register.filter
 def humane(name) -> str:
     """A metric's, tag's or category's code name in words (`not_sure_rate` -> "Not sure rate"); other
-    names (a paper's own column titles) as they are."""
-    name = str(name)
-    return field_label(name) if "_" in name else name
+    names (a paper's own column titles) as they are (core.labels)."""
+    return words(name)
+
+
+register.filter("words", words)
 
 
 @register.filter

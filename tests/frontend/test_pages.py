@@ -174,9 +174,9 @@ def test_tags_show_as_chips_not_a_python_dict(client):
     item = ItemFactory(tags={"change_type": "movement", "question_type": ["Direction", "Scale"]})
     client.force_login(UserFactory(role=roles.ADMIN))
     page = client.get(f"/manage/{item.benchmark.slug}/studies/design/").content.decode()
-    assert '<span class="chip"><span class="chip-key">question_type</span> Direction, Scale</span>' in page
+    assert '<span class="chip"><span class="chip-key">Question type</span> Direction, Scale</span>' in page
     assert "{&#x27;change_type&#x27;" not in page and "{'change_type'" not in page
-    assert '<span class="chip-key">change_type</span>' in client.get(f"/review/items/{item.pk}/").content.decode()
+    assert '<span class="chip-key">Change type</span>' in client.get(f"/review/items/{item.pk}/").content.decode()
 
 
 def test_history_word_diff_is_coloured_with_the_markers_kept_for_screen_readers(client):

@@ -230,7 +230,7 @@ def test_m3verse_vision_blind_prompt_with_thinking_off_and_the_recipe_from_run_e
     assert endpoint.prompts == [M3VERSE.format("Which object moved?", "the sofa", "the lamp")]
     assert endpoint.requests[0]["body"]["chat_template_kwargs"] == {"enable_thinking": False}
     printed = capsys.readouterr().out
-    assert "Qwen3-8B · paper-fig19 · caption_only" in printed and "Random baseline (seed 0)" in printed
+    assert "Qwen3-8B · paper-fig19 (run " in printed and "Random baseline (seed 0)" in printed
 
     # a team's copy, edited as data: another prompt version, the same recipe machinery
     copy = json.loads(json.dumps(recipes.find("m3verse-table2")))

@@ -97,7 +97,7 @@ def test_frame_count_sweep_sends_each_count_and_is_a_table_and_a_line_chart(clie
     client.force_login(UserFactory(role=roles.ADMIN))
     data = client.get(f"/api/v1/benchmarks/{benchmark.slug}/results/").json()
     names = {row["run"]: row["name"] for row in data["rows"] if row["kind"] == "model"}
-    assert names[runs[1].pk] == f"Qwen3-VL-4B-Instruct · paper-fig19 · video_frames · frames_per_video=2 (run {runs[1].pk})"
+    assert names[runs[1].pk] == f"Qwen3-VL-4B-Instruct · paper-fig19 · frames_per_video=2 (run {runs[1].pk})"
     assert data["sweep"]["x"] == "frames per video"
     assert [(line["name"], [p["frames"] for p in line["points"]]) for line in data["sweep"]["series"]] == [
         ("Qwen3-VL-4B-Instruct", [2, 4, 6]), ("Video-XL-2", [2, 4, 6])]

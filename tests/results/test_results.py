@@ -115,7 +115,7 @@ def test_chance_human_and_model_rows_from_one_function(setup):
         ("Random", "chance"), ("Random++", "chance"), ("Human — Pilot", "human"),
         (run_label(vanilla), "model"), (run_label(circular), "model"),
     ]
-    assert run_label(circular).startswith(f"{model_name} · main · ") and " · circular (run " in run_label(circular)
+    assert run_label(circular) == f"{model_name} · circular (run {circular.pk})"
     chance, chance_pp, human, vanilla_row, circular_row = data["rows"]
 
     # chance rows: scoring.chance_levels on the approved items' gold lines
