@@ -58,15 +58,15 @@ def admin_pipelines() -> list[dict]:
             for benchmark in benchmarks]
 
 
-def try_link() -> str | None:
-    """The demo's open study as a new participant sees it: a crowd link with a made-up Prolific id of its
-    own (each visitor one), or None where the demo did not seed the study."""
+def try_entry() -> dict | None:
+    """The demo's open study as a new participant enters it: its crowd entry posted with a made-up Prolific
+    id of the visitor's own (a form: starting a session is a POST), or None where the demo did not seed it."""
     study = demo_visit.try_study_open()
     if study is None:
         return None
     visitor = f"visitor-{secrets.token_hex(6)}"
-    return (f"/crowd/studies/{study.pk}/?PROLIFIC_PID={visitor}&STUDY_ID={demo_visit.TRY_STUDY_ID}"
-            f"&SESSION_ID={visitor}-session")
+    return {"action": f"/crowd/studies/{study.pk}/", "params": {
+        "PROLIFIC_PID": visitor, "STUDY_ID": demo_visit.TRY_STUDY_ID, "SESSION_ID": f"{visitor}-session"}}
 
 
 def first_visit() -> dict:
@@ -77,7 +77,7 @@ def first_visit() -> dict:
     if public:
         tables = results_services.benchmark_results(public[0])["tables"]
         example = {"benchmark": public[0], "table": tables[0]}
-    return {"public_benchmarks": public, "example": example, "try_link": try_link()}
+    return {"public_benchmarks": public, "example": example, "try_entry": try_entry()}
 
 
 def reviewer_queues(user) -> dict:

@@ -1,7 +1,7 @@
 """Public results in a real browser (issue #46): signed out, a visitor reads on the home page what each role
 does and the demo's public benchmarks with an example table, opens one's results (paper tables, radar), and
 reaches no private benchmark's results nor any benchmark's items, releases or studies (403/404 or the
-login page); the login page names the demo's accounts; "Try it as a participant" opens the demo's open
+login page); the login page names the demo's accounts; "Try it as a participant" starts a session of the demo's open
 study."""
 
 import re

@@ -113,17 +113,22 @@ def test_the_signed_out_home_shows_the_public_benchmarks_an_example_table_and_wh
     assert 'id="try-as-participant"' not in page  # no demo study seeded
 
 
-def test_the_home_links_the_demos_open_study_with_a_participant_id_of_each_visitors_own(client):
+def test_the_home_enters_the_demos_open_study_with_a_participant_id_of_each_visitors_own(client):
     item = ItemFactory(status="approved", change__scene__benchmark__slug="3dsrbench-demo",
                        change__scene__benchmark__family="3dsrbench")
     study = demo_visit.try_study(UserFactory(role=roles.ADMIN))
     assert list(study.items.values_list("pk", flat=True)) == [item.pk] and study.is_open
-    links = [re.search(r'href="([^"]+)" id="try-as-participant"', client.get("/").content.decode()).group(1)
-             for _ in range(2)]
-    assert all(link.startswith(f"/crowd/studies/{study.pk}/?PROLIFIC_PID=visitor-") for link in links)
-    assert links[0] != links[1]
-    start = client.get(links[0].replace("&amp;", "&"))
-    assert start.status_code == 200 and "Press Start" in start.content.decode()
+
+    def entry() -> dict:
+        page = client.get("/").content.decode()
+        form = page[page.index('id="try-form"') - 120:page.index('id="try-as-participant"')]
+        assert f'action="/crowd/studies/{study.pk}/"' in form
+        return dict(re.findall(r'<input type="hidden" name="([A-Z_]+)" value="([^"]+)">', form))
+
+    first, second = entry(), entry()
+    assert first["PROLIFIC_PID"].startswith("visitor-") and first["PROLIFIC_PID"] != second["PROLIFIC_PID"]
+    started = client.post(f"/crowd/studies/{study.pk}/", first)
+    assert started.status_code == 302 and re.fullmatch(r"/eval/sessions/\d+/", started["Location"])
 
 
 def test_the_login_page_says_what_hypolab_is_and_names_the_demo_accounts_only_where_seeded(client):
