@@ -93,13 +93,14 @@ def items_step(benchmark, facts: StepFacts, manage: str) -> Step:
 def review_step(benchmark, facts: StepFacts, manage: str) -> Step:
     p = facts.progress
     waiting = p.changes_waiting + p.questions_waiting
-    parts = [text for n, text in ((p.changes_waiting, plural(p.changes_waiting, "change") + " waiting for review"),
-                                  (p.questions_waiting, plural(p.questions_waiting, "question") + " waiting for review"),
-                                  (p.flagged, plural(p.flagged, "item") + " with flagged consensus")) if n]
+    parts = [f"{plural(n, word)} {what}" for n, word, what in (
+        (p.changes_waiting, "change", "waiting for review"), (p.questions_waiting, "question", "waiting for review"),
+        (p.flagged, "item", "with flagged consensus")) if n]
     state = ", ".join([*parts, plural(p.approved, "approved item")])
     if waiting:
         where = "/review/filtering/" if p.questions_waiting else "/review/"
-        return Step("review", "Review", waiting, state, TODO, where, (f"Review {plural(waiting, 'waiting item')}", where))
+        action = (f"Review {plural(waiting, 'waiting item')}", where)
+        return Step("review", "Review", waiting, state, TODO, where, action)
     if p.flagged:
         where = f"/review/agreement/{benchmark.slug}/"
         return Step("review", "Review", p.flagged, state, TODO, where, (f"Settle {plural(p.flagged, 'flagged item')}",
@@ -113,7 +114,8 @@ def study_step(benchmark, facts: StepFacts, manage: str) -> Step:
     s = facts.sessions
     if not facts.studies:
         if not facts.progress.approved:
-            return Step("study", "Human study", 0, "no human study yet: approve items first", BLOCKED, f"{manage}#studies")
+            return Step("study", "Human study", 0, "no human study yet: approve items first", BLOCKED,
+                        f"{manage}#studies")
         return Step("study", "Human study", 0, "no human study yet", TODO, f"{manage}#studies",
                     ("Design a study", f"/manage/{benchmark.slug}/studies/design/"))
     studies = plural(facts.studies, "study")
@@ -121,7 +123,8 @@ def study_step(benchmark, facts: StepFacts, manage: str) -> Step:
         return Step("study", "Human study", 0, f"{studies}, no participant yet", TODO, f"{manage}#studies",
                     ("Invite participants", f"{manage}#studies"))
     under_way = s.started - s.finished
-    state = f"{studies}, {plural(s.finished, 'session')} finished" + (f", {under_way} under way" if under_way else "")
+    state = f"{studies}, {plural(s.finished, 'session')} finished" + (f", {under_way} under way" if under_way
+                                                                       else "")
     return Step("study", "Human study", s.finished, state, DONE if s.finished else WAITING, f"{manage}#studies")
 
 
