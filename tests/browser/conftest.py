@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -35,8 +36,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def server_url(database: str) -> str:
+    """The URL of `database` on the PostgreSQL server the suite was given (any host, port and user)."""
+    db = django_settings.DATABASES["default"]
+    auth = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{database}"
+
+
 def recreate_database(name: str) -> None:
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+    with psycopg.connect(server_url("postgres"), autocommit=True) as conn:
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
         )
@@ -72,7 +80,7 @@ def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
         e2e_db = f"{django_settings.DATABASES['default']['NAME']}_e2e{worker}"
         recreate_database(e2e_db)
-        env.update({"DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{e2e_db}",
+        env.update({"DATABASE_URL": server_url(e2e_db),
                     "REDIS_URL": os.environ["REDIS_URL"], "REDIS_KEY_PREFIX": f"e2e-{os.getpid()}-"})
     else:
         env["DATABASE_URL"] = f"sqlite:///{tmp / 'hypolab.sqlite3'}"
