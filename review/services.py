@@ -122,7 +122,9 @@ def _checked_criteria(criteria, allowed: dict) -> list[str]:
     criteria = list(criteria or [])
     unknown = [c for c in criteria if c not in allowed]
     if not criteria or unknown:
-        raise DomainError(f"Pick one or more criteria from: {'; '.join(allowed.values())}.", field="criteria")
+        # people read the criteria in words; an API client sends the keys, listed beside them
+        raise DomainError(f"Pick one or more criteria from: {'; '.join(allowed.values())}.", field="criteria",
+                          allowed_criteria=list(allowed))
     return criteria
 
 

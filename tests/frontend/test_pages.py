@@ -141,7 +141,8 @@ def test_each_decision_form_lists_the_criteria_of_what_it_decides(client):
     assert 'value="plausible"' not in item_page
     refused = client.post(f"/api/v1/changes/{change.pk}/reject/", {"version": 1, "criteria": ["answer_affected"]},
                           content_type="application/json")
-    assert refused.status_code == 400 and "plausible" in refused.json()["criteria"][0]
+    assert refused.status_code == 400 and "plausible" in refused.json()["allowed_criteria"]
+    assert "plausible" not in refused.json()["criteria"][0]  # the message says it in words
 
 
 def test_unknown_campaign_is_a_plain_404_without_debug_information(client, settings):
