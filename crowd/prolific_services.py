@@ -6,6 +6,7 @@ workspace's webhook secret and subscriptions up. Stages describe what they run t
 and pay run as core.Jobs (crowd/prolific_jobs.py): given `job_id`, they report each page or submission
 to it and stop between them once it is cancelled."""
 
+import itertools
 import logging
 import random
 import time
@@ -21,8 +22,7 @@ from core.jobs import advance_job, job_cancelled
 from .models import CrowdPlatform, PlatformSubmission, ProlificBonus, ProlificHookSecret, ProlificStudy
 from .prolific import ProlificClient, ProlificError, check_rejection
 from .services import new_completion_code
-from .signals import participant_left
-from .webhooks import RELEASING_STATUSES, normalise_status
+from .webhooks import normalise_status, record_submission_status
 
 log = logging.getLogger(__name__)
 
@@ -136,14 +136,19 @@ def publish(scope: str, site_url: str, dry_run: bool = False, client=None) -> di
 
 
 def sync_submissions(scope: str, dry_run: bool = False, client=None, job_id: int | None = None) -> dict:
-    """Every submission of the study as Prolific has it now, recorded a page at a time (the state as of
-    now: an older webhook arriving later does not overwrite it)."""
+    """Every submission of the study as Prolific has it now, recorded a page at a time, each status as of
+    when its page was asked for, by the webhooks' own rule (webhooks.record_submission_status): an event
+    of the same second that a page missed still wins, and a status either of them brings frees once."""
     study = study_of(scope)
     if dry_run:
         return {"dry_run": True, "requests": [("GET", f"submissions/?study={study.prolific_id}", None)]}
-    now, synced = int(time.time()), 0
-    for page, (rows, count) in enumerate(_client(client).submission_pages(study.prolific_id), start=1):
-        _record_submissions(rows, study, scope, now)
+    pages, synced = _client(client).submission_pages(study.prolific_id), 0
+    for page in itertools.count(1):
+        asked_at = int(time.time())  # the page shows every change made before it was asked for
+        rows, count = next(pages, (None, None))
+        if rows is None:
+            break
+        _record_submissions(rows, study, scope, asked_at)
         synced += len(rows)
         _progress(job_id, done=synced, total=count, message=f"Page {page}: {synced} submissions synced")
         if _cancelled(job_id):
@@ -151,24 +156,12 @@ def sync_submissions(scope: str, dry_run: bool = False, client=None, job_id: int
     return {"submissions": synced}
 
 
-def _record_submissions(rows: list[dict], study: ProlificStudy, scope: str, now: int) -> None:
+def _record_submissions(rows: list[dict], study: ProlificStudy, scope: str, asked_at: int) -> None:
     with transaction.atomic():
         for row in rows:
-            submission, _ = PlatformSubmission.objects.select_for_update().get_or_create(
-                platform=CrowdPlatform.PROLIFIC, submission_id=row["id"])
-            submission.participant_id = row.get("participant_id") or submission.participant_id
-            submission.study_id, submission.scope = study.prolific_id, submission.scope or scope
-            submission.entered_code = row.get("study_code") or submission.entered_code
-            status, freed = normalise_status(row.get("status")), False
-            if now >= submission.status_at:
-                freed = status in RELEASING_STATUSES and status != submission.status
-                submission.status, submission.status_at = status, now
-            submission.save()
-            worker_id = submission.worker.worker_id if submission.worker else submission.participant_id
-            if freed and worker_id:
-                # a status learned by polling frees what the webhook (which may have failed) would have
-                participant_left.send(sender=PlatformSubmission, platform=CrowdPlatform.PROLIFIC,
-                                      worker_id=worker_id, scope=submission.scope or None)
+            record_submission_status(row["id"], row.get("participant_id") or "", normalise_status(row.get("status")),
+                                     asked_at, scope=scope, study_id=study.prolific_id,
+                                     entered_code=row.get("study_code") or "")
 
 
 def review(scope: str, reject_message: str = "", rejection_category: str = "", dry_run: bool = False,

@@ -189,18 +189,29 @@ def _newer(old_at: int, old_status: str, new_at: int, new_status: str) -> bool:
     return STATUS_RANK.get(new_status, 1) >= STATUS_RANK.get(old_status, 1)
 
 
-def record_submission_status(submission_id: str, participant_id: str, status: str, sent_at: int) -> bool:
-    """The submission's new status, unless a newer one is recorded; RETURNED, TIMED-OUT and REJECTED
-    tell the stage where the submission entered to free its work (every stage if nobody knows where)."""
+def record_submission_status(submission_id: str, participant_id: str, status: str, sent_at: int, scope: str = "",
+                             **learned: str) -> bool:
+    """The submission's new status as of `sent_at` (an event's time, or when a sync asked for it), unless a
+    newer one is recorded: one rule for webhooks and polling, so neither outranks the other and a status
+    frees its work once, whichever source brings it first. RETURNED, TIMED-OUT and REJECTED tell the stage
+    where the submission entered to free its work (every stage if nobody knows where). A sync also gives
+    the `scope` it entered (kept once known) and what else it read (`learned`: study_id, entered_code),
+    recorded whatever the order."""
     submission = (PlatformSubmission.objects.select_for_update()
                   .filter(platform=CrowdPlatform.PROLIFIC, submission_id=submission_id).first())
     if submission is None:
         worker = CrowdWorker.objects.filter(platform=CrowdPlatform.PROLIFIC, worker_id=participant_id).first()
         submission = PlatformSubmission(platform=CrowdPlatform.PROLIFIC, submission_id=submission_id, worker=worker)
-    elif submission.status and not _newer(submission.status_at, submission.status, sent_at, status):
+    newer = not submission.status or _newer(submission.status_at, submission.status, sent_at, status)
+    submission.scope = submission.scope or scope
+    for name, value in learned.items():
+        setattr(submission, name, value or getattr(submission, name))
+    if not newer:
+        if scope or learned:
+            submission.save()
         return False
     submission.participant_id = participant_id or submission.participant_id
-    changed = submission.status != status  # the same status again (a sync learned it first): nothing to free
+    changed = submission.status != status  # the same status again (the other source told it first): nothing to free
     submission.status, submission.status_at = status, sent_at
     submission.save()
     worker_id = submission.worker.worker_id if submission.worker else participant_id

@@ -10,7 +10,14 @@ Deliberate differences from production (§4.5): http://127.0.0.1 target URLs are
 `strict_https`; retries happen at once (the 24 h schedule compressed to nothing); the completion
 route is the fake's own; the undocumented choices (create-subscription body shape, re-signing on a
 retry, compact JSON) are switches. Deliveries go through `transport(url, headers, body) -> status`:
-a real HTTP POST by default, a Django test client in tests that need no live server."""
+a real HTTP POST by default, a Django test client in tests that need no live server.
+
+Its clocks follow the real order of things, on the real clock (the platform under test reads the same
+one): a submission starts when the participant enters and completes after that; a status changes, and
+its event is emitted (X-Timestamp), in one step that polling cannot see half of, so the REST API shows
+a status only once its event exists; a delivery is signed (X-Prolific-Request-Timestamp) when it is
+sent, never before its X-Timestamp. Events in the same second share their X-Timestamp, as Prolific's
+whole seconds do."""
 
 import base64
 import hashlib
@@ -24,6 +31,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import UTC, datetime
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -53,6 +61,11 @@ class Refusal(Exception):
 def sign(secret: str, timestamp: str, body: bytes) -> str:
     """The documented signature: base64(HMAC-SHA256(secret as UTF-8, timestamp string + body))."""
     return base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()).decode()
+
+
+def iso_now() -> str:
+    """The time now as the API writes its datetimes (ISO 8601, UTC)."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 def delivery(secret: str, payload: dict, event_id: str, sent_at: str | int, timestamp: str | None = None,
@@ -92,7 +105,6 @@ class FakeProlific:
         self.subscription_body, self.compact_json = subscription_body, compact_json
         self.resign_retries, self.retries = resign_retries, retries
         self.transport = http_transport
-        self.last_sent = 0  # X-Timestamp of the last event: the time, and each event after the one before
         self.lock = threading.RLock()
         self.ids = itertools.count(1)
         self.studies, self.submissions, self.bulk_bonuses, self.subscriptions = {}, {}, {}, {}
@@ -287,7 +299,7 @@ class FakeProlific:
         submission = self._get(self.submissions, submission_id)
         if not body.get("request_return_reasons"):
             raise Refusal(400, {"request_return_reasons": ["This field is required."]})
-        submission["return_requested"] = "2026-08-01T10:30:00Z"
+        submission["return_requested"] = iso_now()
         return 200, {"id": submission_id, "status": submission["status"], "participant": submission["participant_id"],
                      "return_requested": submission["return_requested"]}
 
@@ -425,10 +437,10 @@ class FakeProlific:
             submission_id = self._new_id()
             self.submissions[submission_id] = {
                 "id": submission_id, "study_id": study_id, "participant_id": participant_id, "status": "ACTIVE",
-                "started_at": "2026-08-01T10:00:00Z", "completed_at": None, "study_code": None,
+                "started_at": iso_now(), "completed_at": None, "study_code": None,
                 "entered_code": None, "has_siblings": False, "return_requested": None, "bonus_payments": [],
             }
-        self.emit("participant.submission.created", submission_id)
+            self.emit("participant.submission.created", submission_id)
         url = study["external_study_url"]
         for name, value in (("PROLIFIC_PID", participant_id), ("STUDY_ID", study_id), ("SESSION_ID", submission_id)):
             url = url.replace("{{%" + name + "%}}", value)
@@ -440,19 +452,20 @@ class FakeProlific:
             submission = self._get(self.submissions, submission_id)
             study = self.studies[submission["study_id"]]
             found = next((c for c in study["completion_codes"] if c["code"] == code), None)
-            submission.update(study_code=code, entered_code=code, completed_at="2026-08-01T10:20:00Z")
+            submission.update(study_code=code, entered_code=code, completed_at=iso_now())
             actions = {a["action"] for a in (found or {}).get("actions", [])}
-        status = "APPROVED" if "AUTOMATICALLY_APPROVE" in actions else "AWAITING REVIEW"
-        self.set_submission_status(submission_id, status)
+            status = "APPROVED" if "AUTOMATICALLY_APPROVE" in actions else "AWAITING REVIEW"
+            self.set_submission_status(submission_id, status)
         return status
 
     def set_submission_status(self, submission_id: str, status: str) -> dict:
-        """A submission's status changes (participant, researcher or time): the documented event follows."""
+        """A submission's status changes (participant, researcher or time) and the documented event is
+        emitted, under the lock the REST API answers under: no poll sees the status before its event."""
         with self.lock:
             submission = self.submissions[submission_id]
             submission["status"] = status
-        return self.emit("submission.status.change", submission_id, participant_id=submission["participant_id"],
-                         status=status)
+            return self.emit("submission.status.change", submission_id,
+                             participant_id=submission["participant_id"], status=status)
 
     # --- the emitter ---
 
@@ -461,9 +474,9 @@ class FakeProlific:
         after the request that caused it, as Prolific delivers asynchronously); the event (its id,
         X-Timestamp and payload), for a redelivery."""
         payload = {"resource_id": resource_id, "event_type": event_type, **fields}
-        self.last_sent = max(int(time.time()), self.last_sent + 1)
-        event = {"event_id": secrets.token_hex(12), "sent_at": str(self.last_sent), "payload": payload}
         with self.lock:
+            # X-Timestamp: the whole second the event happened in, taken after the change it reports
+            event = {"event_id": secrets.token_hex(12), "sent_at": str(int(time.time())), "payload": payload}
             for subscription in self.subscriptions.values():
                 if subscription["event_type"] == event_type and subscription["confirmed"] and subscription["is_enabled"]:
                     self.outbox.append((event, subscription))

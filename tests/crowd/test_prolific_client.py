@@ -174,8 +174,8 @@ def test_a_429_on_the_approve_call_is_retried_and_approves_once(fake, campaign):
 def test_redelivered_out_of_order_and_wrongly_signed_events_from_the_fake(fake, campaign):
     study_id, code = published(fake, campaign)
     browser, submission = enter(fake, study_id, "GONE")
-    awaiting = fake.emit("submission.status.change", submission, participant_id="GONE", status="AWAITING REVIEW")
-    approved = fake.emit("submission.status.change", submission, participant_id="GONE", status="APPROVED")
+    awaiting = fake.set_submission_status(submission, "AWAITING REVIEW")
+    approved = fake.set_submission_status(submission, "APPROVED")  # most often in the same second: ranked
     fake.outbox.reverse()  # the newer event arrives first
     assert fake.flush() == [200, 200]
     assert PlatformSubmission.objects.get(submission_id=submission).status == "APPROVED"
@@ -186,7 +186,7 @@ def test_redelivered_out_of_order_and_wrongly_signed_events_from_the_fake(fake, 
 
     fake.create_secret({"workspace_id": fake.workspace_id}, {})  # rotated on Prolific, not here
     fake.retries = 2
-    fake.emit("submission.status.change", submission, participant_id="GONE", status="RETURNED")
+    fake.set_submission_status(submission, "RETURNED")
     assert fake.flush() == [403]
     assert fake.events[-1]["status"] == "FAILED"
     assert Assignment.objects.get().status == "leased"
