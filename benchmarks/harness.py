@@ -10,6 +10,8 @@ from pathlib import Path
 
 from django.dispatch import Signal
 
+from core.jobs import beat_job
+
 from .hf_dataset import dataset_parquet, item_media
 from .importers.rows import LETTERS
 from .models import Release
@@ -75,6 +77,7 @@ def vlmevalkit_tsv(release: Release) -> bytes:
         top_views = {item.pk: cell for item, cell in zip(items, item_media(release, items)["image"], strict=True)}
     lines = {line["id"]: line for line in release_lines(release)}
     for index, item in zip(row_indexes(items), items, strict=True):
+        beat_job(release.job_id)  # built in memory, not streamed: the export's sign of life (core.jobs)
         tags = item.tags or {}
         row = {"index": index, "id": item.scoring_id, "question": item.question,
                **{LETTERS[k]: choice for k, choice in enumerate(item.choices)}}
@@ -192,10 +195,12 @@ def lmms_eval_zip(release: Release) -> bytes:
     # the question as the model reads it: with its options where the prompt has no slot for them and the
     # question spells none (an item written with a list of choices), as modeleval's requests have it
     asked = [with_options(family, item.question, item.choices, item.choices, slot) for item in items]
+    beat_job(release.job_id)  # built in memory, not streamed: the export's sign of life between its stages
     parquet = dataset_parquet(release, release_lines(release), items, typed_video=False, question_ids=True,
                               texts={"prompt_question": asked})
     files = {f"{folder}/{name}.yaml": task_yaml(release, f"{folder}/{name}.parquet").encode(),
              f"{folder}/utils.py": UTILS.read_bytes(), f"{folder}/{name}.parquet": parquet}
+    beat_job(release.job_id)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, content in files.items():  # a fixed date: the same release gives the same bytes

@@ -115,3 +115,36 @@ def test_a_killed_export_is_detected_within_a_minute():
     sweep_every_s = app.conf.beat_schedule["fail-stalled-jobs"]["schedule"]
     assert settings.RELEASE_EXPORT_STALE_S + sweep_every_s <= 60
     assert jobs.BEAT_EVERY_S * 3 <= settings.RELEASE_EXPORT_STALE_S
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_harness_file_beats_between_its_stages(benchmark, monkeypatch):
+    """The lmms-eval task is built in memory, not streamed: its Parquet step starting past the limit
+    (the job's clock moved on) is followed by a beat, so the sweep right after it leaves the job alone."""
+    from benchmarks import harness
+
+    monkeypatch.setattr(jobs, "BEAT_EVERY_S", 0)
+    build_parquet, swept = harness.dataset_parquet, []
+
+    class Later:
+        offset = timedelta(0)
+
+        @classmethod
+        def now(cls):
+            return timezone.now() + cls.offset
+
+    def slow(*args, **kwargs):
+        Later.offset = timedelta(seconds=settings.RELEASE_EXPORT_STALE_S + 1)
+        return build_parquet(*args, **kwargs)
+
+    def then_sweep(*args, **kwargs):
+        archive = lmms_eval_zip(*args, **kwargs)
+        swept.append(jobs.fail_stalled_jobs(settings.JOB_STALE_S))
+        return archive
+
+    lmms_eval_zip = harness.lmms_eval_zip
+    monkeypatch.setattr(jobs, "timezone", Later)
+    monkeypatch.setattr(harness, "dataset_parquet", slow)
+    monkeypatch.setattr(harness, "lmms_eval_zip", then_sweep)
+    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    assert swept == [[]] and release.status == "ready" and release.job.status == "done"
