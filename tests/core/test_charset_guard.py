@@ -17,6 +17,8 @@ from rest_framework.renderers import JSONRenderer
 from annotation import services as annotation_services
 from annotation.models import Assignment
 from core.errors import DomainError
+from humaneval.services.design import StudyDesign, create_study
+from tests.core.test_hardening_writes import approved_items, link, make_campaign
 from tests.factories import ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +151,7 @@ def test_bodies_that_are_not_utf8_with_no_charset_declared_get_no_5xx_anywhere()
     admin.force_login(UserFactory(is_staff=True, is_superuser=True))
     before = row_counts()
     broken = []
-    for path in sorted(set(routes())):
+    for path in sorted(set(routes()) - set(SIGN_OUT)):
         for body, content_type in (('{"text": "café \\u0000", "name": "x"}'.encode("utf-16"), "application/json"),
                                    ('{"text": "café", "name": "x"}'.encode("utf-16"), "application/json"),
                                    (b"\xff\xfe\xfa", "application/json"),
@@ -161,3 +163,99 @@ def test_bodies_that_are_not_utf8_with_no_charset_declared_get_no_5xx_anywhere()
     after = row_counts()
     after.pop("sessions.Session"), before.pop("sessions.Session")  # a view may start a browser session
     assert after == before
+
+
+# --- Multipart, query strings, every kind of visitor ---------------------------------------------
+# NUL and lone surrogates as JSON escapes and as raw bytes (invalid UTF-8 among them), in multipart
+# fields, names, filenames and small JSON files, and in query strings (the crowd entry reads PROLIFIC_PID,
+# STUDY_ID and SESSION_ID from it), sent signed out, from a crowd worker's session and as an admin.
+
+BOUNDARY = "FuZzBoUnDaRy"
+SIGN_OUT = ("/accounts/logout/", "/admin/logout/")  # left out, so each visitor stays who they are
+
+
+def multipart(*parts: tuple[bytes, bytes]) -> bytes:
+    """A multipart body of (the part's headers after `form-data; `, its content) parts."""
+    body = b""
+    for headers, content in parts:
+        body += f"--{BOUNDARY}\r\nContent-Disposition: form-data; ".encode() + headers + b"\r\n\r\n" + content + b"\r\n"
+    return body + f"--{BOUNDARY}--\r\n".encode()
+
+
+EVIL_MULTIPART = {
+    "NUL byte in a value": multipart((b'name="text"', b"a\x00b"), (b'name="name"', b"x")),
+    "NUL byte in a name": multipart((b'name="te\x00xt"', b"x")),
+    "escaped NUL in a JSON value": multipart((b'name="config"', b'{"a": "\\u0000"}'), (b'name="name"', b"x")),
+    "escaped surrogate in a JSON value": multipart((b'name="content"', b'["\\ud800"]')),
+    "surrogate and invalid UTF-8 bytes": multipart((b'name="text"', b"a\xed\xa0\x80b"), (b'name="name"', b"\xc3\x28")),
+    "invalid UTF-8 name": multipart((b'name="\xff\xfe"', b"x")),
+    "NUL in a filename": multipart((b'name="file"; filename="a\x00.json"\r\nContent-Type: application/json', b"{}")),
+    "surrogate bytes in a filename": multipart((b'name="file"; filename="\xed\xa0\x80.png"\r\n'
+                                                b"Content-Type: image/png", b"\x89PNG")),
+    "escaped NUL in a .json file": multipart((b'name="file"; filename="items.json"\r\nContent-Type: application/json',
+                                              b'{"text": "\\u0000"}')),
+    "surrogate bytes in a .jsonl file": multipart((b'name="file"; filename="items.jsonl"\r\n'
+                                                   b"Content-Type: application/json", b'{"text": "\xed\xa0\x80"}\n')),
+}
+EVIL_QUERIES = ["PROLIFIC_PID=%00&STUDY_ID=ST&SESSION_ID=SE1", "PROLIFIC_PID=%ED%A0%80&STUDY_ID=ST&SESSION_ID=SE1",
+                "PROLIFIC_PID=P1&STUDY_ID=%ED%A0%80&SESSION_ID=%00", "%00=x&q=%ED%A0%80&page=%ED%A0%80",
+                "workerId=%ED%A0%80&assignmentId=%00", "config=%7B%22a%22%3A%22%5Cud800%22%7D"]
+
+
+def stored_rows() -> dict:
+    """Row counts, leaving out browser sessions (a page may start one for a visitor)."""
+    counts = row_counts()
+    counts.pop("sessions.Session")
+    return counts
+
+
+@pytest.fixture
+def visitors(admin):
+    """A signed-out client, a crowd worker in their session (entered through a campaign's link, without
+    Prolific's API) and an admin; none raises a view's exception (a 500 is answered, then counted)."""
+    signed_out, worker = Client(raise_request_exception=False), Client(raise_request_exception=False)
+    campaign = make_campaign()
+    assert worker.post(f"/crowd/campaigns/{campaign.pk}/", link("FUZZ1")).status_code == 302
+    admin.raise_request_exception = False
+    return {"signed out": signed_out, "crowd worker": worker, "admin": admin}
+
+
+def test_every_route_takes_evil_multipart_and_query_strings_from_anyone_without_a_5xx_or_a_row(visitors):
+    before, broken = stored_rows(), []
+    for path in sorted(set(routes()) - set(SIGN_OUT)):
+        for who, client in visitors.items():
+            for case, body in EVIL_MULTIPART.items():
+                for method in ("POST", "PATCH"):
+                    answer = client.generic(method, path, body, content_type=f"multipart/form-data; boundary={BOUNDARY}")
+                    if answer.status_code >= 500:
+                        broken.append((who, method, path, case, answer.status_code))
+            for query in EVIL_QUERIES:
+                for method in ("GET", "POST"):
+                    answer = client.generic(method, f"{path}?{query}")
+                    if answer.status_code >= 500:
+                        broken.append((who, method, path, query, answer.status_code))
+    assert broken == []
+    assert stored_rows() == before
+    assert all("_auth_user_id" in visitors[who].session for who in ("crowd worker", "admin"))  # fuzzed signed in
+
+
+@pytest.fixture
+def entries():
+    """The two crowd entry pages of real work: a campaign's and a human study's."""
+    items = approved_items(2)
+    study = create_study(items[0].benchmark, StudyDesign("Pilot", [i.pk for i in items], participants_per_item=2),
+                         None)
+    return [f"/crowd/campaigns/{make_campaign().pk}/", f"/crowd/studies/{study.pk}/"]
+
+
+@pytest.mark.parametrize("query", EVIL_QUERIES[:3])
+def test_the_crowd_entry_refuses_nul_and_surrogates_in_its_ids_and_stores_nobody(entries, query):
+    worker = Client()
+    assert worker.post(entries[0], link("REAL1")).status_code == 302
+    before = stored_rows()
+    for path in entries:
+        for method in ("GET", "POST"):
+            for who, client in (("signed out", Client()), ("crowd worker", worker)):
+                answer = client.generic(method, f"{path}?{query}")
+                assert answer.status_code == 400, (who, method, path, answer.status_code)
+    assert stored_rows() == before
