@@ -106,6 +106,14 @@ def tasks_in_process(request):
 
 
 @pytest.fixture
+def prolific_silent(settings):
+    """A token set and Prolific not answering: neither of two links with one PROLIFIC_PID is confirmed, so
+    the admin decides (with no token at all, the id's next session would take it over:
+    tests/crowd/test_entry_without_api.py)."""
+    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "set", "http://127.0.0.1:9/api/v1/"  # nothing listens
+
+
+@pytest.fixture
 def api_client():
     from rest_framework.test import APIClient
 

@@ -182,7 +182,7 @@ def test_an_old_row_with_an_endpoint_outside_the_allow_list_is_refused_at_load(s
 
 
 @pytest.mark.django_db
-def test_a_second_browser_with_the_same_pid_and_another_session_is_refused():
+def test_a_second_browser_with_the_same_pid_and_another_session_is_refused(prolific_silent):
     campaign = make_campaign()
     owner = Client()
     first = owner.post(f"/crowd/campaigns/{campaign.pk}/", link("VICTIM", "SE1"))
@@ -201,7 +201,7 @@ def test_a_second_browser_with_the_same_pid_and_another_session_is_refused():
 
 
 @pytest.mark.django_db
-def test_the_study_link_is_bound_to_the_session_too():
+def test_the_study_link_is_bound_to_the_session_too(prolific_silent):
     items = approved_items()
     study = create_study(items[0].benchmark, StudyDesign("S", [i.pk for i in items]), None)
     assert Client().post(f"/crowd/studies/{study.pk}/", link("EVAL", "S1")).status_code == 302
@@ -211,7 +211,7 @@ def test_the_study_link_is_bound_to_the_session_too():
 
 
 @pytest.mark.django_db
-def test_the_same_browser_moves_its_binding_to_the_workers_next_session():
+def test_the_same_browser_moves_its_binding_to_the_workers_next_session(prolific_silent):
     campaign = make_campaign()
     browser = Client()
     assert browser.post(f"/crowd/campaigns/{campaign.pk}/", link("MOVER", "SE1")).status_code == 302

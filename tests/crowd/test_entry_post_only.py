@@ -151,13 +151,6 @@ def test_only_an_admin_invites(study):
 # --- a squatted PID ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def prolific_silent(settings):
-    """A token set and Prolific not answering: neither link is confirmed, so the admin decides (with no
-    token at all, the id's next session would take it over: test_entry_without_api)."""
-    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "set", "http://127.0.0.1:9/api/v1/"  # nothing listens
-
-
 def squat(study):
     """A stranger enters the participant's PID first; the participant's own link is refused."""
     squatter = Client()
