@@ -14,6 +14,7 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.jobs import job_state
 from core.jobs_api import JobSerializer
+from core.labels import words
 from core.permissions import IsAdmin, IsReviewer
 
 from . import material, media, releases, uploads
@@ -128,6 +129,7 @@ class ReleaseList(APIView):
 
 
 class ReleaseFileSerializer(serializers.Serializer):
+    label = serializers.CharField(help_text="The format in words, as the release page names it (lmms_eval: lmms-eval).")
     url = serializers.CharField()
     size = serializers.IntegerField()
     sha256 = serializers.CharField()
@@ -142,7 +144,7 @@ class ReleaseDetailSerializer(ReleaseSerializer):
 
     @extend_schema_field(serializers.DictField(child=ReleaseFileSerializer(), help_text="Per format."))
     def get_files(self, release):
-        return {fmt: {"url": a.file.url, "size": a.size, "sha256": a.sha256}
+        return {fmt: {"label": words(fmt), "url": a.file.url, "size": a.size, "sha256": a.sha256}
                 for fmt, a in releases.release_files(release).items()}
 
 

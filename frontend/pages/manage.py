@@ -21,6 +21,7 @@ from construction.models import PipelineStage
 from core import roles
 from core.errors import DomainError
 from core.idempotency import new_form_key, once_per_form
+from core.labels import words
 from humaneval import selectors as humaneval_selectors
 from humaneval.services import design as humaneval_design
 from modeleval import recipes, visual_inputs
@@ -28,6 +29,7 @@ from modeleval import selectors as modeleval_selectors
 from modeleval import services as modeleval_services
 from modeleval.sweep import sweep_rows
 from results import services as results_services
+from scoring.engine import get_family
 from scoring.tables import csv_rows, interval_text, latex_table
 
 from ..access import role_refusal, role_required
@@ -187,13 +189,20 @@ def score_lines(scores) -> list[tuple]:
     return [(metric, value, interval_text(value, intervals.get(metric))) for metric, value in scores.items()]
 
 
+def metric_words(family: str) -> dict[str, str]:
+    """The family's metric names in words, for run.js to name the scores a run ends with as the page does."""
+    metrics = get_family(family)
+    return {name: words(name) for name in (*metrics.metrics, *metrics.optional_metrics)}
+
+
 @role_required(roles.ADMIN)
 def run_detail(request, run_id):
     """A run and the widget of its current attempt's job, which follows it live (frontend/pages/run.js)."""
     run = get_object_or_404(modeleval_selectors.runs_with_job(), pk=run_id)
     progress = modeleval_services.run_progress(run)
     return render(request, "frontend/run.html", {"run": run, "progress": progress,
-                                                 "score_lines": score_lines(progress["scores"])})
+                                                 "score_lines": score_lines(progress["scores"]),
+                                                 "metric_words": metric_words(run.benchmark.family)})
 
 
 @role_required(roles.ADMIN)

@@ -193,5 +193,5 @@ def test_an_item_the_shape_cannot_hold_is_named_on_the_card_and_the_rest_is_writ
     assert (out / "items.jsonl").is_file() and not (out / "3dsrbench.tsv").exists()
     client.force_login(UserFactory(role=roles.ADMIN))
     page = client.get(f"/releases/{release.pk}/").content.decode()
-    assert "published not written: Item " in page and ">lmms_eval</a>" in page
+    assert "published not written: Item " in page and ">lmms-eval</a>" in page
 

@@ -208,6 +208,7 @@ def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, dja
     job = client.get(f"/api/v1/jobs/{detail['job']}/").json()  # the one job API shows it
     assert job["status"] == "done" and job["kind"] == "release_export"
     assert set(detail["files"]) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
+    assert detail["files"]["lmms_eval"]["label"] == "lmms-eval"  # the page's name for it, not its key
     assert detail["card"]["n_items"] == 4 and detail["previous"] is None
 
 

@@ -14,6 +14,10 @@ class FakeElement extends EventTarget {
   }
   querySelector(selector) { return this.named[selector] || null; }
   replaceChildren(...nodes) { this.children = nodes; }
+  append(...nodes) {
+    this.children.push(...nodes);
+    this.textContent += nodes.map((node) => (typeof node === "string" ? node : node.textContent)).join("");
+  }
   removeAttribute(name) { delete this.attributes[name]; if (name === "value") delete this.value; }
 }
 

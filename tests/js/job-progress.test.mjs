@@ -43,6 +43,16 @@ test("an ended job lists its report in words, one line per entry, no JSON", () =
   assert.deepEqual(lines, ["Items: 2", "Skipped: duplicate 1"]);
 });
 
+test("a report's code names (a format, a scene id) are shown as code, the rest as words", () => {
+  const element = widget();
+  showJob(element, { status: "done", done: 1, total: 1, percent: 100, message: "",
+    report: { files: ["csv", "lmms_eval"], release: 2 } });
+  const [files, release] = element.querySelector(".job-report").children;
+  assert.equal(files.textContent, "Files: csv, lmms_eval");
+  assert.deepEqual(files.children.map((part) => part.tagName ?? part), ["Files: csv, ", "CODE", ""]);
+  assert.equal(release.textContent, "Release: 2");
+});
+
 test("Cancel shows while the job is queued or running, not once it has ended", () => {
   const element = widget();
   const cancel = element.querySelector(".job-cancel");

@@ -34,4 +34,5 @@ test("each job state moves the run's line; a done job's report fills the scores 
   assert.equal(elements["run-extraction-failed"].textContent, 1);
   assert.equal(elements["run-summary"].hidden, false);
   assert.equal(scoreLine({ EM: null }), "EM –");
+  assert.equal(scoreLine({ flip_circular: 44.4 }, { flip_circular: "FlipEval + CircularEval" }), "FlipEval + CircularEval 44.4");
 });

@@ -28,6 +28,20 @@ function reportLines(report) {
   return Object.entries(report || {}).map(([what, value]) => `${words(what)}: ${plain(value)}`);
 }
 
+// A value that is a code name (a format such as lmms_eval, a file's role, a scene's id) is shown as code.
+const CODE_NAME = /\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b/;
+
+function reportItem(line) {
+  const li = document.createElement("li");
+  li.append(...line.split(CODE_NAME).map((part, index) => {
+    if (index % 2 === 0) return part;  // split puts the captured code names at odd places
+    const code = document.createElement("code");
+    code.textContent = part;
+    return code;
+  }));
+  return li;
+}
+
 export function showJob(element, state) {
   element.dataset.status = state.status;
   element.querySelector(".job-status").textContent = state.status;
@@ -43,11 +57,7 @@ export function showJob(element, state) {
   element.querySelector(".job-message").textContent = state.message || "";
   element.querySelector(".job-cancel").hidden = ENDED.has(state.status);
   const report = element.querySelector(".job-report");
-  report.replaceChildren(...reportLines(state.report).map((line) => {
-    const li = document.createElement("li");
-    li.textContent = line;
-    return li;
-  }));
+  report.replaceChildren(...reportLines(state.report).map(reportItem));
   element.dispatchEvent(new CustomEvent("job:state", { detail: state, bubbles: true }));
 }
 

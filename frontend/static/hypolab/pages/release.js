@@ -10,9 +10,9 @@ async function showRelease() {
   if (!r.ok) return;
   document.getElementById("release-status").textContent = { ready: "Ready", failed: "Failed" }[r.data.status]
     || "Exporting";
-  document.getElementById("release-files").replaceChildren(...Object.entries(r.data.files).map(([format, file]) => {
+  document.getElementById("release-files").replaceChildren(...Object.values(r.data.files).map((file) => {
     const item = document.createElement("li");
-    const link = Object.assign(document.createElement("a"), { href: file.url, textContent: format });
+    const link = Object.assign(document.createElement("a"), { href: file.url, textContent: file.label });
     item.append(link, ` · ${(file.size / 1024).toFixed(1)} KB · `,
       Object.assign(document.createElement("code"), { textContent: `${file.sha256.slice(0, 16)}…` }));
     return item;

@@ -16,15 +16,20 @@ export function runStatus(state) {
   return { done: "finished" }[state.status] ?? state.status;
 }
 
-/** Overall metrics as the results tables show them: `ci` holds each metric's interval (± its longer side). */
-export function scoreLine(scores) {
+/**
+ * Overall metrics as the results tables show them: `ci` holds each metric's interval (± its longer side);
+ * `names` are the metrics in words (core/labels.py, through the page's #metric-words).
+ */
+export function scoreLine(scores, names = {}) {
   const { ci, ...metrics } = scores;
   const interval = (value, range) => (value == null || !range ? "" : ` ± ${Math.max(range[1] - value, value - range[0]).toFixed(2)}`);
-  return Object.entries(metrics).map(([metric, value]) => `${metric} ${value ?? "–"}${interval(value, ci?.[metric])}`).join(" · ");
+  return Object.entries(metrics)
+    .map(([metric, value]) => `${names[metric] ?? metric} ${value ?? "–"}${interval(value, ci?.[metric])}`).join(" · ");
 }
 
 function showReport(report) {
-  if (report.scores) byId("run-scores").textContent = scoreLine(report.scores);
+  const names = JSON.parse(byId("metric-words")?.textContent || "{}");
+  if (report.scores) byId("run-scores").textContent = scoreLine(report.scores, names);
   byId("run-inference-errors").textContent = report.inference_errors;
   for (const method of ["rule", "judge", "failed"]) {
     byId(`run-extraction-${method}`).textContent = report.extraction?.[method] ?? "";
