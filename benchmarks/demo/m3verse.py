@@ -33,9 +33,9 @@ def _glyph(draw: ImageDraw.ImageDraw, kind: str, colour: str, u: float, base: fl
         )
         draw.rectangle([u - 11, base - 22, u + 11, base - 5], fill=c, outline=dark)
         draw.rectangle([u - 8, base - 19, u + 8, base - 8], fill=(60, 80, 110))
-    elif kind == "book":
-        draw.rectangle([u - 5, base - 24, u + 5, base], fill=c, outline=dark)
-        draw.line([(u - 2, base - 20), (u - 2, base - 4)], fill=shaded(COLOURS[colour], 1.4))
+    elif kind == "book":  # lying flat, its white pages showing: standing, a narrow block read as a bottle
+        draw.rectangle([u - 12, base - 10, u + 12, base], fill=c, outline=dark)
+        draw.rectangle([u - 9, base - 6, u + 12, base - 4], fill=(246, 244, 236))
     elif kind == "plant":
         draw.rectangle([u - 6, base - 10, u + 6, base], fill=(176, 92, 60))
         draw.ellipse([u - 12, base - 32, u + 12, base - 8], fill=c, outline=dark)
@@ -47,9 +47,15 @@ def _glyph(draw: ImageDraw.ImageDraw, kind: str, colour: str, u: float, base: fl
             outline=dark,
         )
         draw.rectangle([u - 6, base - 2, u + 6, base], fill=(50, 50, 54))
-    else:  # vase
-        draw.ellipse([u - 8, base - 20, u + 8, base], fill=c, outline=dark)
-        draw.rectangle([u - 3, base - 27, u + 3, base - 17], fill=c, outline=dark)
+    elif kind == "vase":  # with flowers in it: a plain body and neck read as a bottle
+        for dx in (-6, 0, 6):
+            draw.line([(u, base - 22), (u + dx, base - 32)], fill=(60, 120, 60))
+            draw.ellipse([u + dx - 3, base - 36, u + dx + 3, base - 30], fill=(236, 120, 160))
+        draw.ellipse([u - 8, base - 18, u + 8, base], fill=c, outline=dark)
+        draw.polygon([(u - 3, base - 16), (u + 3, base - 16), (u + 6, base - 24), (u - 6, base - 24)],
+                     fill=c, outline=dark)
+    else:
+        raise ValueError(f"no glyph for {kind!r}: the video would show something its object list does not name")
 
 
 def _m3_frames(objects: list[dict]) -> list[bytes]:

@@ -16,7 +16,7 @@ from modeleval import services as modeleval_services
 DEMO_PASSWORD = demo_seed.DEMO_PASSWORD
 GUIDELINES = """Describe one **movement** of an object in this room, so that anyone can tell what moved and where.
 
-- Good: "The office chair has been moved from the desk to the window next to the bookshelf."
+- Good: "The lamp has been moved from beside the door to the corner under the window."
 - Bad: "Move it over there." (which object? where?)
 - Name objects as they appear in the object list (hover the top-view map), and give an origin and a destination.
 """
