@@ -17,6 +17,7 @@ check a body this guard did not read as JSON (`request.json_checked`)."""
 
 import codecs
 import io
+from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
@@ -54,6 +55,28 @@ def _embedded_json_problem(key: str, text: str) -> tuple[str, str] | None:
         return None
     inner, reason = problem
     return field_name((key,)) + ("" if inner == "body" else f".{inner}"), reason
+
+
+def _encoded_problem(raw: bytes, where: str) -> tuple[str, str] | None:
+    """A query string or form body whose bytes, once %-decoded, are not UTF-8: Django would decode them
+    with replacement characters (a lone surrogate's %ED%A0%80 becomes "\ufffd\ufffd\ufffd") and a view
+    would store the garbled text, so it is refused as sent."""
+    for part in raw.replace(b"+", b" ").split(b"&"):
+        try:
+            unquote_to_bytes(part).decode("utf-8")
+        except UnicodeDecodeError:
+            name = unquote_to_bytes(part.split(b"=", 1)[0]).decode("utf-8", "backslashreplace")[:40]
+            return field_name((name,)) if "=" in part.decode("latin-1") else where, "is not UTF-8 text"
+    return None
+
+
+def _query_bytes(request) -> bytes:
+    """The query string as sent: WSGI gives it decoded as latin-1 (PEP 3333), ASGI as UTF-8."""
+    query = request.META.get("QUERY_STRING", "")
+    try:
+        return query.encode("latin-1")
+    except UnicodeEncodeError:
+        return query.encode("utf-8", "surrogatepass")
 
 
 def _query_problem(query: QueryDict) -> tuple[str, str] | None:
@@ -129,6 +152,8 @@ def _body_problem(request) -> tuple[str, str] | None:
         fields, files = request.parse_file_upload(request.META, io.BytesIO(request.body))
         return _query_problem(fields) or _json_files_problem(files)
     if content_type == FORM:
+        if _fits(request) and (problem := _encoded_problem(request.body, "body")):
+            return problem
         # Django parses only a POST's form; DRF parses the others' (PUT, PATCH) itself.
         return _query_problem(request.POST if request.method == "POST" else QueryDict(request.body))
     if "json" in content_type or ((not content_type or content_type.startswith("text/")) and _fits(request)):
@@ -161,7 +186,8 @@ class InputGuardMiddleware:
             if charset:
                 return _refuse("body", charset, status=415)
         try:
-            problem = _query_problem(request.GET)
+            problem = (_encoded_problem(_query_bytes(request), "query")
+                       or _query_problem(request.GET))
             if not problem and has_body:
                 problem = _body_problem(request)
         except RequestDataTooBig:

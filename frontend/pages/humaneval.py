@@ -153,7 +153,10 @@ def eval_consent(request, session_id):
             return JsonResponse(exc.as_dict(), status=exc.status_code)
         if exc.field != "agree":
             return error_page(request, exc)
-        session = humaneval_sessions.session_for(session_id, request.user)
+        try:
+            session = humaneval_sessions.session_for(session_id, request.user)
+        except DomainError as missing:  # not the visitor's session (or none): its 404, not a 500
+            return error_page(request, missing)
         return _session_page(request, session, exc.message, status=400)
     if as_json:
         return JsonResponse({"session": session.pk, "consented_at": session.consented_at.isoformat(),
