@@ -5,6 +5,7 @@ video families by choice items, whose family tags (annotation/family_tags.py) pl
 
 from benchmarks.models import ChangeType
 from core.errors import DomainError
+from core.labels import words
 
 from .models import Campaign, default_question_types
 
@@ -28,8 +29,8 @@ def campaign_kinds(family: str) -> tuple[str, ...]:
 
 
 def kind_choices(family: str) -> list[tuple[str, str]]:
-    labels = dict(Kind.choices)
-    return [(kind, labels[kind]) for kind in campaign_kinds(family)]
+    """The kinds in people's words (core.labels), not the choice labels ("Context change (N descriptions …)")."""
+    return [(kind, words(kind)) for kind in campaign_kinds(family)]
 
 
 def family_question_types(family: str) -> dict[str, list[str]]:

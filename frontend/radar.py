@@ -3,15 +3,21 @@ from `scoring.tables.radar_chart`: one polygon per human or model row, one spoke
 0 at the centre and 100% at the rim."""
 
 import math
+import textwrap
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+
+from core.labels import words
 
 # Wider than tall: axis labels sit left and right of the rim.
 WIDTH, HEIGHT = 600, 420
 CX, CY = WIDTH / 2, HEIGHT / 2
 RADIUS = 150
 RINGS = (25, 50, 75, 100)
+# An axis label's lines: at 13 px, 14 characters fit between the rim's labels and the chart's edge
+# (one line, "temporal understanding" ran past the right edge and was clipped).
+LABEL_CHARACTERS = 14
 # Colour-blind-safe (Okabe-Ito); human rows are drawn dashed as well.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 
@@ -31,6 +37,17 @@ def _points(values: list[float], n_axes: int) -> str:
     return " ".join(f"{x},{y}" for x, y in (_point(i, n_axes, v) for i, v in enumerate(values)))
 
 
+def _axis_label(axis: str, x: float, y: float) -> SafeString:
+    """An axis's name in words beside its spoke, on as many lines as it needs, centred on the spoke's end."""
+    lines = textwrap.wrap(words(axis), LABEL_CHARACTERS, break_long_words=False) or [""]
+    anchor = "middle" if abs(x - CX) < 1 else ("start" if x > CX else "end")
+    first_dy = -(len(lines) - 1) * 0.55  # em: half the block's height above the spoke's end
+    tspans = format_html_join("", '<tspan x="{}" dy="{}em">{}</tspan>',
+                              ((x, round(first_dy if i == 0 else 1.1, 2), line) for i, line in enumerate(lines)))
+    return format_html('<text class="radar-axis" x="{}" y="{}" text-anchor="{}" dominant-baseline="middle" '
+                       'font-size="13" fill="currentColor">{}</text>', x, y, anchor, tspans)
+
+
 def radar_svg(chart: dict) -> SafeString:
     """The chart as an <svg> element; empty when no row has a value on any axis. A value missing for
     a row (none of its items has that type) is drawn at the centre and named so in its tooltip."""
@@ -46,22 +63,14 @@ def radar_svg(chart: dict) -> SafeString:
         "", '<line class="radar-spoke" x1="{}" y1="{}" x2="{}" y2="{}" stroke="#c8c8c8"/>',
         ((CX, CY, *_point(i, n, 100)) for i in range(n)),
     )
-    labels = []
-    for i, axis in enumerate(axes):
-        x, y = _point(i, n, 110)
-        anchor = "middle" if abs(x - CX) < 1 else ("start" if x > CX else "end")
-        labels.append(format_html(
-            '<text class="radar-axis" x="{}" y="{}" text-anchor="{}" dominant-baseline="middle" font-size="13" '
-            'fill="currentColor">{}</text>',
-            x, y, anchor, axis,
-        ))
+    labels = [_axis_label(axis, *_point(i, n, 110)) for i, axis in enumerate(axes)]
     polygons = []
     for index, s in enumerate(series):
         drawn = [0.0 if value is None else max(0.0, min(value, 100.0)) for value in s["values"]]
         colour = series_colour(index)
         dots = format_html_join(
             "", '<circle cx="{}" cy="{}" r="3" fill="{}"><title>{} · {}: {}</title></circle>',
-            ((*_point(i, n, v), colour, s["name"], axis, "no items" if value is None else f"{value}%")
+            ((*_point(i, n, v), colour, s["name"], words(axis), "no items" if value is None else f"{value}%")
              for i, (axis, v, value) in enumerate(zip(axes, drawn, s["values"], strict=True))),
         )
         polygons.append(format_html(
@@ -73,6 +82,6 @@ def radar_svg(chart: dict) -> SafeString:
     return format_html(
         '<svg id="radar-chart" class="radar" viewBox="0 0 {} {}" width="{}" height="{}" role="img" '
         'aria-label="{} by {}">{}{}{}{}</svg>',
-        WIDTH, HEIGHT, WIDTH, HEIGHT, chart["metric"], chart["by"], rings, spokes,
+        WIDTH, HEIGHT, WIDTH, HEIGHT, words(chart["metric"]), words(chart["by"]).lower(), rings, spokes,
         mark_safe("".join(labels)), mark_safe("".join(polygons)),
     )

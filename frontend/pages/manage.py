@@ -262,7 +262,7 @@ def results(request, slug):
     legend = [{**s, "colour": series_colour(i)} for i, s in enumerate(radar["series"])]
     return render(request, "frontend/results.html", {
         "benchmark": benchmark, "tables": data["tables"], "radar": radar, "radar_svg": radar_svg(radar),
-        "legend": legend, "no_chance_row": not any(row["kind"] == results_services.CHANCE for row in data["rows"]),
+        "legend": legend, "row_kinds": {row["kind"] for row in data["rows"]},
         "sweep": data["sweep"], "sweep_svg": sweep_svg(data["sweep"]), "sweep_table": sweep_table(data["sweep"]),
     })
 

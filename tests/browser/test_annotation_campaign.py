@@ -84,8 +84,13 @@ def test_worker_writes_five_movements_with_a_reload_and_the_dashboard_follows(st
     shot(worker, "7-annotator-five-descriptions", stack)
     worker.click("#submit-change")
     worker.wait_for_url(re.compile(r".*/done/$"))
-    assert worker.locator("#completion-code").text_content().startswith("CQA_")
+    code = worker.locator("#completion-code").text_content()
+    assert code.startswith("CQA_")
     assert "cc=CQA_" in worker.locator("#completion-link").get_attribute("href")
+    worker.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    worker.click("#copy-completion-code")
+    worker.wait_for_selector("#copy-completion-code:text-is('Copied')")
+    assert worker.evaluate("navigator.clipboard.readText()") == code
 
     admin.wait_for_selector("#assignment-counts td[data-status=submitted]:text-is('1')", timeout=15_000)
     admin.wait_for_selector("#description-counts td[data-status=submitted]:text-is('5')")

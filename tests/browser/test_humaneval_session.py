@@ -182,7 +182,14 @@ def test_evaluator_practises_then_answers_3d_image_and_video_items_with_a_timeou
     stack_shell(stack, almost_up)
     evaluator.reload()
     evaluator.wait_for_selector("#finished:not([hidden])", timeout=30_000)
-    assert evaluator.locator("#completion-code").text_content().startswith("CQA_")
+    code = evaluator.locator("#completion-code").text_content()
+    assert code.startswith("CQA_")
+    # No question is left: its number and clocks ("Question 4 of 4 · 0:00") are gone; Copy takes the code.
+    assert not evaluator.locator("#progress").is_visible() and not evaluator.locator("#item-countdown").is_visible()
+    evaluator.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    evaluator.click("#copy-completion-code")
+    evaluator.wait_for_selector("#copy-completion-code:text-is('Copied')")
+    assert evaluator.evaluate("navigator.clipboard.readText()") == code
     assert gold_seen == []
 
     # The admin's study results: the human row in M3-Verse's layout, the timeout counted.

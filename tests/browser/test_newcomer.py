@@ -105,6 +105,9 @@ def test_each_role_reaches_its_main_action_from_its_home_in_two_clicks(stack, ne
     annotator = new_page()
     login(annotator, base, "newcomer-annotator", PASSWORD)
     assert annotator.locator("#home-annotator").is_visible()
+    # The campaign's kind in words, not its choice label's placeholder ("Context change (N descriptions …)").
+    open_campaign = annotator.locator("#home-annotator li", has_text="Start “Newcomer moves”")
+    assert open_campaign.locator(".muted").text_content() == "Context changes"
     annotator.get_by_role("link", name="Start “Newcomer moves”").click()  # 1
     annotator.wait_for_url(re.compile(r".*/annotate/\d+/$"))
     annotator.wait_for_selector("#change-text")

@@ -119,6 +119,7 @@ def test_the_manage_page_offers_only_what_works_on_the_benchmark(client):
     assert 'name="circular_variants"' not in design and 'name="flip_images"' not in design
     results = client.get(f"/results/{bench.slug}/").content.decode()
     assert 'id="no-chance-row"' in results and "open phrases" in results
+    assert "Chance rows" not in results  # no sentence promises rows the tables under it do not have
 
 
 @pytest.mark.django_db

@@ -47,7 +47,7 @@ def test_radar_chart_takes_one_series_per_result_over_the_question_types():
     }
     svg = str(radar_svg(chart))
     assert svg.count('class="radar-series') == 2
-    assert all(f">{axis}</text>" in svg for axis in AXES)
+    assert all(f">{axis}</tspan>" in svg for axis in AXES)
     assert "Human · Semantic: no items" in svg
     assert 'stroke-dasharray="6 3"' in svg  # the human row is dashed
 
@@ -64,6 +64,14 @@ def test_other_families_use_a_category_of_their_paper_layout(family, tag, metric
     assert (chart["by"], chart["metric"], chart["axes"]) == (tag, metric, ["a", "b"])
     assert chart["series"][0]["values"] == [20.0, 10.0]
     assert tag in breakdowns(family)
+
+
+def test_axis_labels_are_words_on_lines_that_fit_beside_the_rim():
+    chart = {"by": "capabilities", "metric": "score", "axes": ["temporal understanding", "L1_single"],
+             "series": [{"name": "Model", "kind": "model", "values": [50.0, 20.0]}]}
+    svg = str(radar_svg(chart))
+    assert ">temporal</tspan>" in svg and ">understanding</tspan>" in svg  # one line ran past the edge
+    assert ">L1 single</tspan>" in svg and "L1_single" not in svg  # nor in the tooltips
 
 
 def test_no_values_draw_no_chart():
@@ -107,5 +115,5 @@ def test_leaderboard_page_and_json_carry_the_radar_of_human_and_model_rows(clien
     assert page.count('<svg id="radar-chart"') == 1
     assert page.count('class="radar-series human-series"') == 1
     assert page.count('class="radar-series model-series"') == 1
-    assert all(f">{axis}</text>" in page for axis in AXES)
+    assert all(f">{axis}</tspan>" in page for axis in AXES)
     assert "Human — Pilot · Semantic: 0.0%" in page

@@ -2,6 +2,7 @@
 // question and its answer inputs; the session-clock engine decides what comes when.
 import { mountPointCloudViewer } from "../../vendor/hypolab/pointcloud-viewer.js";
 import { readJSON } from "../api.js";
+import "../copy.js";
 import { mountImageViewer } from "../image-viewer.js";
 import { mountPairedVideo } from "../paired-video.js";
 import { runSession } from "../session-clock.js";
@@ -115,7 +116,9 @@ const session = runSession(page.session, {
   },
   finished(code) {
     byId("stage").hidden = true; byId("feedback").hidden = true; byId("finished").hidden = false;
+    byId("session-header").hidden = true;  // no question is left: its number and clocks would be stale
     byId("completion-code").textContent = code;
+    byId("copy-completion-code").dataset.copy = code;
     if (page.return_url) {
       const link = byId("return-link");
       link.hidden = false;
