@@ -14,7 +14,9 @@ builds one, through the same importers and services (no row is written around th
    recorded-outputs model ("Demo VLM") read from a prediction file in the shape its tools write;
 5. a release (`export_release`);
 6. its results made public (`set_results_public`); and, beside the five, an open study on 3DSRBench's demo
-   that the signed-out home links as "Try it as a participant".
+   that the signed-out home links as "Try it as a participant";
+7. the two demo reviewers' independent answers on the approved items (`demo_agreement`), so that each
+   agreement page shows Krippendorff's alpha.
 
 History is given plausible times by a simulated clock (`DemoClock`): everything a service stamps with
 `timezone.now()` (leases, autosaves, deadlines, answer times) happens over the last three days, at a human
@@ -58,7 +60,7 @@ from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from review import services as review_services
 
-from . import demo_campaigns, demo_visit
+from . import demo_agreement, demo_campaigns, demo_visit
 from .demo_visit import DEMO_PASSWORD
 
 SECOND_REVIEWER = "reviewer2"
@@ -169,6 +171,7 @@ def build_finished_demo(
         )
         summaries.append(builder.build())
     made = demo_campaigns.seed_campaigns(demo_campaigns.demo_annotator(), log)  # one campaign of every kind
+    demo_agreement.seed_independent_answers(SLUGS.values(), [people["reviewer"], people["reviewer2"]], log)
     demo_visit.try_study(people["admin"])
     if made:
         summaries.append(f"Crowd campaigns of every kind: {', '.join(c.name for c in made)}")

@@ -379,10 +379,19 @@ class AnswererAgreementSerializer(serializers.Serializer):
     agreement_with_consensus = serializers.FloatField(help_text="Share equal to the others' most common answer.")
 
 
+class AnswerOverlapSerializer(serializers.Serializer):
+    n_answers = serializers.IntegerField(help_text="Independent answers on the benchmark's items.")
+    n_answerers = serializers.IntegerField(help_text="People who gave them.")
+    n_items_answered = serializers.IntegerField()
+    n_items_overlapping = serializers.IntegerField(help_text="Items two or more people answered: agreement is measured on these.")
+    answers_needed = serializers.IntegerField(help_text="Answers per item before consensus is decided.")
+
+
 class AgreementReportSerializer(serializers.Serializer):
     benchmark = AgreementSummarySerializer()
     by_question_type = serializers.DictField(child=AgreementSummarySerializer())
     by_answerer = AnswererAgreementSerializer(many=True)
+    overlap = AnswerOverlapSerializer()
     flagged = serializers.IntegerField()
     adjudicated = serializers.IntegerField()
 

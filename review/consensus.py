@@ -4,6 +4,8 @@ answer) are flagged and stay out of releases until a reviewer adjudicates them. 
 kappa) is reported per question type and per benchmark over all of them. Deciding is idempotent: it
 reads every answer again, so deciding twice gives the same result."""
 
+from collections import Counter
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -56,6 +58,15 @@ def agreement_by_answerer(items, by_person: dict[tuple[int, int], object]) -> li
     found = agreement.consensus_agreement(list(labels.values()))
     names = dict(get_user_model().objects.filter(pk__in=list(found)).values_list("pk", "username"))
     return [{"answerer": names.get(person, str(person)), **summary} for person, summary in found.items()]
+
+
+def answer_overlap(by_person: dict[tuple[int, int], object]) -> dict:
+    """How far the independent answers overlap, for the agreement page to say what it still needs: agreement
+    is measured only on items that two or more people answered."""
+    per_item = Counter(item_id for item_id, _ in by_person)
+    return {"n_answers": len(by_person), "n_answerers": len({person for _, person in by_person}),
+            "n_items_answered": len(per_item), "n_items_overlapping": sum(n >= 2 for n in per_item.values()),
+            "answers_needed": ANSWERS_NEEDED}
 
 
 def labels_of(item: Item, answers: list) -> list[str]:
@@ -155,6 +166,7 @@ def agreement_report(benchmark: Benchmark) -> dict:
         "benchmark": agreement.agreement_summary(list(labels_by_item.values())),
         "by_question_type": {t: agreement.agreement_summary(v) for t, v in sorted(by_type.items())},
         "by_answerer": agreement_by_answerer(items, by_person),
+        "overlap": answer_overlap(by_person),
         "flagged": benchmark_items.filter(consensus=Item.Consensus.FLAGGED).count(),
         "adjudicated": benchmark_items.filter(consensus=Item.Consensus.ADJUDICATED).count(),
     }

@@ -17,6 +17,7 @@ from frontend import demo_seed, demo_visit
 from humaneval.models import EvalSession, Response, Study
 from modeleval.models import ModelSpec, Run
 from results.services import benchmark_results
+from review import consensus
 from review import services as review_services
 from review.models import ChangeRevision, ItemRevision, ReviewDecision
 from scoring.tables import family_record
@@ -90,6 +91,10 @@ def check_benchmark(benchmark: Benchmark) -> None:
     assert all(
         v is not None for v in next(s for s in results["radar"]["series"] if s["kind"] == "human")["values"]
     )
+    # two reviewers answered the approved items independently: the agreement page shows alpha, nothing flagged
+    report = consensus.agreement_report(benchmark)
+    assert report["overlap"]["n_items_overlapping"] >= approved.count() - 5 and report["overlap"]["n_answerers"] == 2
+    assert report["benchmark"]["krippendorff_alpha"] is not None and report["flagged"] == 0, benchmark.slug
 
 
 def check_review_history() -> None:

@@ -117,3 +117,21 @@ def test_agreement_page_lists_flagged_items(client):
     page = client.get(f"/review/agreement/{item.benchmark.slug}/").content.decode()
     assert 'id="agreement-table"' in page and f'href="/review/items/{item.pk}/"' in page
     assert "1 flagged" in page
+
+
+@pytest.mark.django_db
+def test_the_agreement_page_says_what_it_needs_and_how_many_answers_overlap(client):
+    once = ItemFactory(answers=["window"])
+    twice = ItemFactory(change__scene__benchmark=once.benchmark, answers=["desk"])
+    client.force_login(UserFactory(role=roles.REVIEWER))
+    empty = client.get(f"/review/agreement/{once.benchmark.slug}/").content.decode()
+    assert "two or more people answered it" in empty and "Nothing can be measured yet" in empty
+    first, second = UserFactory(), UserFactory()
+    consensus.record_independent_answer(once.pk, first, "window")
+    consensus.record_independent_answer(twice.pk, first, "desk")
+    consensus.record_independent_answer(twice.pk, second, "desk")
+    assert consensus.agreement_report(once.benchmark)["overlap"] == {
+        "n_answers": 3, "n_answerers": 2, "n_items_answered": 2, "n_items_overlapping": 1, "answers_needed": 3}
+    page = client.get(f"/review/agreement/{once.benchmark.slug}/").content.decode()
+    assert '<span id="overlapping-items">1</span> item answered by two or more' in page
+    assert "Nothing can be measured yet" not in page
