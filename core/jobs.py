@@ -27,6 +27,7 @@ from core import roles
 from core.broadcast import send_to_group
 from core.errors import Forbidden, IllegalTransition, NotFound
 from core.models import Job
+from core.sql import stamp_outside_transaction
 
 MESSAGE_CHARS = Job._meta.get_field("message").max_length
 # A beat is one UPDATE; a loop may call beat_job every turn and writes at most one per BEAT_EVERY_S.
@@ -209,15 +210,7 @@ def beat_job(job_id: int | None) -> None:
         # SQLite: one writer at a time, and no worker beside the web process to sweep it
         Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(updated_at=timezone.now())
         return
-    own = connection.copy()
-    try:
-        name = own.ops.quote_name
-        with own.cursor() as cursor:
-            cursor.execute(f"UPDATE {name(Job._meta.db_table)} SET {name('updated_at')} = %s "
-                           f"WHERE {name('id')} = %s AND {name('status')} = %s",
-                           [timezone.now(), job_id, Job.Status.RUNNING.value])
-    finally:
-        own.close()
+    stamp_outside_transaction(Job._meta.db_table, job_id, Job.Status.RUNNING.value, timezone.now())
 
 
 @dataclass(frozen=True)

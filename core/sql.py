@@ -141,3 +141,16 @@ class HoldsElement(Lookup):
         path = compile_json_path(keys)
         return (f"(JSON_TYPE({field}, %s) = 'array' AND EXISTS (SELECT 1 FROM json_each({field}, %s) AS element "
                 "WHERE element.value = %s))", [*params, path, *params, path, self.rhs])
+
+
+def stamp_outside_transaction(table: str, pk: int, status: str, now) -> None:
+    """Sets a running row's `updated_at` on a connection of its own (core.jobs.beat_job): committed at
+    once, whatever transaction the caller's connection is in."""
+    own = connection.copy()
+    try:
+        name = own.ops.quote_name
+        with own.cursor() as cursor:
+            cursor.execute(f"UPDATE {name(table)} SET {name('updated_at')} = %s "
+                           f"WHERE {name('id')} = %s AND {name('status')} = %s", [now, pk, status])
+    finally:
+        own.close()
