@@ -25,8 +25,6 @@ import copy
 import random
 import re
 
-from django.db.models import Q
-
 from benchmarks import protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.models import Asset, AssetRole, Item, Scene
@@ -87,19 +85,13 @@ def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> d
     return out
 
 
-def _top_views(scene_ids, kind: str, aligned: bool):
-    maps = Asset.objects.filter(scene_id__in=scene_ids, role=visual_inputs.TOP_VIEW_ROLES[kind])
-    # A key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned.
-    return maps.filter(meta__aligned=True) if aligned else maps.filter(Q(meta__aligned=False) | Q(meta__aligned__isnull=True))
-
-
 def _checked_top_view(value, model: ModelSpec, shown: VisualInput, items) -> str:
     if value not in ("aligned", "not_aligned"):
         raise DomainError("top_view is aligned or not_aligned.", field="inputs")
     if shown.kind not in visual_inputs.TOP_VIEW_ROLES:
         raise DomainError(f"top_view chooses a top-view map; {model.name} is shown {shown}.", field="inputs")
     scene_ids = set(items.exclude(scene=None).values_list("scene_id", flat=True))
-    found = set(_top_views(scene_ids, shown.kind, value == "aligned").values_list("scene_id", flat=True))
+    found = set(visual_inputs.top_view_maps(scene_ids, shown.kind, value == "aligned").values_list("scene_id", flat=True))
     missing = Scene.objects.filter(pk__in=scene_ids - found).values_list("external_id", flat=True).first()
     if missing is not None:
         raise DomainError(f"Scene {missing} has no {value.replace('_', '-')} {shown} map (a top-view asset with "
@@ -255,15 +247,14 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
     built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
     if inputs.get("top_view") and item.scene is not None and built.images:
         kind = VisualInput.parse(run.visual_input).kind
-        chosen = _top_views([item.scene_id], kind, inputs["top_view"] == "aligned").order_by("-id").first()
+        chosen = visual_inputs.latest_top_view(item.scene_id, kind, inputs["top_view"] == "aligned")
         if chosen is None:
             raise LookupError(f"scene {item.scene.external_id} has no {inputs['top_view']} {kind} map")
         built.images = [_read(chosen)]
     if camera_view is not None and built.images:  # the map, then the camera view (GPT-4o script @ d51a478)
         built.images = built.images + [_read(camera_view)]
     if inputs.get("map_first") and item.scene is not None and built.images:
-        chosen = Asset.objects.filter(scene_id=item.scene_id, role=visual_inputs.TOP_VIEW_ROLES[inputs["map_first"]]
-                                      ).order_by("-id").first()
+        chosen = visual_inputs.latest_top_view(item.scene_id, inputs["map_first"])
         if chosen is None:
             raise LookupError(f"scene {item.scene.external_id} has no {inputs['map_first']} map")
         built.images = [_read(chosen)] + built.images

@@ -15,13 +15,14 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
+from django.db.models import Q
 
 from benchmarks import overlays, protocols
 from benchmarks.material.frames import frame_set
 from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from benchmarks.material.rgbd_frames import posed_view_set, scenes_with_frames
 from benchmarks.material.scans import load_scene_points
-from benchmarks.models import AssetRole, Family, Item, Scene
+from benchmarks.models import Asset, AssetRole, Family, Item, Scene
 from benchmarks.services import scene_asset
 
 from .models import ModelSpec
@@ -155,12 +156,25 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
     elif visual_input.kind == Kind.IMAGE:
         assets = list(scene.assets.filter(role=AssetRole.IMAGE).order_by("id"))
     else:  # the latest map of a top view
-        assets = list(scene.assets.filter(role=TOP_VIEW_ROLES[visual_input.kind]).order_by("-id")[:1])
+        assets = [asset] if (asset := latest_top_view(scene.pk, visual_input.kind)) else []
     if not assets:
         raise LookupError(f"scene {scene.external_id} has no {visual_input} asset")
     marks = item if visual_input.kind == Kind.IMAGE else None  # an item's marks sit on the scene's images
     # each image as the evaluator sees it: mirrored where asked, its overlays and the item's marks drawn in
     return [overlays.stimulus_image(asset, index, marks, flip) for index, asset in enumerate(assets)]
+
+
+def top_view_maps(scene_ids, kind: str, aligned: bool = False):
+    """The scenes' top-view maps of `kind`: those people see, or (aligned=True) those rotated into the world
+    frame, which only a run asking for them (Hypo3D Table 11's `top_view: aligned`) is shown."""
+    maps = Asset.objects.filter(scene_id__in=scene_ids, role=TOP_VIEW_ROLES[kind])
+    # a key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned
+    return maps.filter(meta__aligned=True) if aligned else maps.filter(
+        Q(meta__aligned=False) | Q(meta__aligned__isnull=True))
+
+
+def latest_top_view(scene_id: int, kind: str, aligned: bool = False):
+    return top_view_maps([scene_id], kind, aligned).order_by("-id").first()
 
 
 def _file_bytes(file) -> bytes:

@@ -285,6 +285,15 @@ def test_hypo3d_tables_11_13_15_aligned_maps_shots_from_items_and_object_caption
         for r in vlm_endpoint.requests]
     assert sent == [(200, 0, 0), (0, 0, 200), (0, 200, 0), (90, 90, 90)]  # one Direction item per run
     assert [run.visual_input for run in table11] == ["top_view_semantic"] * 2 + ["top_view_plain"] * 2
+    # the aligned map, stored last, is a condition: a run that does not ask for it is shown the people's map
+    vlm_endpoint.requests.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        main = services.launch_run(vlm.pk, benchmark, None)
+    finished([main])
+    assert {Image.open(io.BytesIO(__import__("base64").b64decode(part["image_url"]["url"].split(",", 1)[1]))
+                       ).getpixel((0, 0))
+            for r in vlm_endpoint.requests for m in r["body"]["messages"] if isinstance(m["content"], list)
+            for part in m["content"] if part["type"] == "image_url"} == {(0, 200, 0)}
     client.force_login(UserFactory(role=roles.ADMIN))
     data = client.get(f"/api/v1/benchmarks/{benchmark.slug}/results/").json()
     inputs = [t for t in data["ablations"] if t["axis"] == "inputs"]
