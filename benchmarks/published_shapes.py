@@ -32,7 +32,7 @@ from .importers.spatial457 import SPATIAL457_DATA_FIELDS, SPATIAL457_LEVELS
 from .importers.threedsrbench import SRBENCH_SUBTYPES
 from .models import AssetRole, Item, Release
 from .protocols import FLIPPED, IMAGE_VARIANT
-from .services import question_types_of
+from .services import question_types_of, shown_to_people
 from .srbench_rows import built_here, variant_rows
 
 # The file name (after the release's `<slug>-<version>-`) of each family's published shape.
@@ -57,12 +57,13 @@ def read_bytes(asset) -> bytes:
 
 
 def scene_media(items: list[Item], roles: tuple[str, ...]) -> dict[tuple[int, str], list]:
-    """(scene pk, role) -> the scene's assets of that role, oldest first (videos: before, then after)."""
+    """(scene pk, role) -> the scene's assets of that role people are shown, oldest first (videos: before,
+    then after)."""
     from .models import Asset
 
     found: dict[tuple[int, str], list] = {}
     scene_ids = {i.scene_id for i in items if i.scene_id}
-    for asset in Asset.objects.filter(scene_id__in=scene_ids, role__in=roles).order_by("pk"):
+    for asset in shown_to_people(Asset.objects.filter(scene_id__in=scene_ids, role__in=roles)).order_by("pk"):
         found.setdefault((asset.scene_id, asset.role), []).append(asset)
     return found
 

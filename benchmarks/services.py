@@ -5,6 +5,7 @@ import hashlib
 
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Q
 
 from .models import Asset, Benchmark, Item, Scene
 
@@ -31,8 +32,15 @@ def set_results_public(benchmark: Benchmark, public: bool) -> Benchmark:
     return benchmark
 
 
+def shown_to_people(assets):
+    """Leaves out a top view rotated into the world frame (meta `aligned: true`, Hypo3D Table 11's
+    condition): only a model run asking for it is shown it; pages, studies and releases show the scene's
+    own map. A key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned."""
+    return assets.filter(Q(meta__aligned=False) | Q(meta__aligned__isnull=True))
+
+
 def scene_asset(scene: Scene, role: str) -> Asset | None:
-    return scene.assets.filter(role=role).order_by("-id").first()
+    return shown_to_people(scene.assets.filter(role=role)).order_by("-id").first()
 
 
 def not_sure_letter(item: Item) -> str | None:

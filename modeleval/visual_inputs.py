@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from django.db.models import Q
 
 from benchmarks import overlays, protocols
 from benchmarks.material.frames import frame_set
@@ -23,7 +22,7 @@ from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from benchmarks.material.rgbd_frames import posed_view_set, scenes_with_frames
 from benchmarks.material.scans import load_scene_points
 from benchmarks.models import Asset, AssetRole, Family, Item, Scene
-from benchmarks.services import scene_asset
+from benchmarks.services import scene_asset, shown_to_people
 
 from .models import ModelSpec
 
@@ -168,9 +167,7 @@ def top_view_maps(scene_ids, kind: str, aligned: bool = False):
     """The scenes' top-view maps of `kind`: those people see, or (aligned=True) those rotated into the world
     frame, which only a run asking for them (Hypo3D Table 11's `top_view: aligned`) is shown."""
     maps = Asset.objects.filter(scene_id__in=scene_ids, role=TOP_VIEW_ROLES[kind])
-    # a key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned
-    return maps.filter(meta__aligned=True) if aligned else maps.filter(
-        Q(meta__aligned=False) | Q(meta__aligned__isnull=True))
+    return maps.filter(meta__aligned=True) if aligned else shown_to_people(maps)
 
 
 def latest_top_view(scene_id: int, kind: str, aligned: bool = False):
