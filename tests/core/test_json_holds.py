@@ -6,7 +6,7 @@ import pytest
 from django.core.files.base import ContentFile
 
 from benchmarks.models import Asset, AssetRole, Item
-from modeleval import run_inputs, run_options
+from modeleval import run_options, visual_inputs
 from modeleval.visual_inputs import Kind
 from tests.factories import ItemFactory, SceneFactory
 
@@ -55,7 +55,7 @@ def test_aligned_and_plain_top_views_are_told_apart():
                              file=ContentFile(b"png", name="top.png"))
     ids = [aligned.pk, plain.pk, unmarked.pk]
 
-    found = run_inputs._top_views(ids, Kind.TOP_VIEW_PLAIN, aligned=True).values_list("scene_id", flat=True)
+    found = visual_inputs.top_view_maps(ids, Kind.TOP_VIEW_PLAIN, aligned=True).values_list("scene_id", flat=True)
     assert list(found) == [aligned.pk]
-    others = run_inputs._top_views(ids, Kind.TOP_VIEW_PLAIN, aligned=False).values_list("scene_id", flat=True)
+    others = visual_inputs.top_view_maps(ids, Kind.TOP_VIEW_PLAIN, aligned=False).values_list("scene_id", flat=True)
     assert sorted(others) == sorted([plain.pk, unmarked.pk])
