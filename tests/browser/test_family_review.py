@@ -169,8 +169,9 @@ def test_a_built_item_is_written_seen_edited_approved_and_tabled(stacks, new_pag
         clips = {w: make_clip(tmp_path / f"{w}.mp4", p, size="160x120", fps=10, seconds=2)
                  for w, p in (("before", "testsrc"), ("after", "testsrc2"))}
         paths.write_text(json.dumps({k: str(v) for k, v in clips.items()}))
+    # the number names the users, whose names the pages show: hyphens, not a code name's underscores
     script = (SETUP.replace("FAMILY", repr(family)).replace("KIND", repr(kind))
-              .replace("NUMBER", repr(tmp_path.name)).replace("PATHS", repr(str(paths))))
+              .replace("NUMBER", repr(tmp_path.name.replace("_", "-"))).replace("PATHS", repr(str(paths))))
     ids = stack_json(stack, script)
     assert ids["change_type"] == ""  # a choice campaign takes no change type
     written = lambda: stack_json(stack, WRITTEN.replace("SLUG", repr(ids["benchmark"])).replace("KEYS", repr(keys)))  # noqa: E731
