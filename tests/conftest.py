@@ -9,16 +9,24 @@ from tests.chat_server import ChatServer
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Parallel workers (pytest-xdist): every test is a unit of work of its own, but for the browser tests,
-    which go to one worker per stack, so that each stack is built once (tests/browser/conftest.py)."""
+    """Parallel workers (pytest-xdist): every test is a unit of work of its own, but for the browser tests run
+    on a stack fixture (`[services]`, `[embedded]`), whose tests of one module stay together on one worker
+    in their order. Any worker can start any stack in seconds (tests/browser/conftest.py seeded_template).
+    Units go out in collection order (pytest_collection_modifyitems puts the long ones first)."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class OneWorkerPerStack(LoadScopeScheduling):
+    class ModuleStackScheduling(LoadScopeScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            config.option.loadscopereorder = False  # by size of unit: a long single test would come last
+
         def _split_scope(self, nodeid: str) -> str:
             stack = re.search(r"\[(services|embedded)[\]-]", nodeid)
-            return f"browser-{stack.group(1)}" if nodeid.startswith("tests/browser/") and stack else nodeid
+            if nodeid.startswith("tests/browser/") and stack:
+                return f"{nodeid.split('::')[0]}[{stack.group(1)}]"
+            return nodeid
 
-    return OneWorkerPerStack(config, log)
+    return ModuleStackScheduling(config, log)
 
 
 # Fixtures through which a test reaches the database; a test with none of them (and no django_db marker)
@@ -30,18 +38,33 @@ DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "dja
 def pytest_collection_modifyitems(config, items):
     """In ./scripts/test's second pass (DATABASE_FREE_TESTS_RAN, set when the SQLite pass ran first), the
     tests that use no database, no services and no browser ran in the first pass already: they are
-    deselected rather than run again (about a third of the first pass's time)."""
-    if not os.environ.get("DATABASE_FREE_TESTS_RAN"):
-        return
-    kept, done = [], []
-    for item in items:
-        free = (not item.get_closest_marker("django_db") and not DATABASE_FIXTURES & set(item.fixturenames)
-                and not any(item.get_closest_marker(m) for m in ("services", "real_worker", "postgresql"))
-                and not item.nodeid.startswith("tests/browser/"))
-        (done if free else kept).append(item)
-    if done:
-        config.hook.pytest_deselected(items=done)
-        items[:] = kept
+    deselected rather than run again (about a third of the first pass's time). The browser tests go first,
+    so that the two workers end together: the first a PostgreSQL stack's, then the SQLite stacks' (each
+    worker starts by seeding a different one), the longest modules among the first."""
+    if os.environ.get("DATABASE_FREE_TESTS_RAN"):
+        kept, done = [], []
+        for item in items:
+            free = (not item.get_closest_marker("django_db") and not DATABASE_FIXTURES & set(item.fixturenames)
+                    and not any(item.get_closest_marker(m) for m in ("services", "real_worker", "postgresql"))
+                    and not item.nodeid.startswith("tests/browser/"))
+            (done if free else kept).append(item)
+        if done:
+            config.hook.pytest_deselected(items=done)
+            items[:] = kept
+    browser = [item for item in items if item.nodeid.startswith("tests/browser/")]
+    if browser:
+        rank = {name: i for i, name in enumerate(LONGEST_BROWSER_MODULES)}
+        browser.sort(key=lambda item: (rank.get(item.path.name, len(rank)), "[services" not in item.nodeid))
+        first_services = next((item for item in browser if "[services" in item.nodeid), None)
+        if first_services is not None:
+            browser.remove(first_services)
+            browser.insert(0, first_services)
+        items[:] = browser + [item for item in items if not item.nodeid.startswith("tests/browser/")]
+
+
+# The browser modules that take longest (PERFORMANCE.md, the test suite), in that order.
+LONGEST_BROWSER_MODULES = ("test_crawl_roles.py", "test_family_review.py", "test_annotation_campaign.py",
+                           "test_csp.py", "test_thin_path.py")
 
 
 def _flush_by_delete() -> None:

@@ -1,9 +1,13 @@
 """A live stack for the browser tests: PostgreSQL database, Redis, the ASGI server (daphne)
 and a Celery worker consuming the `gpu` and `default` queues, all real processes."""
 
+import fcntl
 import json
 import os
+import re
+import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +19,7 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+import redis
 from django.conf import settings as django_settings
 
 from tests.needs import need
@@ -43,13 +48,13 @@ def server_url(database: str) -> str:
     return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{database}"
 
 
-def recreate_database(name: str) -> None:
+def recreate_database(name: str, template: str | None = None) -> None:
     with psycopg.connect(server_url("postgres"), autocommit=True) as conn:
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
         )
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
 
 def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -65,29 +70,82 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise TimeoutError(url)
 
 
-@contextmanager
-def live_stack(mode: str, tmp: Path) -> Iterator[dict]:
-    """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
-    default (SQLite file, no Redis, tasks in-process), to prove it works end to end too. `demo`: the
-    embedded default as ./scripts/demo serves it, DEBUG off (its own error pages, static files as in
-    production) on plain HTTP."""
+def _shared_folder(tmp_path_factory) -> Path:
+    """The run's temporary folder, which every parallel worker sees (xdist gives each worker one inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _stack_env(mode: str, tmp: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"MEDIA_ROOT": str(tmp / "media"), "DEBUG": "true"})
     if mode == "demo":
         env.update({"DEBUG": "false", "HTTPS": "false", "SECRET_KEY": f"browser-demo-{os.getpid()}-{tmp.name}".ljust(64, "k")})
+    return env
+
+
+def _manage(env: dict, *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+def seeded_template(backend: str, shared: Path) -> dict:
+    """The demo, migrated and seeded once per run and database backend (`sqlite` or `postgresql`): every
+    stack of that backend, on any worker, starts from a copy (a file copy; CREATE DATABASE ... TEMPLATE),
+    which takes a second where a migrate and seed_demo took 30-80 s. The first worker to ask builds it
+    while the others wait on the lock. SQLite's is seeded as the demo stack runs (DEBUG off, so the demo
+    accounts' passwords are hashed with PBKDF2, which the DEBUG stacks' hashers also read)."""
+    folder = shared / f"seeded-{backend}"
+    folder.mkdir(exist_ok=True)
+    ready = folder / "ready.json"
+    with (shared / f"seeded-{backend}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ready.exists():
+            if backend == "postgresql":
+                # one per run: the run's database without the worker's suffix
+                database = re.sub(r"_gw\d+$", "", django_settings.DATABASES["default"]["NAME"]) + "_e2e_seeded"
+                recreate_database(database)
+                env = _stack_env("services", folder)
+                prefix = f"e2e-seeded-{os.getpid()}-"
+                env.update({"DATABASE_URL": server_url(database), "REDIS_URL": os.environ["REDIS_URL"],
+                            "REDIS_KEY_PREFIX": prefix})
+                _manage(env, "migrate", "--noinput")
+                _manage(env, "seed_demo")
+                # the tasks seed_demo queued are left behind (each stack purges its own queues before its
+                # worker starts, as a stack seeded in place did)
+                client = redis.Redis.from_url(os.environ["REDIS_URL"])
+                for key in client.scan_iter(match=f"{prefix}*"):
+                    client.delete(key)
+                made = {"database": database}
+            else:
+                env = _stack_env("demo", folder)
+                env["DATABASE_URL"] = f"sqlite:///{folder / 'hypolab.sqlite3'}"
+                _manage(env, "migrate", "--noinput")
+                _manage(env, "seed_demo")
+                made = {"database": str(folder / "hypolab.sqlite3")}
+            ready.write_text(json.dumps({**made, "media": str(folder / "media")}))
+    return json.loads(ready.read_text())
+
+
+@contextmanager
+def live_stack(mode: str, tmp: Path, shared: Path) -> Iterator[dict]:
+    """`services`: PostgreSQL, Redis, a separate Celery worker. `embedded`: the README's demo
+    default (SQLite file, no Redis, tasks in-process), to prove it works end to end too. `demo`: the
+    embedded default as ./scripts/demo serves it, DEBUG off (its own error pages, static files as in
+    production) on plain HTTP. Each starts from a copy of the seeded demo (`seeded_template`)."""
+    env = _stack_env(mode, tmp)
+    template = seeded_template("postgresql" if mode == "services" else "sqlite", shared)
+    shutil.copytree(template["media"], tmp / "media")
     if mode == "services":
         # Named after this run's database and parallel worker, so parallel runs never share a stack.
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
         e2e_db = f"{django_settings.DATABASES['default']['NAME']}_e2e{worker}"
-        recreate_database(e2e_db)
+        recreate_database(e2e_db, template=template["database"])
         env.update({"DATABASE_URL": server_url(e2e_db),
                     "REDIS_URL": os.environ["REDIS_URL"], "REDIS_KEY_PREFIX": f"e2e-{os.getpid()}-"})
     else:
+        with sqlite3.connect(template["database"]) as source, sqlite3.connect(tmp / "hypolab.sqlite3") as copy:
+            source.backup(copy)  # a consistent copy, whatever the journal holds
         env["DATABASE_URL"] = f"sqlite:///{tmp / 'hypolab.sqlite3'}"
-    run = lambda *args: subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,  # noqa: E731
-                                       capture_output=True)
-    run("migrate", "--noinput")
-    run("seed_demo")
     port = free_port()
     logs = {name: (tmp / f"{name}.log").open("w") for name in ("web", "worker")}
     # The embedded server runs tasks in its threads as scripts/demo's does (config/celery.py).
@@ -129,7 +187,7 @@ def stacks(tmp_path_factory):
         def get(mode: str) -> dict:
             if mode not in started:
                 tmp = tmp_path_factory.mktemp(f"stack-{mode}")
-                started[mode] = running.enter_context(live_stack(mode, tmp))
+                started[mode] = running.enter_context(live_stack(mode, tmp, _shared_folder(tmp_path_factory)))
             return started[mode]
 
         yield get
