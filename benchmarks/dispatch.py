@@ -35,3 +35,19 @@ def scene_processing_job(scene_id: int, attempt: str | None = None) -> int:
     attempt = attempt or str(scene.meta.get("processing_attempts", 0))
     return request_job("scene_processing", f"scene-processing:{scene_id}:{attempt}",
                        subject=f"Scene {scene.external_id}: viewer files and top views").job.pk
+
+
+def send_aligned_topviews(scene_id: int) -> None:
+    """The scene's top views turned into its newly approved world frame (material/aligned_topview.py), as
+    a job of their own: each approval is one job, so a redelivered message of it renders once."""
+    import uuid
+
+    from core.jobs import request_job
+
+    from .models import Scene
+    from .tasks import make_aligned_topviews
+
+    external_id = Scene.objects.filter(pk=scene_id).values_list("external_id", flat=True).first()
+    job = request_job("aligned_topviews", f"aligned-topviews:{scene_id}:{uuid.uuid4().hex}",
+                      subject=f"Scene {external_id}: top views aligned with the world frame").job
+    make_aligned_topviews.delay(scene_id, job.pk)

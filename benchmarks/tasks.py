@@ -5,6 +5,7 @@ import uuid
 from celery import shared_task
 from django.conf import settings
 
+from benchmarks.material.aligned_topview import build_aligned_topviews
 from benchmarks.material.processing import (
     build_large_scene_assets,
     build_viewer_assets,
@@ -36,10 +37,11 @@ def check_upload(upload_id: int, job_id: int) -> int:
 
 @shared_task
 def process_scene(scene_id: int, job_id: int | None = None) -> int:
-    """Viewer points and top views from the scene's canonical PLY, reported through its core.Job (two
-    steps; a cancel stops it before the files are written). Idempotent: a re-run replaces the derived
-    assets (processing.build_viewer_assets); a redelivered message of a job that ran or runs does
-    nothing. Called with no job (by hand), it is a new one."""
+    """Viewer points and top views (the aligned ones too where the scene has an approved world frame)
+    from the scene's canonical PLY, reported through its core.Job (two steps; a cancel stops it
+    before the files are written). Idempotent: a re-run replaces the derived assets
+    (processing.build_viewer_assets); a redelivered message of a job that ran or runs does nothing.
+    Called with no job (by hand), it is a new one."""
     job_id = job_id or dispatch.scene_processing_job(scene_id, attempt=uuid.uuid4().hex)
     with running_job(job_id, total=2, message="Reading the scan") as job:
         if job is None:
@@ -51,8 +53,24 @@ def process_scene(scene_id: int, job_id: int | None = None) -> int:
             if job_cancelled(job_id):  # cancelled while reading: no viewer files
                 return scene_id
             advance_job(job_id, done=1, message="Building the viewer files and top views")
-            build_viewer_assets(scene, xyz, rgb, instance, objects)
+            build_viewer_assets(scene, xyz, rgb, instance, objects, True)  # True: the aligned maps too
         finish_job(job_id, {"scene": scene.external_id, "assets": sorted(scene.assets.values_list("role", flat=True))})
+    return scene_id
+
+
+@shared_task
+def make_aligned_topviews(scene_id: int, job_id: int) -> int:
+    """The scene's plain and semantic top views turned into its approved world frame, reported through
+    its core.Job (dispatch.send_aligned_topviews, sent when a frame is approved). Idempotent: a re-run
+    replaces the maps made before (aligned_topview.build_aligned_topviews); a redelivered message of a
+    job that ran or runs does nothing."""
+    with running_job(job_id, total=1, message="Rendering the aligned top views") as job:
+        if job is None:
+            return scene_id
+        scene = Scene.objects.filter(pk=scene_id).first()
+        made = build_aligned_topviews(scene) if scene is not None else []
+        finish_job(job_id, {"scene": scene.external_id if scene else None, "assets": [a.pk for a in made],
+                            "rotation_quarter_turns": made[0].meta["rotation_quarter_turns"] if made else None})
     return scene_id
 
 

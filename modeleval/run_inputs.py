@@ -8,7 +8,8 @@
   world-model frames), sent after the scene's pictures in their order; every item of the run must have them;
 - `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text);
 - `top_view: aligned | not_aligned`: the scene's top-view map whose asset meta says `aligned: true` (a map
-  rotated into the world frame, Hypo3D Table 11), or the latest one that does not;
+  rotated into the world frame, Hypo3D Table 11: made by benchmarks/material/aligned_topview.py when the
+  scene's world frame is approved, or uploaded), or the latest one that does not;
 - `object_captions: N`: the scene text of a caption model made of N of the scene's object captions
   (Scene.meta object_captions, imported from ScanRefer by import_object_captions) joined with ". ", as
   Hypo3D's LLM input is (30 by default; Table 15 tries 30 / 50 / 100 / 200); the sample is seeded by the
@@ -94,8 +95,11 @@ def _checked_top_view(value, model: ModelSpec, shown: VisualInput, items) -> str
     found = set(visual_inputs.top_view_maps(scene_ids, shown.kind, value == "aligned").values_list("scene_id", flat=True))
     missing = Scene.objects.filter(pk__in=scene_ids - found).values_list("external_id", flat=True).first()
     if missing is not None:
-        raise DomainError(f"Scene {missing} has no {value.replace('_', '-')} {shown} map (a top-view asset with "
-                          'meta {"aligned": true} is an aligned one).', field="inputs")
+        if value == "aligned":
+            raise DomainError(f"Scene {missing} has no aligned {shown} map: it is made when the scene's world frame "
+                              "is approved (manage.py make_aligned_topviews for frames approved before; an uploaded "
+                              'top-view asset with meta {"aligned": true} counts too).', field="inputs")
+        raise DomainError(f"Scene {missing} has no not-aligned {shown} map.", field="inputs")
     return value
 
 

@@ -4,6 +4,7 @@ supersedes any frame approved before it, or rejects one. Only the approved frame
 
 from django.db import transaction
 
+from benchmarks.material.aligned_topview import world_frames_changed
 from benchmarks.models import Scene, WorldFrame
 from core.errors import DomainError, NotFound
 
@@ -29,7 +30,9 @@ def approved_by_scene(scene_ids) -> dict[int, str]:
 @transaction.atomic
 def review_frame(frame_id: int, action: str) -> WorldFrame:
     """Approve (the scene's other approved frames become superseded) or reject a frame; the scene's
-    row is locked so that two reviewers approving at once leave exactly one approved frame."""
+    row is locked so that two reviewers approving at once leave exactly one approved frame. Approving
+    turns the scene's top views into the frame (aligned_topview.world_frames_changed: the superseded
+    frames' aligned maps go now, the new ones are rendered by a task once this commits)."""
     if action not in (APPROVE, REJECT):
         raise DomainError("The action is approve or reject.", field="action")
     scene_id = WorldFrame.objects.filter(pk=frame_id).values_list("scene_id", flat=True).first()
@@ -44,4 +47,5 @@ def review_frame(frame_id: int, action: str) -> WorldFrame:
     else:
         frame.status = WorldFrame.Status.REJECTED
     frame.save(update_fields=["status"])
+    world_frames_changed(frame.scene_id)  # the aligned top views follow the approved frame
     return frame

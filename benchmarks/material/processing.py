@@ -2,7 +2,9 @@
 viewer's point budget) and the plain and semantic top views.
 
 Importers (the demo generator, PLY/ScanNet scans through `benchmarks.tasks.process_scene`) hand
-the decoded cloud here; this is the one place that turns points into what pages show.
+the decoded cloud here; this is the one place that turns points into what pages show. A processed
+scene with an approved world frame also gets its top views turned into that frame from the same
+points (aligned_topview.py, Hypo3D Table 11's aligned map; `topview_points` reads them again for it).
 """
 
 import hashlib
@@ -20,6 +22,7 @@ from django.utils import timezone
 from benchmarks.models import Asset, AssetRole, Scene
 from benchmarks.services import scene_asset, store_asset
 
+from .aligned_topview import aligned_files
 from .pointcloud import (
     LEVEL_SEED,
     NODE_POINTS,
@@ -64,14 +67,16 @@ def viewer_points(xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray) -> tup
 
 
 def build_viewer_assets(
-    scene: Scene, xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray, objects: list[dict]
+    scene: Scene, xyz: np.ndarray, rgb: np.ndarray, instance: np.ndarray, objects: list[dict], aligned: bool = False
 ) -> list[Asset]:
     """Encode the cloud for the viewer and render both top views; replaces the scene's earlier ones.
 
     `objects` are {"instance_id", "label", "center": [x, y, z], "size": [sx, sy, sz]} with an
     optional "yaw"; the top views' meta keeps each label's centroid and box for hover. Returns
-    the new assets (points, plain map, semantic map). Re-running leaves exactly one of each:
-    old rows go in the same transaction, their files once it commits.
+    the new assets (points, plain map, semantic map; with `aligned`, as process_scene asks, then the
+    maps turned into the scene's approved world frame, when it has one: aligned_topview.py; the demo's
+    rooms leave them to `manage.py make_aligned_topviews`). Re-running leaves exactly one of each: old
+    rows go in the same transaction (aligned maps too: they are derived), their files once it commits.
     """
     xyz = np.asarray(xyz, dtype=np.float32)
     points, points_meta = viewer_points(xyz, rgb, instance)
@@ -84,6 +89,7 @@ def build_viewer_assets(
         (AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, points_meta),
         (AssetRole.TOPVIEW_PLAIN, f"{name}_topview_plain.png", plain_png, plain_meta),
         (AssetRole.TOPVIEW_SEMANTIC, f"{name}_topview_semantic.png", semantic_png, semantic_meta),
+        *(aligned_files(scene, top_xyz, top_rgb, objects) if aligned else []),
     ]
     with transaction.atomic():
         old = list(Asset.objects.select_for_update().filter(scene=scene, role__in=DERIVED_ROLES))
@@ -120,35 +126,24 @@ def _file_asset(scene: Scene, role: str, filename: str, path: Path, meta: dict) 
 def build_large_scene_assets(scene: Scene) -> list[Asset] | None:
     """The viewer assets of a scene whose canonical PLY holds over OUT_OF_CORE_POINTS points, built
     from the file chunk by chunk (the octree out of core, the top views from the same seeded sample
-    as build_viewer_assets); None for a smaller scan, which build_viewer_assets handles in memory.
-    A scan in object storage is first copied to a local temporary file in blocks."""
+    as build_viewer_assets, and the aligned maps with them); None for a smaller scan, which
+    build_viewer_assets handles in memory. A scan in object storage is first copied to a local
+    temporary file in blocks."""
     from .octree_disk import build_octree_file
     from .scans import ply_chunks
 
     scan = scene_asset(scene, AssetRole.POINT_CLOUD)
     if scan is None or int((scan.meta or {}).get("points", 0)) <= OUT_OF_CORE_POINTS:
         return None
-    objects = [{"instance_id": o.instance_id, "label": o.label, "center": list(o.center), "size": list(o.size),
-                "yaw": o.yaw} for o in scene.scene_objects.order_by("instance_id")]
+    objects = scene_objects(scene)
     with tempfile.TemporaryDirectory(prefix="scene-") as tmp:
-        try:
-            ply = Path(scan.file.path)
-        except NotImplementedError:  # object storage: no local path
-            ply = Path(tmp) / "scan.ply"
-            with scan.file.open("rb") as source, open(ply, "wb") as out:
-                shutil.copyfileobj(source, out, 1 << 20)
-        chunks = ply_chunks(ply)
+        chunks = ply_chunks(_local_ply(scan, Path(tmp)))
         points = Path(tmp) / "points.hlpc"
         meta = build_octree_file(chunks, points)
-        sample = _topview_sample(meta["points"])
-        picked, start = [], 0
-        for xyz, rgb, _ in chunks():
-            here = sample[(sample >= start) & (sample < start + len(xyz))] - start
-            picked.append((xyz[here], rgb[here]))
-            start += len(xyz)
-        top_xyz, top_rgb = np.concatenate([p[0] for p in picked]), np.concatenate([p[1] for p in picked])
+        top_xyz, top_rgb = _sampled_chunks(chunks, meta["points"])
         plain_png, plain_meta = render_topview(top_xyz, top_rgb, objects)
         semantic_png, semantic_meta = render_topview(top_xyz, top_rgb, objects, semantic=True)
+        aligned = aligned_files(scene, top_xyz, top_rgb, objects)
         name = scene.external_id
         with transaction.atomic():
             old = list(Asset.objects.select_for_update().filter(scene=scene, role__in=DERIVED_ROLES))
@@ -157,8 +152,55 @@ def build_large_scene_assets(scene: Scene) -> list[Asset] | None:
                        store_asset(scene, AssetRole.TOPVIEW_PLAIN, f"{name}_topview_plain.png", plain_png, plain_meta),
                        store_asset(scene, AssetRole.TOPVIEW_SEMANTIC, f"{name}_topview_semantic.png", semantic_png,
                                    semantic_meta)]
+            created += [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in aligned]
             transaction.on_commit(lambda: _delete_files(old))
     return created
+
+
+def scene_objects(scene: Scene) -> list[dict]:
+    return [{"instance_id": o.instance_id, "label": o.label, "center": list(o.center), "size": list(o.size),
+             "yaw": o.yaw} for o in scene.scene_objects.order_by("instance_id")]
+
+
+def _local_ply(scan: Asset, tmp: Path) -> Path:
+    """The scan's file on local disk: its own path, or (object storage) a copy in `tmp`, made in blocks."""
+    try:
+        return Path(scan.file.path)
+    except NotImplementedError:  # object storage: no local path
+        ply = tmp / "scan.ply"
+        with scan.file.open("rb") as source, open(ply, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        return ply
+
+
+def _sampled_chunks(chunks, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top views' seeded sample (_topview_sample) of a cloud of `n` points read chunk by chunk."""
+    sample = _topview_sample(n)
+    if isinstance(sample, slice):
+        sample = np.arange(n)
+    picked, start = [], 0
+    for xyz, rgb, _ in chunks():
+        here = sample[(sample >= start) & (sample < start + len(xyz))] - start
+        picked.append((xyz[here], rgb[here]))
+        start += len(xyz)
+    return np.concatenate([p[0] for p in picked]), np.concatenate([p[1] for p in picked])
+
+
+def topview_points(scene: Scene) -> tuple[np.ndarray, np.ndarray, list[dict]] | None:
+    """The points the scene's top views are drawn from (the same seeded sample of its scan) and its
+    objects; None for a scene without a scan. Over OUT_OF_CORE_POINTS the scan is read chunk by chunk."""
+    from .scans import load_scene_points, ply_chunks
+
+    scan = scene_asset(scene, AssetRole.POINT_CLOUD)
+    if scan is None:
+        return None
+    if int((scan.meta or {}).get("points", 0)) > OUT_OF_CORE_POINTS:
+        with tempfile.TemporaryDirectory(prefix="scene-") as tmp:
+            xyz, rgb = _sampled_chunks(ply_chunks(_local_ply(scan, Path(tmp))), int(scan.meta["points"]))
+        return xyz, rgb, scene_objects(scene)
+    xyz, rgb, _, objects = load_scene_points(scene)
+    sample = _topview_sample(len(xyz))
+    return np.asarray(xyz, dtype=np.float32)[sample], np.asarray(rgb)[sample], objects
 
 
 def _topview_sample(n: int) -> slice | np.ndarray:
