@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.api import SceneViewerSerializer
+from benchmarks.edit_schema import EDIT_HELP, EditField
 from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from core.api import error, validated
@@ -101,6 +102,7 @@ class AssignmentDraftView(PageFastPathView):
 
 class DescriptionSerializer(serializers.Serializer):
     text = serializers.CharField(allow_blank=True, max_length=services.MAX_TEXT_CHARS)
+    edit = EditField(required=False, allow_null=True, default=None, help_text=EDIT_HELP)
 
 
 class AddedDescriptionSerializer(DraftSerializer):
@@ -113,7 +115,8 @@ class AssignmentDescriptions(APIView):
     @extend_schema(request=DescriptionSerializer,
                    responses={201: AddedDescriptionSerializer, 409: error(409)})
     def post(self, request, pk):
-        draft, warnings = services.add_description(pk, request.user, validated(DescriptionSerializer, request)["text"])
+        body = validated(DescriptionSerializer, request)
+        draft, warnings = services.add_description(pk, request.user, body["text"], body["edit"])
         return Response({**DraftSerializer(draft).data, "warnings": warnings}, status=201)
 
 
@@ -152,6 +155,7 @@ class SubmitChangeSerializer(serializers.Serializer):
         help_text="The last description, if not yet added to the draft.",
     )
     answer = serializers.JSONField(required=False, help_text="The form of the other kinds; else the autosaved one.")
+    edit = EditField(required=False, allow_null=True, default=None, help_text=f"The last description's edit. {EDIT_HELP}")
 
 
 class SubmittedSerializer(AssignmentSerializer):
@@ -167,7 +171,7 @@ class AssignmentSubmit(APIView):
     @extend_schema(request=SubmitChangeSerializer, responses={201: SubmittedSerializer, 409: error(409)})
     def post(self, request, pk):
         body = validated(SubmitChangeSerializer, request)
-        assignment = services.submit_assignment(pk, request.user, body["text"], body.get("answer"))
+        assignment = services.submit_assignment(pk, request.user, body["text"], body.get("answer"), body["edit"])
         return Response(
             {**AssignmentSerializer(assignment).data,
              "completion_url": services.assignment_completion_url(assignment)},

@@ -23,7 +23,8 @@ from core.validation import is_http_url
 from crowd import services as crowd_services
 from crowd.models import scope_key
 
-from . import families, screens, signals, sql
+from . import change_edits, families, screens, signals, sql
+from .change_edits import after_state, check_text_against_edit, checked_edit, derive_answer, draft_questions  # noqa: F401 (review: #47)
 from .checks import check_description
 from .families import derived_question_type  # noqa: F401 (review edits tags by these rules)
 from .family_tags import family_tags  # noqa: F401
@@ -378,9 +379,9 @@ def _earlier_texts(worker) -> list[str]:
 
 
 @transaction.atomic
-def add_description(assignment_id: int, worker, text: str):
-    """Check one description against every rule and accept it into the draft.
-    Returns (draft, warnings); a broken rule raises with the rule named, nothing written."""
+def add_description(assignment_id: int, worker, text: str, edit=None):
+    """Check one description (and its geometric edit, change_edits) against every rule and accept it into
+    the draft. Returns (draft, warnings); a broken rule raises with the rule named, nothing written."""
     assignment = _locked_open_assignment(assignment_id, worker)
     if assignment.campaign.kind != Campaign.Kind.CONTEXT_CHANGE:
         raise DomainError("This campaign's assignments take no descriptions.", field="text")
@@ -394,7 +395,8 @@ def add_description(assignment_id: int, worker, text: str):
         others=[d["text"] for d in draft.descriptions],
         earlier=_earlier_texts(worker),
     )
-    draft.descriptions = [*draft.descriptions, {"text": text, "warnings": result.warnings}]
+    change_edits.checked_edit(assignment.scene, text, assignment.campaign.change_type, edit)
+    draft.descriptions = [*draft.descriptions, {"text": text, "warnings": result.warnings, **({"edit": edit} if edit else {})}]
     draft.text = ""
     draft.revision += 1
     draft.save()
@@ -432,14 +434,14 @@ def crowd_answers(item_ids) -> list[CrowdAnswerRow]:
 
 
 @transaction.atomic
-def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None) -> Assignment:
+def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None, edit=None) -> Assignment:
     """Submit the work, checked in full: context changes from the draft's descriptions (plus `text`,
     the one being written), the other kinds from `answer` (or the autosaved form). A second submit
     is a 409 carrying the completion code; nothing is written twice."""
     assignment = _locked_open_assignment(assignment_id, worker)
     draft = draft_of(assignment)
     if assignment.campaign.kind == Campaign.Kind.CONTEXT_CHANGE:
-        result = _create_changes(assignment, worker, draft, text)
+        result = _create_changes(assignment, worker, draft, text, edit)
     else:
         answer = answer if answer is not None else draft.content
         if not isinstance(answer, dict):
@@ -460,12 +462,13 @@ def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict |
     return assignment
 
 
-def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text: str) -> dict:
-    """The descriptions of a context-change assignment, all rules checked again, as raw changes."""
-    texts = [d["text"] for d in draft.descriptions]
+def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text: str, edit=None) -> dict:
+    """Each description of the assignment (and its edit), all rules checked again, as a raw change."""
+    texts, edits = [d["text"] for d in draft.descriptions], [d.get("edit") for d in draft.descriptions]
     text = (text or "").strip()
     if text:
         texts.append(text)
+        edits.append(edit)
     campaign = assignment.campaign
     needed = campaign.descriptions_per_assignment
     if len(texts) != needed:
@@ -474,13 +477,14 @@ def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text
             field="text" if len(texts) < needed else "descriptions",
         )
     earlier = _earlier_texts(worker)
-    checked = []
+    checked, stored = [], []
     for number, description in enumerate(texts, start=1):
         try:
             checked.append(check_description(
                 assignment.scene, description, campaign.change_type, campaign.min_words,
                 others=texts[:number - 1], earlier=earlier,
             ))
+            stored.append(change_edits.checked_edit(assignment.scene, description, campaign.change_type, edits[number - 1]))
         except DomainError as exc:
             if needed == 1:
                 raise
@@ -491,6 +495,7 @@ def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text
             change_type=campaign.change_type,
             raw_text=description,
             author=worker,
+            edit=edit,
             provenance={
                 "source": "crowd",
                 "campaign": campaign.pk,
@@ -500,7 +505,7 @@ def _create_changes(assignment: Assignment, worker, draft: AssignmentDraft, text
                 "warnings": result.warnings,
             },
         )
-        for description, result in zip(texts, checked, strict=True)
+        for description, result, edit in zip(texts, checked, stored, strict=True)
     ])
     return {"changes": [change.pk for change in changes]}
 

@@ -225,6 +225,12 @@ class ContextChange(StatusTransitions, models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="authored_changes"
     )
     provenance = models.JSONField(default=dict, blank=True, help_text="Where it came from (campaign, assignment).")
+    edit = models.JSONField(
+        null=True, blank=True,
+        help_text="The change as geometry (#47): per object a transform or removal, boxes added, in the scene's "
+                  "aligned coordinates and its approved world frame; schema in annotation/change_geometry.py, "
+                  "checked against the text on every write (annotation/change_edits.py).",
+    )
     version = models.PositiveIntegerField(default=1, help_text="Bumped on every save; stale writes get 409.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

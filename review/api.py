@@ -34,7 +34,7 @@ class ChangeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ContextChange
-        fields = ["id", "scene", "change_type", "raw_text", "refined_text", "status", "version", "revisions"]
+        fields = ["id", "scene", "change_type", "raw_text", "refined_text", "status", "version", "revisions", "edit"]
 
     @extend_schema_field(RevisionSerializer(many=True))
     def get_revisions(self, change):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, complements_api, frames_api
+from . import api, complements_api, frames_api, geometry_api
 
 urlpatterns = [
     path("review/queue/", api.ReviewQueue.as_view()),
@@ -12,6 +12,9 @@ urlpatterns = [
     path("changes/<int:pk>/resubmit/", api.ResubmitChange.as_view()),
     path("changes/<int:pk>/history/", api.ChangeHistory.as_view()),
     path("changes/<int:pk>/questions/", api.AuthorQuestion.as_view()),
+    path("changes/<int:pk>/edit/", geometry_api.ChangeGeometry.as_view()),
+    path("changes/<int:pk>/derived-answers/", geometry_api.DerivedAnswers.as_view()),
+    path("changes/<int:pk>/generated-questions/", geometry_api.GenerateQuestions.as_view()),
     path("items/<int:pk>/edit/", api.EditItem.as_view()),
     path("items/<int:pk>/approve/", api.ApproveItem.as_view()),
     path("items/<int:pk>/reject/", api.RejectItem.as_view()),

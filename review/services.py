@@ -103,6 +103,7 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
         raise DomainError("The refined text is empty or too short to be a description.", field="text")
     if text == change.text:
         return change
+    annotation_services.check_text_against_edit(change, text)  # a change with an edit: the words still fit it
     number = change.revisions.count() + 1
     ChangeRevision.objects.create(change=change, number=number, text=text, author=reviewer)
     change.refined_text = text
@@ -242,6 +243,7 @@ def resubmit_change(change_id: int, author, text: str, expected_version) -> Cont
     text = (text or "").strip()
     if len(text.split()) < 3:
         raise DomainError("The revised text is empty or too short to be a description.", field="text")
+    annotation_services.check_text_against_edit(change, text)
     change.move_to(ContextChange.Status.SUBMITTED)
     ChangeRevision.objects.create(change=change, number=change.revisions.count() + 1, text=text, author=author)
     change.refined_text = text
