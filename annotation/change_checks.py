@@ -70,10 +70,14 @@ def singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
+def _label_key(label: str) -> list[str]:
+    tokens = words(label)
+    return [*tokens[:-1], singular(tokens[-1])] if tokens else []
+
+
 def same_label(a: str, b: str) -> bool:
-    a_words, b_words = words(a), words(b)
-    return bool(a_words) and [*a_words[:-1], singular(a_words[-1])] == [*b_words[:-1], singular(b_words[-1] if
-                                                                                                b_words else "")]
+    """The same object class: equal words, the last one singular or plural ("chairs" is "chair")."""
+    return bool(_label_key(a)) and _label_key(a) == _label_key(b)
 
 
 def mentions(labels, text: str) -> list[tuple[int, int, str]]:
@@ -180,23 +184,24 @@ def _room_check(box: Box, room: Room) -> str | None:
     return None
 
 
-def _rests(box: Box, others: list[Box], floor_z: float) -> bool:
-    if abs(box.bottom - floor_z) <= SUPPORT_TOLERANCE_M:
+def _rests(box: Box, others: list[Box], room: Room) -> bool:
+    # on the floor: between the lowest box's bottom and the floor's top (a scanned floor is a slab, not a plane)
+    if room.low[2] - SUPPORT_TOLERANCE_M <= box.bottom <= room.floor_z + SUPPORT_TOLERANCE_M:
         return True
     return any(abs(box.bottom - o.top) <= SUPPORT_TOLERANCE_M and contains_xy(o, box.center[0], box.center[1], 0.05)
                for o in others)
 
 
 def _support_check(before: Box | None, box: Box, before_boxes: list[Box], after: list[Box],
-                   floor_z: float) -> str | None:
-    if before is not None and not _rests(before, [b for b in before_boxes if b.key != before.key], floor_z):
+                   room: Room) -> str | None:
+    if before is not None and not _rests(before, [b for b in before_boxes if b.key != before.key], room):
         return None  # it hung before the edit (a window, a picture, a ceiling lamp): it may hang after
-    if _rests(box, [b for b in after if b.key != box.key], floor_z):
+    if _rests(box, [b for b in after if b.key != box.key], room):
         return None
-    if box.bottom < floor_z - SUPPORT_TOLERANCE_M:
-        return f"The {box.label} sinks {floor_z - box.bottom:.2f} m into the floor."
-    return (f"The {box.label} floats: its bottom is {box.bottom - floor_z:.2f} m above the floor and it rests on "
-            "no object.")
+    if box.bottom < room.floor_z:
+        return f"The {box.label} sinks {room.floor_z - box.bottom:.2f} m into the floor."
+    return (f"The {box.label} floats: its bottom is {box.bottom - room.floor_z:.2f} m above the floor and it rests "
+            "on no object.")
 
 
 def _overlap_check(before: Box | None, box: Box, before_boxes: list[Box], after: list[Box],
@@ -264,7 +269,7 @@ def check_edit(text: str, change_type: str, boxes: list[Box], edit: dict, room: 
             messages += [message] if message else []
             if relation in ("in", "under"):
                 allowed |= {b.key for b in after if same_label(b.label, label)}
-        for check in (_room_check(box, room), _support_check(before, box, boxes, after, room.floor_z)):
+        for check in (_room_check(box, room), _support_check(before, box, boxes, after, room)):
             messages += [check] if check else []
         messages += _overlap_check(before, box, boxes, after, allowed)
     return messages

@@ -82,7 +82,7 @@ def _number(value, field: str, low=None, high=None, positive=False) -> float:
     if positive and value <= 0:
         raise EditError(field, "must be greater than 0.")
     if (low is not None and value < low) or (high is not None and value > high):
-        raise EditError(field, f"must lie between {low} and {high}.")
+        raise EditError(field, f"must lie between {low:g} and {high:g}.")
     return float(value)
 
 

@@ -12,7 +12,7 @@ urlpatterns = [
     path("changes/<int:pk>/resubmit/", api.ResubmitChange.as_view()),
     path("changes/<int:pk>/history/", api.ChangeHistory.as_view()),
     path("changes/<int:pk>/questions/", api.AuthorQuestion.as_view()),
-    path("changes/<int:pk>/edit/", geometry_api.ChangeGeometry.as_view()),
+    path("changes/<int:pk>/geometry/", geometry_api.ChangeGeometry.as_view()),
     path("changes/<int:pk>/derived-answers/", geometry_api.DerivedAnswers.as_view()),
     path("changes/<int:pk>/generated-questions/", geometry_api.GenerateQuestions.as_view()),
     path("items/<int:pk>/edit/", api.EditItem.as_view()),

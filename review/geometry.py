@@ -51,10 +51,11 @@ def derived_answers(change: ContextChange | int) -> list[dict]:
     return rows
 
 
+@transaction.atomic
 def generate_questions(change: ContextChange | int, reviewer=None, save: bool = False, limit: int = 8) -> list[dict]:
     """Questions for the change whose answers the geometry after it decides, each {question, answer,
     question_type, item}; `item` is None unless `save`, which writes each as the reviewer's question (an
-    approved change only; one it already has is left as it is)."""
+    approved change only; one it already has is left as it is; all or none are written)."""
     change = _change(change) if isinstance(change, int) else change
     drafts = [{**d, "item": None} for d in annotation_services.draft_questions(change, limit)]
     if not save:

@@ -192,3 +192,15 @@ def test_a_malformed_edit_names_the_field_at_fault(edit, field):
     with pytest.raises(EditError) as refused:
         parse_edit(edit)
     assert refused.value.field == field and refused.value.message
+
+
+def test_in_and_under_allow_the_container_and_check_the_footprint():
+    # the lamp put inside the wardrobe (at 1 m, resting on nothing but held by it) overlaps it by intent
+    inside = problems("The lamp has been moved from the desk into the wardrobe.", "movement",
+                      move(LAMP, 1.4, 3.8, 0.0), named="lamp")
+    assert inside == ["The lamp floats: its bottom is 0.75 m above the floor and it rests on no object."]
+    assert problems("The lamp has been moved from the desk into the wardrobe.", "movement",
+                    move(LAMP, 1.4, 3.8, -0.75), named="lamp") == []
+    beside = problems("The lamp has been moved from the desk into the wardrobe.", "movement",
+                      move(LAMP, 0.6, 3.8, -0.75), named="lamp")
+    assert beside[0].startswith("The text puts the lamp in the wardrobe, but the move leaves it beside it")

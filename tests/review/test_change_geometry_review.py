@@ -81,7 +81,7 @@ def test_generated_questions_are_drafts_until_saved(reviewer, change):
 
 
 def test_the_reviewer_replaces_the_edit_checked_against_the_text(reviewer, change):
-    url = f"/api/v1/changes/{change.pk}/edit/"
+    url = f"/api/v1/changes/{change.pk}/geometry/"
     wrong = reviewer.post(url, {"version": change.version, "edit": move(CHAIR, -3.0, -0.1)},
                           content_type="application/json")
     assert wrong.status_code == 400
@@ -112,10 +112,22 @@ def test_a_refinement_must_still_agree_with_the_edit(reviewer, change):
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("get", "derived-answers/"), ("post", "generated-questions/"), ("post", "edit/"),
+    ("get", "derived-answers/"), ("post", "generated-questions/"), ("post", "geometry/"),
 ])
 def test_an_annotator_gets_403(annotator, change, method, path):
     url = f"/api/v1/changes/{change.pk}/{path}"
     response = (annotator.get(url) if method == "get" else
                 annotator.post(url, {"version": change.version, "edit": None}, content_type="application/json"))
     assert response.status_code == 403
+
+
+def test_the_authors_resubmission_must_agree_with_the_edit(client, change):
+    change.status = "rejected"
+    change.save(update_fields=["status"])
+    client.force_login(change.author)
+    url = f"/api/v1/changes/{change.pk}/resubmit/"
+    refused = client.post(url, {"version": change.version, "text": LEFT_OF_BED.replace("left", "right")},
+                          content_type="application/json")
+    assert refused.status_code == 400 and "(world frame)" in refused.json()["text"][0]
+    assert client.post(url, {"version": change.version, "text": LEFT_OF_BED + " It faces the bed."},
+                       content_type="application/json").status_code == 200
