@@ -10,15 +10,21 @@ from core.jobs import job_for, job_group, job_state
 from core.models import Job
 
 
+class Refused(Exception):
+    """No such object, or not the caller's to see: the socket closes with 4404."""
+
+
 class ObjectFollower(AsyncJsonWebsocketConsumer):
-    """Joins the channel-layer group of the object its URL names, and leaves it on disconnect.
-    `opening()` (run in a thread, so it may query) gives the group and the first message to send (or
-    None), or None for no such object or not the caller's to see: both close with 4404. With
-    `admin_only`, anyone but an admin is closed with 4403 first."""
+    """Joins the channel-layer group of the object its URL names (`group_name()`), and leaves it on
+    disconnect. `opening()` (run in a thread, so it may query) gives the first message to send (or None),
+    or raises Refused. With `admin_only`, anyone but an admin is closed with 4403 first."""
 
     admin_only = False
 
-    def opening(self) -> tuple[str, dict | None] | None:
+    def group_name(self) -> str:
+        raise NotImplementedError
+
+    def opening(self) -> dict | None:
         raise NotImplementedError
 
     async def connect(self):
@@ -26,12 +32,15 @@ class ObjectFollower(AsyncJsonWebsocketConsumer):
         if self.admin_only and (user is None or not await database_sync_to_async(roles.has_role)(user, roles.ADMIN)):
             await self.close(code=4403)
             return
-        opened = await database_sync_to_async(self.opening)()
-        if opened is None:
+        # Joined before the first state is read: a change made between the read and the join would
+        # otherwise reach no one, and the page would show the old state for good (its socket is up).
+        self.group = self.group_name()
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            first = await database_sync_to_async(self.opening)()
+        except Refused:
             await self.close(code=4404)
             return
-        self.group, first = opened
-        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         if first is not None:
             await self.send_json(first)
@@ -42,19 +51,22 @@ class ObjectFollower(AsyncJsonWebsocketConsumer):
 
 
 class JobProgressConsumer(ObjectFollower):
-    def opening(self):
+    def group_name(self):
         self.job_id = self.scope["url_route"]["kwargs"]["job_id"]
+        return job_group(self.job_id)
+
+    def opening(self):
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            return None
+            raise Refused
         try:
             job: Job = job_for(user, self.job_id)
         except DomainError:
-            return None
+            raise Refused from None
         state = job_state(job)
         for moment in ("created_at", "started_at", "finished_at"):
             state[moment] = state[moment].isoformat() if state[moment] else None
-        return job_group(self.job_id), state
+        return state
 
     async def job_state(self, event):
         await self.send_json(event["state"])

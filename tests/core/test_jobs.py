@@ -2,7 +2,7 @@
 
 import pytest
 
-from core import jobs, roles
+from core import consumers, jobs, roles
 from core.models import Job
 from tests.factories import UserFactory
 from tests.websockets import connect, messages_around
@@ -99,6 +99,27 @@ def test_the_websocket_sends_the_state_then_each_change():
     assert connected
     assert received[0]["status"] == "running" and received[0]["done"] == 0
     assert received[1]["done"] == 1 and received[1]["percent"] == 50.0 and received[1]["message"] == "csv written"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_while_the_socket_reads_its_first_state_still_reaches_it(monkeypatch):
+    """The job ends between the socket's first read and its joining the job's group (the embedded stack's
+    pipeline widgets once stayed at "running" for good, their socket up): the socket joins first, so the
+    change comes after the state it read."""
+    admin = UserFactory(role=roles.ADMIN)
+    job = jobs.request_job("stage", "stage:race").job
+    jobs.start_job(job.pk)
+    read = consumers.job_state
+
+    def read_then_finish(found):
+        state = read(found)
+        jobs.finish_job(job.pk)
+        return state
+
+    monkeypatch.setattr(consumers, "job_state", read_then_finish)
+    connected, received = messages_around(connect(admin, f"/ws/jobs/{job.pk}/"), step=lambda: None)
+    assert connected
+    assert [message["status"] for message in received] == ["running", "done"]
 
 
 @pytest.mark.django_db(transaction=True)
