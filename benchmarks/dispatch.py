@@ -51,3 +51,37 @@ def send_aligned_topviews(scene_id: int) -> None:
     job = request_job("aligned_topviews", f"aligned-topviews:{scene_id}:{uuid.uuid4().hex}",
                       subject=f"Scene {external_id}: top views aligned with the world frame").job
     make_aligned_topviews.delay(scene_id, job.pk)
+
+
+
+def after_state_job(change_id: int, digest: str, user=None, attempt: str = ""):
+    """The core.Job of a change's after-state for one edit (material/after_state.py): one job per edit (and
+    `attempt`), so asking again for the same edit while it is built is that job."""
+    from core.jobs import request_job
+
+    key = f"after-state:{change_id}:{digest[:16]}" + (f":{attempt}" if attempt else "")
+    return request_job("after_state", key, subject=f"Change {change_id}: the scene after the change", total=1,
+                       user=user).job
+
+
+def send_after_state(change_id: int, user=None):
+    """Build the change's after-state on the default queue (sent when a change with an edit is approved and
+    on a reviewer's request); returns the job it reports through. A job queued or running for the same edit
+    is that job, not sent twice; asked again after it finished, a new attempt is sent (the task keeps what
+    it made for the same edit: idempotent)."""
+    import uuid
+
+    from core.models import Job
+
+    from .material.after_state import edit_digest
+    from .models import ContextChange
+    from .tasks import make_after_state
+
+    digest = edit_digest(ContextChange.objects.filter(pk=change_id).values_list("edit", flat=True).first())
+    job = after_state_job(change_id, digest, user)
+    if job.status == Job.Status.DONE:
+        job = after_state_job(change_id, digest, user, attempt=uuid.uuid4().hex[:12])
+    if job.status == Job.Status.QUEUED:
+        make_after_state.delay(change_id, job.pk)
+        job.refresh_from_db()  # run in line (eager): its state now
+    return job

@@ -13,6 +13,7 @@ from core.errors import DomainError
 
 from .models import AssetRole, Release
 from .published_shapes import item_image, read_bytes, release_items, scene_media
+from .release_geometry import CARD_KEY, GEOMETRY_KEY
 from .releases import format_bytes, release_lines, split_name
 
 # The release line's columns as the `datasets` library types them (tags and provenance are JSON text).
@@ -24,6 +25,8 @@ LIST_COLUMNS = ("world_frame", "choices", "answers")
 IMAGE_ROLES = {"hypo3d": (AssetRole.TOPVIEW_SEMANTIC, AssetRole.TOPVIEW_PLAIN), "3dsrbench": (AssetRole.IMAGE,),
                "causalspatial": (AssetRole.IMAGE,), "spatial457": (AssetRole.IMAGE,)}
 VIDEO_COLUMNS = ("video_before", "video_after")
+# A release whose changes carry geometry (#47): the line's `change_geometry` and the after-state's map.
+GEOMETRY_FEATURES = {GEOMETRY_KEY: {"dtype": "string", "_type": "Value"}, "image_after_state": {"_type": "Image"}}
 # The families whose image is a scene's own picture, shown with its marks (published_shapes.item_image).
 MARKED = ("3dsrbench", "causalspatial", "spatial457")
 
@@ -74,9 +77,28 @@ def item_media(release: Release, items) -> dict[str, list]:
     return {"image": images}
 
 
-def features_json(family: str, typed_video: bool = True) -> dict:
-    """The features as `datasets` writes them into a Parquet file's `huggingface` metadata."""
+def after_state_images(items) -> list:
+    """Per item, its change's after-state semantic top view (benchmarks/release_geometry.py) as {bytes, path},
+    None for an item whose change has no edit or no after-state yet."""
+    from .selectors import after_state_assets
+
+    cells, found = [], {}
+    for item in items:
+        change = item.change
+        if change is not None and change.pk not in found:
+            asset = after_state_assets(change).get(AssetRole.TOPVIEW_SEMANTIC)
+            found[change.pk] = asset and {"bytes": read_bytes(asset),
+                                          "path": f"{item.scene.external_id}/{Path(asset.file.name).name}"}
+        cells.append(found.get(change.pk) if change is not None else None)
+    return cells
+
+
+def features_json(family: str, typed_video: bool = True, geometry: bool = False) -> dict:
+    """The features as `datasets` writes them into a Parquet file's `huggingface` metadata; `geometry` (a
+    release carrying changes' geometry): `change_geometry` (JSON text) and `image_after_state` too."""
     features = {name: {"dtype": "string", "_type": "Value"} for name in TEXT_COLUMNS}
+    if geometry:
+        features.update(GEOMETRY_FEATURES)
     features.update({name: {"feature": {"dtype": "string", "_type": "Value"}, "_type": "Sequence"}
                      for name in LIST_COLUMNS})
     for name, kind in media_columns(family).items():
@@ -101,7 +123,13 @@ def dataset_parquet(release: Release, lines: list[dict], items, typed_video: boo
     media_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     for name, values in item_media(release, items).items():
         table = table.append_column(pa.field(name, media_type), pa.array(values, type=media_type))
-    features = features_json(release.benchmark.family, typed_video)
+    geometry = bool((release.card or {}).get(CARD_KEY))
+    features = features_json(release.benchmark.family, typed_video, geometry)
+    if geometry:  # every split has the columns the card names, null where a change has no edit
+        if GEOMETRY_KEY not in table.column_names:
+            table = table.append_column(GEOMETRY_KEY, pa.nulls(len(items), pa.string()))
+        table = table.append_column(pa.field("image_after_state", media_type),
+                                    pa.array(after_state_images(items), type=media_type))
     if question_ids:
         table = table.append_column("question_id", pa.array([item.scoring_id for item in items], pa.string()))
         features["question_id"] = {"dtype": "string", "_type": "Value"}
@@ -139,7 +167,7 @@ def dataset_card(release: Release, splits: dict[str, int], sizes: dict[str, int]
         configs=[{"config_name": "default",
                   "data_files": [{"split": split, "path": f"data/{split}-*.parquet"} for split in splits]}],
         dataset_info={
-            "features": [_card_feature(name, feature) for name, feature in features_json(family).items()],
+            "features": [_card_feature(name, feature) for name, feature in features_json(family, geometry=bool((release.card or {}).get(CARD_KEY))).items()],
             "splits": [{"name": split, "num_bytes": num_bytes[split], "num_examples": count}
                        for split, count in splits.items()],
             "download_size": sum(sizes.values()), "dataset_size": sum(num_bytes.values()),

@@ -42,7 +42,7 @@ PUBLISHED_NAMES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causa
 
 ITEM_FIELDS = ("external_id", "origin_id", "source_index", "question", "answer_format", "choices", "answers", "tags",
                "provenance", "unchanged_answers", "overlays", "scene__external_id", "change__raw_text", "change__refined_text",
-               "change__change_type")
+               "change__change_type", "change__edit", "change__scene")
 
 
 def release_items(release: Release) -> list[Item]:

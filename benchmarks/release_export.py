@@ -214,19 +214,26 @@ def write_json_raw(raw_lines: Iterable[bytes], out) -> None:
     out.write(b"\n]\n")
 
 
-def write_csv(lines: Iterable[dict], out) -> None:
+def write_csv(lines: Iterable[dict], out, optional: tuple[str, ...] = ()) -> None:
+    """`optional`: columns some lines lack (release_geometry.optional_columns), empty in those rows."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=False)
     writer = None
     for line in lines:
         if writer is None:
-            writer = csv.DictWriter(text, fieldnames=list(line), lineterminator="\n")
+            writer = csv.DictWriter(text, fieldnames=csv_columns(line, optional), lineterminator="\n")
             writer.writeheader()
         writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
     text.flush()
     text.detach()
 
 
-def parquet_schema():
+def csv_columns(first: dict, optional: tuple[str, ...] = ()) -> list[str]:
+    """The CSV's header: the first line's keys; with optional columns, those too, all in the JSONL's order."""
+    return sorted({*first, *optional}) if optional else list(first)
+
+
+def parquet_schema(optional: tuple[str, ...] = ()):
+    """The fixed columns, then each optional one (JSON text, null where a line lacks it)."""
     import pyarrow as pa
 
     text, texts = pa.string(), pa.list_(pa.string())
@@ -234,22 +241,29 @@ def parquet_schema():
         ("id", text), ("external_id", text), ("scene_id", text), ("world_frame", texts), ("context_change", text),
         ("context_change_raw", text), ("change_type", text), ("question", text), ("answer_format", text),
         ("choices", texts), ("answers", texts), ("tags", text), ("provenance", text),
+        *((name, text) for name in optional),
     ])
 
 
-def write_parquet(lines: Iterable[dict], out) -> None:
+def parquet_value(line: dict, name: str, optional: tuple[str, ...] = ()):
+    if name in optional:
+        return _dumps(line[name]) if line.get(name) is not None else None
+    return _dumps(line[name]) if name in ("tags", "provenance") else line[name]
+
+
+def write_parquet(lines: Iterable[dict], out, optional: tuple[str, ...] = ()) -> None:
     """releases._parquet_bytes' schema and compression, one row group per ROW_GROUP_ROWS lines. Each line's
     values go straight into the columns and the line is let go: a row group holds its values, not its dicts."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = parquet_schema()
-    names, as_text = schema.names, {"tags", "provenance"}
+    schema = parquet_schema(optional)
+    names = schema.names
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         columns, rows = {name: [] for name in names}, 0
         for line in lines:
             for name in names:
-                columns[name].append(_dumps(line[name]) if name in as_text else line[name])
+                columns[name].append(parquet_value(line, name, optional))
             rows += 1
             if rows == ROW_GROUP_ROWS:
                 writer.write_table(pa.table(columns, schema=schema))
@@ -261,18 +275,24 @@ def write_parquet(lines: Iterable[dict], out) -> None:
 WRITERS = {"jsonl": write_jsonl, "json": write_json, "csv": write_csv, "parquet": write_parquet}
 
 
-def write_format(fmt: str, lines: Iterable[dict], out) -> None:
-    """One format of a release's lines to a binary file-like `out` (bench/scale.py and tests call it)."""
-    WRITERS[fmt](lines, out)
+def write_format(fmt: str, lines: Iterable[dict], out, optional: tuple[str, ...] = ()) -> None:
+    """One format of a release's lines to a binary file-like `out` (bench/scale.py and tests call it);
+    `optional`: the columns of the fixed-column formats that some lines lack."""
+    if optional and fmt in ("csv", "parquet"):
+        WRITERS[fmt](lines, out, optional)
+    else:
+        WRITERS[fmt](lines, out)
 
 
 def write_release_format(release, fmt: str, out) -> None:
     """One format of a release, read from its JSONL as it goes (JSON: the lines as they are, unparsed)."""
+    from .release_geometry import optional_columns
+
     if fmt == "json":
         with release.items_file.file.open("rb") as handle:
             write_json_raw(iter_lines(handle), out)
     else:
-        write_format(fmt, iter_release_lines(release), out)
+        write_format(fmt, iter_release_lines(release), out, optional_columns(release.card))
 
 
 # --- The card and the diff, accumulated as lines go by -----------------------------------------------
@@ -290,9 +310,11 @@ class CardCounts:
         self.changes: set = set()
         self.question_words = self.questions = self.answer_words = self.answers = 0
         self.agreements: list[float] = []
+        self.with_geometry = 0
 
     def add(self, line: dict, agreement: float | None) -> None:
         self.n += 1
+        self.with_geometry += "change_geometry" in line
         self.change_types[line["change_type"] or "none"] += 1
         self.question_types.update(self._types(line["tags"]))
         self.splits[self._split(line)] += 1
@@ -323,7 +345,7 @@ class CardCounts:
             "words_per_answer": mean(self.answer_words, self.answers),
             "mean_agreement": round(sum(self.agreements) / len(self.agreements), 4) if self.agreements else None,
             "n_items_with_agreement": len(self.agreements),
-        }
+        } | ({"n_items_with_geometry": self.with_geometry} if self.with_geometry else {})
 
 
 def line_digest(raw: bytes) -> bytes:
@@ -348,17 +370,22 @@ def freeze_lines(release, items, frames_by_scene: dict, prefix: str,
     item list (inserted a chunk at a time) and a count on the card. Returns the JSONL asset, the card's
     counts and each line's digest (for the diff against the next release). Rows are read as values, not
     models (a third of the time)."""
+    from . import release_geometry
     from .releases import LINE_VALUES, release_line
 
     counts, digests = CardCounts(), {}  # digests only for a diff (16 bytes and an id a line)
     texts = {scene_id: [f.text for f in frames] for scene_id, frames in frames_by_scene.items()}
+    geometry = release_geometry.ReleaseGeometry()  # a change's edit, derived answers, after-state files
+    values = (*LINE_VALUES, *release_geometry.LINE_VALUES)
 
     def write(out) -> None:
-        for chunk in batched(iterate_chunked(items.values(*LINE_VALUES), CHUNK_ROWS), CHUNK_ROWS):
+        for chunk in batched(iterate_chunked(items.values(*values), CHUNK_ROWS), CHUNK_ROWS):
             add_release_items(release, [v["pk"] for v in chunk])
-            encoded = []
+            encoded, geometries = [], geometry.chunk(chunk)
             for v in chunk:
                 line = release_line(v, texts.get(v["scene_id"], []))
+                if v["pk"] in geometries:
+                    line[release_geometry.GEOMETRY_KEY] = geometries[v["pk"]]
                 counts.add(line, v["agreement"])
                 raw = _dumps(line).encode()
                 if with_digests:

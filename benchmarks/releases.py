@@ -19,6 +19,7 @@ from core.jobs import advance_job, beat_job, fail_job, finish_job, job_cancelled
 from core.models import Job
 
 from . import dispatch
+from . import release_geometry as geo
 from .models import Asset, AssetRole, Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame
 from .services import question_types_of, store_asset
 
@@ -135,7 +136,7 @@ def dataset_card(lines: list[dict], agreements: list[float]) -> dict:
         "words_per_answer": _mean_words(a for line in lines for a in line["answers"] if isinstance(a, str)),
         "mean_agreement": round(sum(agreements) / len(agreements), 4) if agreements else None,
         "n_items_with_agreement": len(agreements),
-    }
+    } | ({geo.CARD_KEY: n} if (n := sum(geo.GEOMETRY_KEY in line for line in lines)) else {})
 
 
 def release_asset_path(asset: Asset) -> str:
@@ -310,6 +311,7 @@ def freeze_release(release_id: int) -> Release:
         del digests
         scenes = Scene.objects.filter(pk__in=scene_ids).prefetch_related("scene_objects").order_by("external_id")
         assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")
+        assets = geo.manifest_assets(assets, *geo.released_changes(items))  # after-states: current, their change by key
         manifest = {
             "benchmark": benchmark.slug,
             "family": benchmark.family,
@@ -318,7 +320,7 @@ def freeze_release(release_id: int) -> Release:
             **without_consensus,
             "assets": sorted(
                 ({"scene_id": a.scene.external_id, "role": a.role, "path": release_asset_path(a), "size": a.size,
-                  "sha256": a.sha256, "meta": a.meta} for a in assets),
+                  "sha256": a.sha256, "meta": meta} for a, meta in assets),
                 key=lambda entry: (entry["scene_id"], entry["role"], entry["path"]),
             ),
             "scenes": [_scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
@@ -346,8 +348,10 @@ def _send_release_export(release_id: int, job_id: int) -> None:
 
 def _csv_bytes(lines: list[dict]) -> bytes:
     """One row per item; lists and objects as JSON text so nothing is lost."""
+    from .release_export import csv_columns
+
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(lines[0]), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=csv_columns(lines[0], geo.columns_of(lines)), lineterminator="\n")
     writer.writeheader()
     for line in lines:
         writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
@@ -361,15 +365,11 @@ def _parquet_bytes(lines: list[dict]) -> bytes:
     import pyarrow as pa  # imported here: only the formats task needs it
     import pyarrow.parquet as pq
 
-    text, texts = pa.string(), pa.list_(pa.string())
-    schema = pa.schema([
-        ("id", text), ("external_id", text), ("scene_id", text), ("world_frame", texts), ("context_change", text),
-        ("context_change_raw", text), ("change_type", text), ("question", text), ("answer_format", text),
-        ("choices", texts), ("answers", texts), ("tags", text), ("provenance", text),
-    ])
-    columns = {name: [line[name] for line in lines] for name in schema.names}
-    for name in ("tags", "provenance"):
-        columns[name] = [_dumps(value) for value in columns[name]]
+    from .release_export import parquet_schema, parquet_value
+
+    optional = geo.columns_of(lines)  # `change_geometry` where the release carries geometry (release_geometry.py)
+    schema = parquet_schema(optional)
+    columns = {name: [parquet_value(line, name, optional) for line in lines] for name in schema.names}
     out = pa.BufferOutputStream()
     pq.write_table(pa.table(columns, schema=schema), out, compression="zstd")
     return out.getvalue().to_pybytes()
@@ -514,7 +514,7 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
         for f in entry["world_frames"]:
             WorldFrame.objects.create(scene=scene, anchor=objects[f["anchor"]], side=f["side"], text=f["text"])
         scenes[entry["scene_id"]] = scene
-    changes = {}
+    changes, by_key = {}, {}  # by_key: a change by its release key (release_geometry.change_key)
     items = []
     for line in lines:
         scene = scenes.get(line["scene_id"])
@@ -527,10 +527,12 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
                 refined = line["context_change"] if line["context_change"] != line["context_change_raw"] else ""
                 changes[key] = ContextChange.objects.create(
                     scene=scene, change_type=line["change_type"], raw_text=line["context_change_raw"],
-                    refined_text=refined, status=ContextChange.Status.APPROVED,
+                    refined_text=refined, status=ContextChange.Status.APPROVED, edit=geo.imported_edit(line),
                     provenance={"imported_from": f"{manifest['benchmark']}@{version}"},
                 )
             change = changes[key]
+            if geo.GEOMETRY_KEY in line:
+                by_key[line[geo.GEOMETRY_KEY]["change"]] = change
         items.append(Item(
             benchmark=benchmark, scene=scene, change=change, origin_id=line["id"],
             external_id=line["external_id"] or "", question=line["question"], answer_format=line["answer_format"],
@@ -545,7 +547,7 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
             if scene is None:
                 raise DomainError(f"Asset file {entry['path']} names an unknown scene.", field="assets")
             stored.append(store_asset(scene, entry["role"], PurePosixPath(entry["path"]).name,
-                                      _checked_asset(entry, read_asset), entry.get("meta") or {}))
+                                      _checked_asset(entry, read_asset), geo.imported_meta(entry, by_key)))
         return export_release(benchmark, version, created_by, notes=f"Imported from {manifest['benchmark']}@{version}.",
                               inline=True)
     except BaseException:

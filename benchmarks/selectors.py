@@ -198,3 +198,15 @@ def objects_of(scene):
 def releases_with_links():
     """Releases with their benchmark, previous release and export job, for a lookup by id."""
     return Release.objects.select_related("benchmark", "previous", "job")
+
+
+def after_state_assets(change) -> dict[str, object]:
+    """The change's current after-state (material/after_state.py) by role: its viewer file and plain and
+    semantic top views, made from its edit as it is now; {} while there is none (not built yet, or an older
+    edit's). The one way other stages reach them: people's pages and runs' default inputs leave them out
+    (services.shown_to_people)."""
+    from .material.after_state import current_assets
+
+    if change is None or not change.edit:
+        return {}
+    return {asset.role: asset for asset in current_assets(change).order_by("id")}

@@ -5,6 +5,7 @@ import uuid
 from celery import shared_task
 from django.conf import settings
 
+from benchmarks.material.after_state import build_after_state
 from benchmarks.material.aligned_topview import build_aligned_topviews
 from benchmarks.material.processing import (
     build_large_scene_assets,
@@ -72,6 +73,24 @@ def make_aligned_topviews(scene_id: int, job_id: int) -> int:
         finish_job(job_id, {"scene": scene.external_id if scene else None, "assets": [a.pk for a in made],
                             "rotation_quarter_turns": made[0].meta["rotation_quarter_turns"] if made else None})
     return scene_id
+
+
+@shared_task
+def make_after_state(change_id: int, job_id: int | None = None) -> int:
+    """The scene as the change's edit leaves it (material/after_state.py: the viewer file and both top views),
+    reported through its core.Job (dispatch.send_after_state: sent when a change with an edit is approved, and
+    on a reviewer's request). Idempotent: the assets made from the same edit are kept, a changed edit's
+    replace them; a redelivered message of a job that ran or runs does nothing. Called with no job (by
+    hand), it is a new one."""
+    job_id = job_id or dispatch.after_state_job(change_id, "by-hand", attempt=uuid.uuid4().hex).pk
+    with running_job(job_id, total=1, message="Building the scene after the change") as job:
+        if job is None:
+            return change_id
+        made = build_after_state(change_id)
+        finish_job(job_id, {"change": change_id, "assets": {a.role: a.pk for a in made},
+                            "edit_digest": made[0].meta["edit_digest"] if made else None,
+                            **({} if made else {"reason": "no edit, no scan, or the edit changed while building"})})
+    return change_id
 
 
 @shared_task

@@ -15,6 +15,7 @@ urlpatterns = [
     path("changes/<int:pk>/geometry/", geometry_api.ChangeGeometry.as_view()),
     path("changes/<int:pk>/derived-answers/", geometry_api.DerivedAnswers.as_view()),
     path("changes/<int:pk>/generated-questions/", geometry_api.GenerateQuestions.as_view()),
+    path("changes/<int:pk>/after-state/", geometry_api.AfterState.as_view()),
     path("items/<int:pk>/edit/", api.EditItem.as_view()),
     path("items/<int:pk>/approve/", api.ApproveItem.as_view()),
     path("items/<int:pk>/reject/", api.RejectItem.as_view()),

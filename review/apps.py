@@ -13,9 +13,11 @@ class ReviewConfig(AppConfig):
     def ready(self):
         from annotation.signals import crowd_answered, texts_submitted
         from benchmarks.importers import texts_imported
+        from benchmarks.release_geometry import derived_answers_asked
         from benchmarks.releases import release_card_extras
         from core.jobs import on_cancel
 
+        from .after_state import derived_answers_by_item
         from .consensus import crowd_answer_arrived, release_agreement
         from .dedup import cancel_dedup, texts_arrived
 
@@ -29,4 +31,7 @@ class ReviewConfig(AppConfig):
         # the dataset card's Krippendorff's alpha
         release_card_extras.connect(lambda sender, release, items, **kwargs: release_agreement(items),
                                     weak=False, dispatch_uid="review-release-card-agreement")
+        # a release's `change_geometry`: the answers each change's geometry derives (review/after_state.py)
+        derived_answers_asked.connect(lambda sender, change_ids, **kwargs: derived_answers_by_item(change_ids),
+                                      weak=False, dispatch_uid="review-release-derived-answers")
         on_cancel("dedup", cancel_dedup)  # a cancelled search's run fails with the cancel as its reason

@@ -7,10 +7,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.edit_schema import EditField
-from core.api import validated
+from core.api import error, validated
+from core.jobs import job_state
+from core.jobs_api import JobSerializer
 from core.permissions import IsReviewer
 
-from . import geometry
+from . import after_state, geometry
 from .api import CONFLICT, ChangeSerializer, VersionSerializer
 
 
@@ -77,3 +79,19 @@ class GenerateQuestions(APIView):
         body = validated(GenerateQuestionsSerializer, request)
         drafts = geometry.generate_questions(pk, request.user, body["save"], body["limit"])
         return Response(drafts, status=201 if body["save"] else 200)
+
+
+class AfterStateQueuedSerializer(serializers.Serializer):
+    job = JobSerializer(help_text="The build's job: /api/v1/jobs/<id>/ and its websocket follow it.")
+
+
+class AfterState(APIView):
+    """Build the scene as the change leaves it (its viewer file and top views, kept from people) again: 202
+    with the job; 400 on `edit` when the change has no edit. Reviewers only."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(request=None, responses={202: AfterStateQueuedSerializer, 503: error(503)})
+    def post(self, request, pk):
+        job = after_state.request_after_state(pk, request.user)
+        return Response({"job": job_state(job)}, status=202)

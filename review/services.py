@@ -9,6 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import services as annotation_services
+from benchmarks import dispatch as benchmark_dispatch
 from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.protocols import FLIP_DECISIONS
@@ -116,6 +117,8 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
 def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
     change = locked_change(change_id, reviewer, expected_version)
     _decide(change, reviewer, ContextChange.Status.APPROVED, action=ReviewDecision.Action.APPROVE)
+    if change.edit:  # the scene after the change (benchmarks/material/after_state.py), once this commits
+        transaction.on_commit(lambda: benchmark_dispatch.send_after_state(change.pk, reviewer))
     return change
 
 
