@@ -138,8 +138,13 @@ def hypo3d_qa(item: Item) -> dict:
 
 
 def hypo3d_file(items: list[Item], release: Release) -> bytes:
+    """The scene-keyed JSON; a change with an edit (#47) also carries `change_geometry` ({object_ids, edit}) and
+    each of its questions `derived_answer` and `agrees` (benchmarks/release_geometry.py)."""
+    from .release_geometry import GEOMETRY_KEY, published_geometry
+
     shape: dict[str, list[dict]] = {}
     by_change: dict[int, dict] = {}
+    geometry, derived = published_geometry(items)
     for item in items:
         if item.scene is None or item.change is None:
             raise _refused(item, "Hypo3D items need a scene and a context change")
@@ -149,8 +154,13 @@ def hypo3d_file(items: list[Item], release: Release) -> bytes:
             entry = by_change[item.change_id] = {
                 "context_change": item.change.text,
                 "change_type": PUBLISHED_CHANGE_TYPES.get(change_type, change_type), "questions_answers": []}
+            if item.change_id in geometry:
+                entry[GEOMETRY_KEY] = geometry[item.change_id]
             shape.setdefault(item.scene.external_id, []).append(entry)
         qa = hypo3d_qa(item)
+        if item.change_id in geometry:
+            answer = derived.get(item.pk, {})
+            qa["derived_answer"], qa["agrees"] = answer.get("derived"), answer.get("agrees")
         if (provenance := released_provenance(item, release)) is not None:
             qa["provenance"] = provenance
         entry["questions_answers"].append(qa)

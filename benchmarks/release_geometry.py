@@ -14,7 +14,9 @@
 
 A line of an item whose change has no edit has no such key (JSONL, JSON); the fixed-column formats (CSV,
 Parquet, the Hugging Face dataset) get a `change_geometry` column (JSON text, null where a change has no
-edit) only in a release that carries some geometry (the card's `n_items_with_geometry`).
+edit) only in a release that carries some geometry (the card's `n_items_with_geometry`). Hypo3D's published
+shape (published_shapes.hypo3d_file) gives such a change `change_geometry` ({object_ids, edit}) and each of
+its questions `derived_answer` and `agrees` (its importer reads neither back: the release import does).
 
 The derived answers are review's (review.geometry.derived_answers over annotation/change_answers.py), and
 benchmarks imports neither: review answers `derived_answers_asked` (connected in review/apps.py), asked
@@ -147,3 +149,12 @@ def imported_meta(entry: dict, changes_by_key: dict) -> dict:
         raise DomainError(f"Asset file {entry.get('path')} is the after-state of a change the release does not "
                           "hold.", field="assets")
     return {**meta, META_KEY: change.pk}
+
+
+def published_geometry(items) -> tuple[dict[int, dict], dict[int, dict]]:
+    """For the Hypo3D published shape (published_shapes.hypo3d_file): change pk -> {object_ids, edit} of the
+    items' changes that have an edit, and item pk -> {derived, agrees} of their questions."""
+    edited = {item.change_id: item.change for item in items if item.change is not None and item.change.edit}
+    by_change = {pk: {"object_ids": [o["instance_id"] for o in change.edit.get("objects", [])], "edit": change.edit}
+                 for pk, change in edited.items()}
+    return by_change, derived_answers(set(edited))

@@ -80,6 +80,14 @@ def test_lines_of_a_change_with_an_edit_carry_its_geometry_and_after_state_files
     table = pq.read_table(io.BytesIO(read(files["parquet"]))).to_pylist()
     assert sorted(r["change_geometry"] is None for r in table) == [False, False, True]
 
+    # Hypo3D's published shape: the change's geometry beside its text, each question's derived answer
+    published = json.loads(read(files["published"]))[change.scene.external_id]
+    moved, removed = sorted(published, key=lambda entry: "change_geometry" not in entry)
+    assert moved["change_geometry"] == {"object_ids": [3], "edit": change.edit} and "change_geometry" not in removed
+    assert [(qa["derived_answer"], qa["agrees"]) for qa in moved["questions_answers"]] == [("left", True),
+                                                                                            ("bed", False)]
+    assert all("derived_answer" not in qa for qa in removed["questions_answers"])
+
 
 def test_a_stale_after_state_is_not_released(benchmark):
     change = ContextChange.objects.get(edit__isnull=False)
