@@ -26,20 +26,29 @@ from .sql import ShownItem
 SCENE_CACHE_S = 60
 
 
-def scene_stimulus(item, mirrored: bool = False) -> dict:
+def scene_stimulus(item, mirrored: bool = False, changed: bool = False) -> dict:
     """The viewer data of the item's scene and its images/videos (mirrored on a flipped variant), as
-    item_view shows them. The images carry the item's own marks, so items on one scene share the
+    item_view shows them; `changed` (a study's scene_state): the scene as the item's change left it
+    (stimuli.changed_scene). The images carry the item's own marks, so items on one scene share the
     cached stimulus only when they draw the same marks."""
     if item.scene_id is None:
         return {"scene": None, **stimuli.stimulus_files(item)}
     marks = hashlib.sha256(json.dumps(item.overlays or [], sort_keys=True).encode()).hexdigest()[:16]
+    after = f":after{item.change_id}:{item.change.updated_at.timestamp()}" if changed and item.change_id else ""
     key = (f"humaneval:stimulus:{item.scene_id}:{item.scene.created_at.timestamp()}:{int(mirrored)}"  # ids are reused
-           f":{marks}")
+           f":{marks}{after}")
     stimulus = cache.get(key)
     if stimulus is None:
-        stimulus = {"scene": scene_viewer_data(item.scene), **stimuli.stimulus_files(item, mirrored)}
+        viewer = scene_viewer_data(item.scene)
+        if after:
+            viewer = stimuli.changed_scene(viewer, item)
+        stimulus = {"scene": viewer, **stimuli.stimulus_files(item, mirrored)}
         cache.set(key, stimulus, SCENE_CACHE_S)
     return stimulus
+
+
+def _changed(session) -> bool:
+    return session.study.scene_state == "changed"
 
 
 # The viewer streams a large point file by ranges; fetching one ahead whole would cost more than it saves.
@@ -54,7 +63,7 @@ def preload_urls(session) -> list[str]:
     entry = stimuli.following_entry(session.pk)
     if entry is None or entry.item.scene_id is None:
         return []
-    shown = scene_stimulus(entry.item, stimuli.shows_mirrored_image(entry))
+    shown = scene_stimulus(entry.item, stimuli.shows_mirrored_image(entry), _changed(session))
     scene = shown["scene"] or {}
     urls = [scene.get("topview_plain_url"), scene.get("topview_semantic_url"), *(i["url"] for i in shown["images"])]
     if shown["videos"]:
@@ -76,7 +85,7 @@ def item_view(session, entry, response) -> dict:
         "not_sure_option": sessions.offers_not_sure(session.study, item),
         "shown_at": response.shown_at.isoformat(),
         "deadline": response.deadline.isoformat(),
-        **scene_stimulus(item, stimuli.shows_mirrored_image(entry)),
+        **scene_stimulus(item, stimuli.shows_mirrored_image(entry), _changed(session)),
     }
 
 

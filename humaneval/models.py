@@ -60,6 +60,12 @@ class Study(models.Model):
         help_text="FlipEval: scored image items tagged flip: swap/same are also shown on the mirrored image "
         "(left and right answers swapped where the tag says so).",
     )
+    scene_state = models.CharField(
+        max_length=10, choices=[("imagined", "Imagined (the scene before its change)"),
+                                ("changed", "Changed (the change's after-state)")], default="imagined",
+        help_text="#47: participants see the scene before its change and imagine it (imagined, the papers'), or the "
+                  "change's after-state, the changed scene built from its geometry (changed; not in any paper).",
+    )
     instructions = models.TextField(
         blank=True, help_text="Markdown shown before the session starts (what to do, how answers are given)."
     )

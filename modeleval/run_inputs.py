@@ -20,7 +20,9 @@
   "side": S}: Hypo3D's camera_view/ images, the side from its axis_definition.csv) sent after the map,
   its side filling the prompt's `{camera_side}` (Hypo3D Table 2 "w. camera", PROTOCOLS 1.3 h);
 - `map_first: top_view_semantic | top_view_plain`: the scene's map of that kind sent before the run's
-  camera views (Hypo3D Table 14's multi-view input: the top view, then the views around the room)."""
+  camera views (Hypo3D Table 14's multi-view input: the top view, then the views around the room);
+- `scene_state: imagined | changed` (#47, not in any paper): the scene before its change, to imagine it
+  (the default), or every visual input from the item's change's after-state (modeleval.scene_state)."""
 
 import copy
 import random
@@ -31,13 +33,13 @@ from benchmarks.material.frames import frame_set
 from benchmarks.models import Asset, AssetRole, Item, Scene
 from core.errors import DomainError
 
-from . import chains, visual_inputs
+from . import chains, scene_state, visual_inputs
 from .models import ItemFrame, ModelSpec
 from .prompts import InferenceRequest, build_request
 from .visual_inputs import VisualInput
 
 KNOWN = ("frames_per_video", "fps", "extra_frames", "chain", "top_view", "object_captions", "camera_view",
-         "map_first")
+         "map_first", "scene_state")
 FRAME_KEYS = ("frames_per_video", "fps")
 MAX_FRAMES = 1000  # per video: M3-Verse's frame-count ablation goes up to 1,000
 MAX_FPS = 30
@@ -83,6 +85,8 @@ def checked(inputs, model: ModelSpec, benchmark, shown: VisualInput, items) -> d
         out["camera_view"] = _checked_camera_view(inputs["camera_view"], model, shown, items)
     if "map_first" in inputs:
         out["map_first"] = _checked_map_first(inputs["map_first"], model, shown, items)
+    if "scene_state" in inputs:  # last: it is checked against the others
+        out["scene_state"] = scene_state.checked(inputs["scene_state"], model, shown, items, out)
     return out
 
 
@@ -187,7 +191,8 @@ def _checked_source(source, model: ModelSpec, shown: VisualInput, items) -> str:
 
 def label_value(inputs: dict | None) -> dict:
     """The inputs as a run's label and ablation tables name them (the chain by its captioning model)."""
-    value = {name: v for name, v in (inputs or {}).items() if name not in ("chain", "views")}
+    value = {name: v for name, v in (inputs or {}).items() if name not in ("chain", "views")
+             and (name, v) != ("scene_state", scene_state.IMAGINED)}  # the default, left unsaid
     posed = ((inputs or {}).get("views") or {}).get("posed_frames")
     if posed:  # renders are the default view set, left unsaid (visual_inputs.view_sources)
         rendered = len(inputs["views"].get("renders") or [])
@@ -249,7 +254,10 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
         template = copy.copy(template)  # the side is a plain word: the text stays a template
         template.text = template.text.replace(CAMERA_SIDE, camera_view.meta["side"])
     built = build_request(shown_model, template, item, variant, run.examples, params, run.visual_input)
-    if inputs.get("top_view") and item.scene is not None and built.images:
+    changed = scene_state.is_changed(inputs)
+    if changed:  # every picture or point from the change's after-state; the prompt as it is
+        scene_state.apply(built, run, item, variant)
+    if inputs.get("top_view") and item.scene is not None and built.images and not changed:
         kind = VisualInput.parse(run.visual_input).kind
         chosen = visual_inputs.latest_top_view(item.scene_id, kind, inputs["top_view"] == "aligned")
         if chosen is None:
@@ -258,10 +266,13 @@ def request(run, template, item: Item, variant, params: dict) -> InferenceReques
     if camera_view is not None and built.images:  # the map, then the camera view (GPT-4o script @ d51a478)
         built.images = built.images + [_read(camera_view)]
     if inputs.get("map_first") and item.scene is not None and built.images:
-        chosen = visual_inputs.latest_top_view(item.scene_id, inputs["map_first"])
-        if chosen is None:
-            raise LookupError(f"scene {item.scene.external_id} has no {inputs['map_first']} map")
-        built.images = [_read(chosen)] + built.images
+        if changed:
+            built.images = [scene_state.after_state_map(item, inputs["map_first"])] + built.images
+        else:
+            chosen = visual_inputs.latest_top_view(item.scene_id, inputs["map_first"])
+            if chosen is None:
+                raise LookupError(f"scene {item.scene.external_id} has no {inputs['map_first']} map")
+            built.images = [_read(chosen)] + built.images
     if frames and item.scene is not None and not run.model.withhold_stimulus:
         built.images = video_frames(run.model, item.scene, frames, protocols.shows_mirrored(item.tags, variant))
     if inputs.get("extra_frames"):

@@ -125,7 +125,8 @@ def _attempt(run: Run, item_ids: list[int]) -> None:
     run.job = jobs.request_job(RUN_JOB, f"{RUN_JOB}:{run.pk}:{attempt}", total=run.total, user=run.created_by,
                                subject=f"Run {run.pk}: {run.model.name} on {run.benchmark.name}").job
     shown = VisualInput.parse(run.visual_input)
-    if shown.is_rendered:  # each attempt records what it shows: posed frames imported since count from now
+    changed = (run.inputs or {}).get("scene_state") == "changed"  # the after-state's renders (modeleval.scene_state)
+    if shown.is_rendered and not changed:  # each attempt records what it shows: posed frames imported since count
         scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
         run.inputs = {**(run.inputs or {}), "views": visual_inputs.view_sources(shown, scene_ids)}
     run.save(update_fields=["job", "inputs"])
@@ -151,12 +152,12 @@ def _unrendered_scenes(run: Run) -> list[int]:
     """The run's scenes without a whole stored view set of its visual input (none unless it is one), but
     those shown their posed frames."""
     shown = VisualInput.parse(run.visual_input)
-    if not shown.is_rendered:
+    if not shown.is_rendered or (run.inputs or {}).get("scene_state") == "changed":  # after-state renders: checked
         return []
     scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
     scene_ids = sorted(scene_ids - visual_inputs.posed_scenes(shown, scene_ids))
     rendered = Counter(Asset.objects.filter(scene_id__in=scene_ids, role=AssetRole.RENDER, meta__set=str(shown))
-                       .values_list("scene_id", flat=True))
+                       .filter(meta__after_state__isnull=True).values_list("scene_id", flat=True))
     return [pk for pk in scene_ids if rendered[pk] != shown.views]
 
 

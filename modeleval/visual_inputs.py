@@ -107,12 +107,13 @@ def point_cloud(scene: Scene) -> PointCloudInput:
     asset = scene_asset(scene, AssetRole.POINT_CLOUD)
     if asset is None:
         raise LookupError(f"scene {scene.external_id} has no point cloud")
-    return _points_of(scene, asset.pk)
+    return _points_of(scene, asset.pk, asset.file.name)
 
 
 # A batch's items mostly share a scene: its scan is read once (a 10M-point scan is 170 MB of arrays).
+# Keyed by the file's (random) name too: ids are reused after a database reset.
 @lru_cache(maxsize=2)
-def _points_of(scene: Scene, asset_id: int) -> PointCloudInput:
+def _points_of(scene: Scene, asset_id: int, name: str) -> PointCloudInput:
     xyz, rgb, instance, _ = load_scene_points(scene)
     return PointCloudInput(scene.external_id, np.asarray(xyz, np.float32), np.asarray(rgb, np.uint8),
                            np.asarray(instance, np.uint16))
@@ -149,7 +150,7 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
         if posed:  # the capture's own frames: no overlays are drawn on them
             pictures = [_file_bytes(frame.file) for frame in posed]
             return [protocols.mirror_image(picture) for picture in pictures] if flip else pictures
-        assets = stored_view_set(scene, str(visual_input))
+        assets = [a for a in stored_view_set(scene, str(visual_input)) if AFTER_STATE not in (a.meta or {})]
         if len(assets) != visual_input.views:  # rendered before inference; never rendered on a GPU worker
             raise LookupError(f"scene {scene.external_id} has no {visual_input} renders")
     elif visual_input.kind == Kind.IMAGE:
@@ -165,9 +166,26 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
 
 def top_view_maps(scene_ids, kind: str, aligned: bool = False):
     """The scenes' top-view maps of `kind`: those people see, or (aligned=True) those rotated into the world
-    frame, which only a run asking for them (Hypo3D Table 11's `top_view: aligned`) is shown."""
-    maps = Asset.objects.filter(scene_id__in=scene_ids, role=TOP_VIEW_ROLES[kind])
+    frame, which only a run asking for them (Hypo3D Table 11's `top_view: aligned`) is shown; never a
+    change's after-state (`scene_state: changed` alone is shown those)."""
+    maps = before_state(Asset.objects.filter(scene_id__in=scene_ids, role=TOP_VIEW_ROLES[kind]))
     return maps.filter(meta__aligned=True) if aligned else shown_to_people(maps)
+
+
+# An asset showing a change's after-state (#47: the changed scene) names the change in its meta.
+AFTER_STATE = "after_state"
+
+
+def after_state_maps(change_ids, role: str):
+    """The after-state assets of `role` (top views, viewer points, renders) of these changes: meta
+    `{"after_state": <change id>, ...}`, found by a key test (`__in` on the key: portable, where JSON
+    containment is PostgreSQL's alone)."""
+    return Asset.objects.filter(role=role, meta__after_state__in=[int(pk) for pk in change_ids])
+
+
+def before_state(assets):
+    """The assets less any change's after-state (a missing key: SQLite and PostgreSQL alike)."""
+    return assets.filter(meta__after_state__isnull=True)
 
 
 def latest_top_view(scene_id: int, kind: str, aligned: bool = False):

@@ -50,6 +50,11 @@ class BenchmarkResultsSerializer(ResultTablesSerializer):
     counterfactual = serializers.JSONField(help_text="Hypo3D Tables 3-4: [{key, title, metrics, rows: [{model, "
                                            "without_change, with_change, affects, irrelevant}]}]; each group "
                                            "{n, EM_without_change, EM_with_change, drop, answer_changed[, flip_rate]}.")
+    imagination_gap = serializers.JSONField(
+        allow_null=True, help_text="#47 (not in any paper): per model and for humans, the score given the changed "
+        "scene minus imagining the change: {title, metrics, columns, rows: [{name, kind, changed, imagined, cells: "
+        "{metric: [{column, key, metric, changed, imagined, difference, ci, p_value, p_holm, n_items}]}}]}; null without a "
+        "changed-scene run or study and its imagined partner (results.imagination_gap).")
     sweep = serializers.JSONField(help_text="The frame-count sweep: {metric, x, series: [{name, model, points: "
                                   "[{frames, value, run}]}]}, one line per model (modeleval.sweep).")
     benchmark = serializers.CharField()

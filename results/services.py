@@ -34,6 +34,8 @@ from modeleval.sweep import frame_sweep
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
 from scoring.uncertainty import TABLE_LEVEL
 
+from .imagination_gap import imagination_gap
+
 HUMAN, MODEL, CHANCE = "human", "model", "chance"
 CHANCE_NAMES = {"random": "Random", "random++": "Random++"}
 
@@ -123,12 +125,10 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         .order_by("pk")
     )
     if study is None:
-        humans = [
-            result_row(human_row_name(each), HUMAN, study_results(each, units=True))
-            for each in Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by(
-                "created_at", "pk"
-            )
-        ]
+        studies = list(Study.objects.filter(benchmark=benchmark).select_related("benchmark").order_by(
+            "created_at", "pk"))
+        humans = [result_row(human_row_name(each), HUMAN, study_results(each, units=True)) for each in studies]
+        by_study = [(each, row["result"]) for each, row in zip(studies, humans, strict=True) if row["n"]]
         humans = [row for row in humans if row["n"]]
         models = [model_row(run, run.scores) for run in runs]
         items = list(Item.objects.filter(benchmark=benchmark, status=Item.Status.APPROVED).order_by("pk"))
@@ -136,12 +136,14 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         if study.benchmark_id != benchmark.pk:
             raise NotFound("No such study on this benchmark.", field="study")
         humans = [result_row(human_row_name(study), HUMAN, study_results(study, units=True))]
+        by_study = []  # one study: no changed-scene pair of studies
         items = study_scored_items(study)
         models = [model_row(run, rescore_run(run, items, by)) for run in runs]
     models = [row for row in models if row["n"]]
     by_run = {run.pk: run for run in runs}
     rows = chance_rows(family, items, by, chance_protocol(runs, items)) + humans + models
     tables = paper_tables(family, rows)
+    gap = imagination_gap([(by_run[row["run"]], row["result"]) for row in models], by_study)  # before units go
     rows = [{**row, "result": without_units(row["result"])} for row in rows]
     return {
         "benchmark": benchmark.slug,
@@ -152,6 +154,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         "rows": rows,
         "ablations": ablation_tables([(by_run[row["run"]], row["result"]) for row in models], tables[0]["metrics"]),
         "counterfactual": counterfactual_tables(list(runs)),  # Hypo3D Tables 3-4
+        "imagination_gap": gap,  # #47: changed scene given minus imagined, per change type (results.imagination_gap)
         "sweep": frame_sweep([(by_run[row["run"]], row["result"]) for row in models],
                              (tables[0]["metrics"] or [None])[0]),
         "by": tables[0]["by"],

@@ -264,6 +264,7 @@ def results(request, slug):
         "benchmark": benchmark, "tables": data["tables"], "radar": radar, "radar_svg": radar_svg(radar),
         "legend": legend, "row_kinds": {row["kind"] for row in data["rows"]},
         "sweep": data["sweep"], "sweep_svg": sweep_svg(data["sweep"]), "sweep_table": sweep_table(data["sweep"]),
+        "imagination_gap": data["imagination_gap"],
     })
 
 

@@ -19,8 +19,11 @@ from core.sql import locked
 from core.validation import whole_number
 
 from ..models import ItemRole, Study, StudyItem
+from . import stimuli
 
 MAX_STUDY_TEXT_CHARS = 20_000
+# #47: participants imagine each change on the scene before it (the papers'), or see its after-state
+SCENE_STATES = ("imagined", "changed")
 
 
 def _number(default: int | None, low: int, high: int) -> int | None:
@@ -54,6 +57,7 @@ class StudyDesign:
     offer_not_sure: bool = False
     circular_variants: bool = False
     flip_images: bool = False
+    scene_state: str = "imagined"
     instructions: str = ""
     consent_text: str = ""
 
@@ -66,6 +70,9 @@ class StudyDesign:
                 value = whole_number(value, option.name, low, high, optional=option.default is None)
             elif option.type is bool:
                 value = bool(value)
+            elif option.name == "scene_state":
+                if value not in SCENE_STATES:
+                    raise DomainError("scene_state is imagined or changed.", field="scene_state")
             elif option.type is str and option.name != "name":
                 value = study_text(value, option.name)
             checked.setdefault(option.name, value)
@@ -170,6 +177,8 @@ def create_study(benchmark: Benchmark, design: StudyDesign, created_by) -> Study
             raise DomainError(f"Mirrored images need each item's flip decision (swap, same or none): "
                               f"{len(undecided)} of the {len(scored)} scored items have none (e.g. item "
                               f"#{undecided[0]}).", field="flip_images")
+    if design.scene_state == "changed":  # every item's page shows its change's after-state (stimuli)
+        stimuli.check_after_states([pk for pk, _ in scored], [i.pk for i in attention])
     if design.items_per_session and design.items_per_session > len(scored):
         raise DomainError(f"The study has only {len(scored)} scored items.", field="items_per_session")
 
@@ -182,6 +191,8 @@ def create_study(benchmark: Benchmark, design: StudyDesign, created_by) -> Study
         .exclude(pk__in=graded.values("item_id"))
         .values_list("pk", flat=True)
     )
+    if design.scene_state == "changed":  # practice on changed scenes too
+        spare = stimuli.with_after_state(spare)
     if design.familiarisation_count > len(spare):
         raise DomainError(
             f"Only {len(spare)} approved items are left outside the sample for familiarisation.",
@@ -255,6 +266,7 @@ def study_design(study: Study) -> dict:
         "offer_not_sure": study.offer_not_sure,
         "circular_variants": study.circular_variants,
         "flip_images": study.flip_images,
+        "scene_state": study.scene_state,
     }
 
 

@@ -2,15 +2,22 @@
 piece of context the family's prompt gives a model (modeleval.prompts.render_prompt): the scene's
 world-frame sentences in the prompt's order, the context change as refined, the question with its
 options, what the prompt says about the answer, the same images (the mirrored twin where the model's
-image is mirrored) and the before/after videos, named as such. Never the gold."""
+image is mirrored) and the before/after videos, named as such. Never the gold.
+
+A study with `scene_state: changed` (#47) shows each item's scene as its change left it: the viewer's
+points, both top-view maps and the objects' boxes are the change's after-state (assets whose meta says
+`{"after_state": <change id>}`; the boxes moved by its edit), never the scene before it; the change's
+text is shown as in every study."""
 
 from django.utils import timezone
 
 from benchmarks import option_text, overlays, protocols
 from benchmarks.media import VIEWER_ROLES
-from benchmarks.models import Asset, AssetRole, Item
+from benchmarks.models import Asset, AssetRole, ContextChange, Item
 from benchmarks.protocols import Variant
+from benchmarks.uploads import lasting_url
 from benchmarks.world_frames import frame_texts
+from core.errors import DomainError
 
 from .. import sql
 from ..models import EvalSession, ItemRole, Response, SessionItem
@@ -91,6 +98,61 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
     return {"images": images, "videos": pair, "world_frame": world_frame}
 
 
+# --- the changed scene (a study's scene_state: changed) --------------------------------------------------
+
+AFTER_STATE_ROLES = (AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC, AssetRole.VIEWER_POINTS)
+LISTED = 10
+
+
+def after_state_assets(change_ids, role: str):
+    """The after-state assets of `role` of these changes: a key test on meta `after_state` (`__in` on the
+    key: portable, where JSON containment is PostgreSQL's alone)."""
+    return Asset.objects.filter(role=role, meta__after_state__in=[int(pk) for pk in change_ids])
+
+
+def with_after_state(item_ids) -> list[int]:
+    """Those of the items whose change has geometry and an after-state map (the page's plain map)."""
+    rows = Item.objects.filter(pk__in=list(item_ids)).exclude(change=None).exclude(change__edit=None).values_list(
+        "pk", "change_id")
+    mapped = set(after_state_assets({change for _, change in rows}, AssetRole.TOPVIEW_PLAIN).values_list(
+        "meta__after_state", flat=True))
+    return sorted(pk for pk, change in rows if change in {int(c) for c in mapped})
+
+
+def check_after_states(scored: list[int], attention: list[int]) -> None:
+    """A changed-scene study's items each have a change with geometry and its after-state map; a refusal
+    says how many and which do not."""
+    wanted = sorted(set(scored) | set(attention))
+    lacking = sorted(set(wanted) - set(with_after_state(wanted)))
+    if lacking:
+        names = [external_id or f"#{pk}" for pk, external_id in
+                 Item.objects.filter(pk__in=lacking).order_by("pk").values_list("pk", "external_id")]
+        more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""
+        raise DomainError(f"A changed-scene study shows each item's after-state: {len(lacking)} of its {len(wanted)} "
+                          f"items have no change with geometry and an after-state map: {', '.join(names[:LISTED])}"
+                          f"{more}.", field="scene_state")
+
+
+def changed_scene(viewer: dict, item: Item) -> dict:
+    """The viewer data of the item's scene as its change left it: the after-state's points and maps (None
+    where the after-state has none: the scene before the change is never shown), the boxes after the edit."""
+    from annotation import services as annotation_services  # the edit's geometry (#47)
+
+    latest = {role: after_state_assets([item.change_id], role).order_by("-id").first() for role in AFTER_STATE_ROLES}
+    plain, semantic, points = (latest[role] for role in AFTER_STATE_ROLES)
+    change = ContextChange.objects.select_related("scene").get(pk=item.change_id)
+    boxes = annotation_services.after_state(change).boxes
+    return {
+        **viewer,
+        "points_url": lasting_url(points) if points else None,
+        "topview_plain_url": plain.file.url if plain else None,
+        "topview_semantic_url": semantic.file.url if semantic else None,
+        "map": plain.meta if plain else None,
+        "objects": [{"instance_id": box.instance_id, "label": box.label, "center": list(box.center),
+                     "size": list(box.size), "yaw": box.yaw} for box in boxes],
+    }
+
+
 # --- which files a participant may read (benchmarks.media's rule; registered in apps.py) -------------
 
 
@@ -121,7 +183,10 @@ def shows_asset(user, asset) -> bool:
         session__participant_id=user.pk, session__status=EvalSession.Status.ACTIVE, session__deadline__gt=now,
         item__scene_id=asset.scene_id,
     ).select_related("session__study", "item")
-    return any(asset.role in shown_roles(entry) and _on_screen_now(entry, now) for entry in entries)
+    after = (asset.meta or {}).get("after_state")  # a changed scene: only to a changed-scene study's item of that change
+    return any(asset.role in shown_roles(entry) and _on_screen_now(entry, now) and (
+        after is None or (entry.session.study.scene_state == "changed" and entry.item.change_id == after))
+        for entry in entries)
 
 
 # --- the next item's files, fetched ahead --------------------------------------------------------------
