@@ -52,7 +52,8 @@ def review_change(request, change_id):
         "own_work": change.author_id == request.user.pk,
         "polish": polish,
         "polish_pass": review_selectors.running_polish_pass(change.scene.benchmark),
-        "page_data": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk},
+        "page_data": {"change": change.pk, "version": change.version, "text": change.text, "polish": polish and polish.pk,
+                      "edit": change.edit},
     })
 
 

@@ -37,10 +37,14 @@ const fieldLabel = (field) => {
   return text.charAt(0).toUpperCase() + text.slice(1);
 };
 
+// Not errors of their own: a conflict's fresh copy, and the details of a field's message (a change's edit: each
+// disagreement of its text, and the path at fault as a string, not a field's list of messages).
+const detail = ([k, v]) => k === "current" || k === "problems" || (k === "path" && typeof v === "string");
+
 /** A DRF error body as sentences for people: each message, after its field's name in words only where the
- * message needs it ("Batch size: Must be …"); `current` (a conflict's fresh copy) is not an error. */
+ * message needs it ("Batch size: Must be …"); details (above) are not errors. */
 export function errorText(data) {
-  return Object.entries(data).filter(([k]) => k !== "current").map(([k, v]) => {
+  return Object.entries(data).filter((entry) => !detail(entry)).map(([k, v]) => {
     const message = Array.isArray(v) ? v.join(" ") : String(v);
     const named = k !== "non_field_errors" && k !== "detail" && GENERIC_MESSAGE.test(message);
     return (named ? fieldLabel(k) + ": " : "") + message;

@@ -54,6 +54,9 @@ import { placeCompass, viewerOverlay } from "./pointcloud-overlay.js";
 import { objectPicking } from "./pointcloud-picking.js";
 import { displayColour, stillFrame } from "./pointcloud-splat.js";
 
+// The change editor's layer (#47) travels in this bundle, beside the one copy of three.js.
+export { changeEditLayer } from "./pointcloud-edit.js";
+
 // Colours are passed through as display bytes (see above), so these are display values too.
 const BACKGROUND = [0x1d, 0x1f, 0x24];
 
@@ -67,7 +70,8 @@ const mounted = new WeakMap();
  * `pointBudget` the most points held at once (an octree file's; default VIEWER_BUDGET_POINTS).
  * Resolves, once the first level is drawn, to a handle with the three.js objects, the decoded
  * levels, `showBoxes(ids)`, `setColourMode(mode)`, `setTopView(on)`, `loaded` (a promise of the
- * cloud, once the stream is read) and `dispose()`; resolves to null when loading fails (the element shows the
+ * cloud, once the stream is read), `element`, `canvas`, `activeCamera`, `redraw()` (for layers drawn over it)
+ * and `dispose()`; resolves to null when loading fails (the element shows the
  * reason) or when a newer mount on the same element took over. Mounting again disposes the
  * previous viewer.
  */
@@ -282,6 +286,12 @@ function createViewer(element, status, gpu, cloud, source, objects, sceneData, o
     showBoxes,
     setColourMode,
     setTopView: cameras.setTop,
+    element,
+    canvas,
+    get activeCamera() {
+      return cameras.camera;
+    },
+    redraw,
     dispose() {
       disposed = true;
       held.close();

@@ -1,6 +1,9 @@
-// Writing context changes (annotate.html): one or several descriptions per scene, autosaved as typed.
-import { del, errorText, post, readJSON } from "../api.js";
+// Writing context changes (annotate.html): one or several descriptions per scene, autosaved as typed, each
+// with its edit in 3D (change-editor-panel.js; the draft's content keeps the one being made).
+import { changeEditLayer } from "../../vendor/hypolab/pointcloud-viewer.js";
+import { del, post, readJSON } from "../api.js";
 import { openAssignment } from "../assignment.js";
+import { mountChangeEditor } from "../change-editor-panel.js";
 
 const page = readJSON("page-data");
 const state = readJSON("draft-data");
@@ -10,13 +13,25 @@ const error = byId("change-error");
 const warning = byId("change-warning");
 const button = byId("submit-change");
 const list = byId("description-list");
+const form = byId("change-form");
 
+// An edit step is an edit of the form: autosave hears of it as of typing.
+const editor = mountChangeEditor({
+  root: byId("change-editor"), viewerElement: byId("scene-pointcloud"),
+  objects: readJSON("scene-viewer-data").objects || [], initial: state.content?.edit || null,
+  editLayer: changeEditLayer, onChange: () => { error.textContent = ""; form.dispatchEvent(new Event("input")); },
+});
 const assignment = openAssignment({
-  page, draft: state, form: byId("change-form"), error, status: byId("draft-status"),
-  body: () => ({ text: text.value }),
-  drafted: () => text.value.trim() || state.descriptions.length,
+  page, draft: state, form, error, status: byId("draft-status"),
+  body: () => ({ text: text.value, content: { edit: editor.edit } }),
+  drafted: () => text.value.trim() || state.descriptions.length || editor.edit,
 });
 const { autosave } = assignment;
+// The server's refusal (a text the edit disagrees with, say) is read where the form is.
+const fail = (r) => {
+  assignment.fail(r);
+  error.scrollIntoView({ block: "nearest" });
+};
 
 const isLast = () => state.descriptions.length + 1 >= state.needed;
 function render() {
@@ -43,12 +58,17 @@ function adopt(draft) {
 }
 async function rewrite(number) {
   const r = await del(assignment.base + "descriptions/" + number + "/");
-  if (r.ok) adopt(r.data); else assignment.fail(r);
+  if (r.ok) { editor.reset(state.descriptions[number - 1]?.edit || null); adopt(r.data); } else fail(r);
 }
+// The last description goes with its edit; a refusal is scrolled into view.
+const submit = () => assignment.submit({ text: text.value, edit: editor.edit }).then(() => {
+  if (error.textContent) error.scrollIntoView({ block: "nearest" });
+});
 async function addDescription() {
-  const r = await post(assignment.base + "descriptions/", { text: text.value });
-  if (!r.ok) { assignment.fail(r); return; }
+  const r = await post(assignment.base + "descriptions/", { text: text.value, edit: editor.edit });
+  if (!r.ok) { fail(r); return; }
   text.value = "";
+  editor.reset(null);
   adopt(r.data);
   warning.textContent = r.data.warnings.join(" ");
   text.focus();
@@ -56,12 +76,13 @@ async function addDescription() {
 
 text.value = state.text;
 render();
-text.addEventListener("input", () => { error.textContent = ""; render(); });
-byId("change-form").addEventListener("submit", (e) => {
+editor.selectNamed(text.value);
+text.addEventListener("input", () => { error.textContent = ""; render(); editor.selectNamed(text.value); });
+form.addEventListener("submit", (e) => {
   e.preventDefault();
   error.textContent = ""; warning.textContent = "";
   button.disabled = true;
-  const sent = isLast() ? assignment.submit({ text: text.value })
+  const sent = isLast() ? submit()
     : autosave.queue(async () => { await autosave.save(); await addDescription(); });
   sent.finally(() => { button.disabled = false; });
 });

@@ -2,7 +2,12 @@
 // write questions on an approved change. Every decision carries the version it was made on. While a
 // grammar pass runs over the benchmark, its job widget follows it (job-progress.js); when it ends, a
 // link offers the page again (the pass may have polished this change), the page does not reload itself.
-import { errorText, post, readJSON } from "../api.js";
+//
+// The change's edit in 3D (change-editor-panel.js): a reviewer may replace it (its own version check, 400 when
+// the text disagrees), and each question's written answers stand beside the answer its geometry derives.
+import { changeEditLayer } from "../../vendor/hypolab/pointcloud-viewer.js";
+import { errorText, get, post, readJSON } from "../api.js";
+import { mountChangeEditor } from "../change-editor-panel.js";
 import "../job-progress.js";
 
 const page = readJSON("page-data");
@@ -52,3 +57,37 @@ if (byId("question-form")) {
     if (r.ok) location.reload(); else show("question-error", r);
   });
 }
+
+const editor = mountChangeEditor({
+  root: byId("change-editor"), viewerElement: byId("scene-pointcloud"),
+  objects: readJSON("scene-viewer-data").objects || [], initial: page.edit, editLayer: changeEditLayer,
+  onChange: () => { if (byId("geometry-error")) byId("geometry-error").textContent = ""; },
+});
+editor.selectNamed(page.text);
+if (byId("save-geometry")) {
+  byId("save-geometry").addEventListener("click", async () => {
+    const r = await post(`/api/v1/changes/${page.change}/geometry/`, { edit: editor.edit, version });
+    if (r.ok) { version = r.data.version; location.reload(); } else show("geometry-error", r);
+  });
+}
+
+// The derived answers: a row per question, flagged where the geometry disagrees with what was written.
+async function showDerived() {
+  const r = await get(`/api/v1/changes/${page.change}/derived-answers/`);
+  if (!r.ok) return;
+  const rows = r.data.filter((row) => row.derived !== null);
+  byId("derived-answers").hidden = !rows.length;
+  byId("derived-answers-none").hidden = Boolean(rows.length);
+  byId("derived-answers").tBodies[0].replaceChildren(...rows.map((row) => {
+    const tr = document.createElement("tr");
+    tr.dataset.item = row.item;
+    tr.dataset.agrees = String(row.agrees);
+    const flag = row.agrees ? "agrees" : "⚠ disagrees";
+    for (const cell of [row.question, row.answers.join(", "), row.derived, flag]) {
+      tr.append(Object.assign(document.createElement("td"), { textContent: cell }));
+    }
+    if (!row.agrees) tr.className = "hl-disagrees";
+    return tr;
+  }));
+}
+showDerived();
