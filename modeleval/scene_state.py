@@ -10,9 +10,10 @@ the two conditions differ only in what is shown.
 
 A `changed` run is refused at launch (a DomainError on `inputs`, how many and which items) when one
 of its items has no change, a change without geometry (`ContextChange.edit`), or no after-state asset
-of what the run shows."""
+of what the run shows made from the change's edit as it is now (meta `edit_digest`)."""
 
 from benchmarks import overlays, protocols
+from benchmarks.material.after_state import edit_digest
 from benchmarks.material.pointcloud import decode_octree_node, decode_viewer_points, read_octree
 from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
@@ -50,11 +51,15 @@ def _after_state_assets(change_ids, shown: VisualInput, role: str | None = None)
     return assets.filter(meta__set=str(shown)) if (role or ROLES[shown.kind]) == AssetRole.RENDER else assets
 
 
-def _covered(change_ids, shown: VisualInput, role: str | None = None) -> set[int]:
-    """The changes with a whole after-state of what the run shows (a view set: all its views)."""
+def _covered(edits: dict, shown: VisualInput, role: str | None = None) -> set[int]:
+    """The changes ({id: edit}) with a whole after-state of what the run shows (a view set: all its views),
+    made from the change's edit as it is now."""
+    digests = {change: edit_digest(edit) for change, edit in edits.items()}
     counts: dict[int, set] = {}
-    for change, index in _after_state_assets(change_ids, shown, role).values_list("meta__after_state", "meta__index"):
-        counts.setdefault(int(change), set()).add(index)
+    for change, index, digest in _after_state_assets(edits, shown, role).values_list(
+            "meta__after_state", "meta__index", "meta__edit_digest"):
+        if digest in (None, digests.get(int(change))):
+            counts.setdefault(int(change), set()).add(index)
     need = shown.views if role is None and shown.is_rendered else 1
     return {change for change, indices in counts.items() if len(indices) >= need}
 
@@ -82,12 +87,12 @@ def checked(value, model: ModelSpec, shown: VisualInput, items, inputs: dict) ->
     if no_edit:
         raise DomainError(f"scene_state changed needs each change's geometry (its edit): {len(no_edit)} of the "
                           f"run's {len(rows)} items have a change without one: {_listed(no_edit)}.", field="inputs")
-    change_ids = {change for _, _, change, _ in rows}
+    edits = {change: edit for _, _, change, edit in rows}
     wanted = [(None, str(shown))]
     if inputs.get("map_first") in visual_inputs.TOP_VIEW_ROLES:
         wanted.append((visual_inputs.TOP_VIEW_ROLES[inputs["map_first"]], f"{inputs['map_first']} map"))
     for role, what in wanted:
-        found = _covered(change_ids, shown, role)
+        found = _covered(edits, shown, role)
         lacking = [_name(e, pk) for pk, e, change, _ in rows if change not in found]
         if lacking:
             raise DomainError(f"scene_state changed: {len(lacking)} of the run's {len(rows)} items have no after-state "
@@ -96,21 +101,25 @@ def checked(value, model: ModelSpec, shown: VisualInput, items, inputs: dict) ->
     return value
 
 
-def _latest(change_id: int, shown: VisualInput, role: str | None = None):
-    return _after_state_assets([change_id], shown, role).order_by("-id").first()
+def _current(item: Item, shown: VisualInput, role: str | None = None):
+    return visual_inputs.of_edit(_after_state_assets([item.change_id], shown, role), item.change.edit)
+
+
+def _latest(item: Item, shown: VisualInput, role: str | None = None):
+    return _current(item, shown, role).order_by("-id").first()
 
 
 def after_state_images(item: Item, shown: VisualInput, mirrored: bool = False) -> list[bytes]:
     """The item's pictures from its change's after-state: the map, or the view set in its order."""
     if shown.is_rendered:
         latest: dict = {}
-        for asset in _after_state_assets([item.change_id], shown).order_by("id"):
+        for asset in _current(item, shown).order_by("id"):
             latest[(asset.meta or {}).get("index", 0)] = asset  # a view rebuilt later replaces the earlier one
         assets = [latest[index] for index in sorted(latest)]
         if len(assets) != shown.views:
             raise LookupError(f"item {item.scoring_id} has no after-state {shown} renders")
     else:
-        assets = [asset] if (asset := _latest(item.change_id, shown)) else []
+        assets = [asset] if (asset := _latest(item, shown)) else []
         if not assets:
             raise LookupError(f"item {item.scoring_id} has no after-state {shown}")
     return [overlays.stimulus_image(asset, index, None, mirrored) for index, asset in enumerate(assets)]
@@ -118,7 +127,7 @@ def after_state_images(item: Item, shown: VisualInput, mirrored: bool = False) -
 
 def after_state_map(item: Item, kind: str) -> bytes:
     """The after-state's top-view map of `kind` (map_first's, sent before the after-state's views)."""
-    asset = _latest(item.change_id, VisualInput(kind), visual_inputs.TOP_VIEW_ROLES[kind])
+    asset = _latest(item, VisualInput(kind), visual_inputs.TOP_VIEW_ROLES[kind])
     if asset is None:
         raise LookupError(f"item {item.scoring_id} has no after-state {kind} map")
     return overlays.stimulus_image(asset, 0)
@@ -126,7 +135,7 @@ def after_state_map(item: Item, kind: str) -> bytes:
 
 def after_state_points(item: Item) -> PointCloudInput:
     """The after-state's points (its viewer file: the levels file, or every node of the octree)."""
-    asset = _latest(item.change_id, VisualInput(Kind.POINT_CLOUD))
+    asset = _latest(item, VisualInput(Kind.POINT_CLOUD))
     if asset is None:
         raise LookupError(f"item {item.scoring_id} has no after-state point cloud")
     with asset.file.open("rb") as handle:

@@ -9,9 +9,11 @@ points, both top-view maps and the objects' boxes are the change's after-state (
 `{"after_state": <change id>}`; the boxes moved by its edit), never the scene before it; the change's
 text is shown as in every study."""
 
+from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks import option_text, overlays, protocols
+from benchmarks.material.after_state import edit_digest
 from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import Asset, AssetRole, ContextChange, Item
 from benchmarks.protocols import Variant
@@ -110,13 +112,20 @@ def after_state_assets(change_ids, role: str):
     return Asset.objects.filter(role=role, meta__after_state__in=[int(pk) for pk in change_ids])
 
 
+def _of_edit(assets, edit):
+    """Those made from the change's edit as it is now (meta edit_digest; an unmarked, uploaded one as it is)."""
+    return assets.filter(Q(meta__edit_digest=edit_digest(edit)) | Q(meta__edit_digest__isnull=True))
+
+
 def with_after_state(item_ids) -> list[int]:
-    """Those of the items whose change has geometry and an after-state map (the page's plain map)."""
-    rows = Item.objects.filter(pk__in=list(item_ids)).exclude(change=None).exclude(change__edit=None).values_list(
-        "pk", "change_id")
-    mapped = set(after_state_assets({change for _, change in rows}, AssetRole.TOPVIEW_PLAIN).values_list(
-        "meta__after_state", flat=True))
-    return sorted(pk for pk, change in rows if change in {int(c) for c in mapped})
+    """Those of the items whose change has geometry and an after-state map (the page's plain map) made
+    from that geometry as it is now."""
+    rows = list(Item.objects.filter(pk__in=list(item_ids)).exclude(change=None).exclude(change__edit=None)
+                .values_list("pk", "change_id", "change__edit"))
+    digests = {change: edit_digest(edit) for _, change, edit in rows}
+    mapped = {int(change) for change, digest in after_state_assets(digests, AssetRole.TOPVIEW_PLAIN).values_list(
+        "meta__after_state", "meta__edit_digest") if digest in (None, digests.get(int(change)))}
+    return sorted(pk for pk, change, _ in rows if change in mapped)
 
 
 def check_after_states(scored: list[int], attention: list[int]) -> None:
@@ -138,9 +147,10 @@ def changed_scene(viewer: dict, item: Item) -> dict:
     where the after-state has none: the scene before the change is never shown), the boxes after the edit."""
     from annotation import services as annotation_services  # the edit's geometry (#47)
 
-    latest = {role: after_state_assets([item.change_id], role).order_by("-id").first() for role in AFTER_STATE_ROLES}
-    plain, semantic, points = (latest[role] for role in AFTER_STATE_ROLES)
     change = ContextChange.objects.select_related("scene").get(pk=item.change_id)
+    latest = {role: _of_edit(after_state_assets([change.pk], role), change.edit).order_by("-id").first()
+              for role in AFTER_STATE_ROLES}
+    plain, semantic, points = (latest[role] for role in AFTER_STATE_ROLES)
     boxes = annotation_services.after_state(change).boxes
     return {
         **viewer,

@@ -6,6 +6,7 @@ only by a participant of a changed-scene study whose item's change it shows."""
 
 import pytest
 
+from benchmarks.material.after_state import edit_digest
 from benchmarks.media import may_read_asset
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
@@ -26,7 +27,7 @@ def scene_with_change():
     before = store_asset(scene, AssetRole.TOPVIEW_PLAIN, "before.png", b"before-map")
     item = ItemFactory(change__scene=scene, change__edit=EDIT, external_id="q-1")
     after = store_asset(scene, AssetRole.TOPVIEW_PLAIN, "after.png", b"after-map",
-                        {"after_state": item.change_id, "edit_digest": "d1"})
+                        {"after_state": item.change_id, "edit_digest": edit_digest(EDIT)})
     return item, before, after
 
 

@@ -12,8 +12,10 @@ import pytest
 from PIL import Image
 
 from benchmarks.demo.rooms import generate_room
+from benchmarks.material import processing
+from benchmarks.material.after_state import build_after_state, edit_digest
 from benchmarks.material.processing import viewer_points
-from benchmarks.material.scans import write_points_ply
+from benchmarks.material.scans import load_scene_points, write_points_ply
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
 from core.errors import DomainError
@@ -38,9 +40,9 @@ def sent_colours(endpoint) -> list[tuple]:
             if isinstance(message["content"], list) for part in message["content"] if part["type"] == "image_url"]
 
 
-def after_state_map(change, role=AssetRole.TOPVIEW_PLAIN, colour=AFTER):
+def after_state_map(change, role=AssetRole.TOPVIEW_PLAIN, colour=AFTER, edit=EDIT):
     return store_asset(change.scene, role, f"after-{change.pk}.png", png(colour),
-                       {"after_state": change.pk, "edit_digest": "d1"})
+                       {"after_state": change.pk, "edit_digest": edit_digest(edit)})
 
 
 @pytest.fixture
@@ -99,8 +101,11 @@ def test_a_changed_run_is_refused_naming_the_items_without_an_after_state(change
     assert refused.value.field == "inputs"
     assert "2 of the run's 4 items have no after-state top_view_plain" in str(refused.value)
     assert "bare-0, bare-1." in str(refused.value) and "q-1" not in str(refused.value)
-    for item in lacking:
-        after_state_map(item.change)
+    after_state_map(lacking[0].change)
+    after_state_map(lacking[1].change, edit={"objects": [], "added": []})  # built from an earlier edit: stale
+    with pytest.raises(DomainError, match=r"1 of the run's 4 items have no after-state top_view_plain .*: bare-1\."):
+        services.launch_run(vlm.pk, first.benchmark, None, inputs={"scene_state": "changed"})
+    after_state_map(lacking[1].change)
     no_edit = ItemFactory(change__scene=first.scene, benchmark=first.benchmark, external_id="no-edit")
     with pytest.raises(DomainError, match=r"1 of the run's 5 items have a change without one: no-edit\."):
         services.launch_run(vlm.pk, first.benchmark, None, inputs={"scene_state": "changed"})
@@ -157,3 +162,36 @@ def test_a_point_cloud_model_is_given_the_after_states_points(django_capture_on_
         finished([run])
         outputs.append(run.predictions.get().output)
     assert outputs == ["3000", "1200"]
+
+
+def test_the_platforms_after_state_of_a_moved_chair_is_what_a_changed_run_is_shown(
+        chat_servers, django_capture_on_commit_callbacks):
+    """The after-state as benchmarks.material.after_state builds it from the change's geometry (a bedroom's
+    chair moved to the left of the bed), in both conditions against the loopback endpoint."""
+    from tests.benchmarks.after_state_rooms import moved_chair, scanned_room
+
+    change = moved_chair(scanned_room(), status="approved")
+    scene = change.scene
+    xyz, rgb, instance, objects = load_scene_points(scene)
+    before = {a.role: a for a in processing.build_viewer_assets(scene, xyz, rgb, instance, objects)}
+    after = {a.role: a for a in build_after_state(change.pk)}
+    item = ItemFactory(change=change, external_id="chair-1", question="What is to the right of the chair now?")
+    endpoint = chat_servers(reply="bed")
+    vlm = endpoint_model(endpoint, "Qwen2-VL-72B-Instruct", "top_view_semantic")
+    sent = {}
+    for state in ("imagined", "changed"):
+        endpoint.requests.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.launch_run(vlm.pk, item.benchmark, None, inputs={"scene_state": state})
+        finished([run])
+        [request] = endpoint.requests
+        [part] = [p for m in request["body"]["messages"] if isinstance(m["content"], list) for p in m["content"]
+                  if p["type"] == "image_url"]
+        sent[state] = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+    role = AssetRole.TOPVIEW_SEMANTIC
+    assert sent["imagined"] == before[role].file.open("rb").read()
+    assert sent["changed"] == after[role].file.open("rb").read() != sent["imagined"]
+    change.edit = {**change.edit, "objects": change.edit["objects"][:0]}  # edited again: that after-state is stale
+    change.save(update_fields=["edit"])
+    with pytest.raises(DomainError, match=r"1 of the run's 1 items have no after-state top_view_semantic .*: chair-1\."):
+        services.launch_run(vlm.pk, item.benchmark, None, inputs={"scene_state": "changed"})
