@@ -55,6 +55,9 @@ def process_scene(scene_id: int, job_id: int | None = None) -> int:
                 return scene_id
             advance_job(job_id, done=1, message="Building the viewer files and top views")
             build_viewer_assets(scene, xyz, rgb, instance, objects, True)  # True: the aligned maps too
+        # the new files replaced every derived one, the after-states of approved edits too: made again here
+        for change_id in scene.changes.filter(status="approved", edit__isnull=False).values_list("pk", flat=True):
+            build_after_state(change_id)
         finish_job(job_id, {"scene": scene.external_id, "assets": sorted(scene.assets.values_list("role", flat=True))})
     return scene_id
 

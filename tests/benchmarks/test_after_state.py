@@ -207,3 +207,30 @@ def test_a_scene_without_a_scan_has_no_after_state_and_its_job_says_why(client):
     response = client.post(f"/api/v1/changes/{change.pk}/after-state/")
     assert response.status_code == 202 and response.json()["job"]["status"] == "done"
     assert "no scan" in response.json()["job"]["report"]["reason"] and after_state_assets(change) == {}
+
+
+# --- kept current ------------------------------------------------------------------------------------
+
+
+def test_processing_the_scan_again_makes_the_approved_edits_after_states_again(change):
+    """A re-run of the scan's processing replaces every derived file, the after-states' too (they share roles
+    with the scene's own): they are made again in the same task."""
+    tasks.make_after_state(change.pk)
+    tasks.process_scene(change.scene_id)
+    assert sorted(after_state_assets(change)) == sorted(ROLES)
+
+
+def test_a_reviewer_replacing_an_approved_changes_edit_gets_its_after_state_made_again(
+        django_capture_on_commit_callbacks):
+    from review.geometry import edit_change_geometry
+    from tests.annotation.geometry_rooms import move
+
+    change = moved_chair(scanned_room(), status="approved")
+    tasks.make_after_state(change.pk)
+    before = after_state_assets(change)[AssetRole.VIEWER_POINTS].meta["edit_digest"]
+    with django_capture_on_commit_callbacks(execute=True):
+        change = edit_change_geometry(change.pk, UserFactory(role=roles.REVIEWER), move(CHAIR, -3.2, 2.6),
+                                      change.version)
+    made = after_state_assets(change)
+    assert sorted(made) == sorted(ROLES)
+    assert made[AssetRole.VIEWER_POINTS].meta["edit_digest"] == edit_digest(change.edit) != before
