@@ -172,3 +172,37 @@ def test_annotator_drags_the_named_object_undoes_reloads_and_submits(stacks, new
     reviewer.click("#change-editor [data-edit-action=undo]")
     reviewer.click("#save-geometry")
     expect(reviewer.locator("#change-version")).to_have_text("2")
+
+
+REMOVAL = """
+import json
+from benchmarks.models import ContextChange
+change = ContextChange.objects.get(scene__benchmark__slug="hypo3d-finished",
+                                   raw_text__startswith="The nightstand has been removed")
+nightstand = change.scene.scene_objects.get(label="nightstand")
+print(json.dumps({"change": change.pk, "instance_id": nightstand.instance_id, "version": change.version}))
+"""
+
+
+def test_reviewer_sees_derived_answers_flagged_and_saves_a_removal_from_the_keyboard(stacks, new_page):
+    stack = stacks("embedded")
+    found = stack_json(stack, REMOVAL)
+    base = stack["base"]
+    reviewer = new_page()
+    login(reviewer, base, "reviewer")
+    reviewer.goto(f"{base}/review/changes/{found['change']}/")
+    reviewer.wait_for_selector("#change-editor[data-ready=true]")
+    expect(reviewer.locator("#change-editor")).to_have_attribute("data-selected", f"o{found['instance_id']}")
+    disagreeing = reviewer.locator("#derived-answers tbody tr[data-agrees=false]")
+    expect(disagreeing.first).to_contain_text("disagrees")  # the written "wardrobe" beside the geometry's answer
+    expect(disagreeing.first).to_be_visible()
+
+    reviewer.focus("#scene-pointcloud")
+    reviewer.keyboard.press("Delete")
+    assert edit_of(reviewer)["objects"] == [{"instance_id": found["instance_id"], "removed": True}]
+    expect(reviewer.locator("#edit-summary")).to_contain_text(f"nightstand {found['instance_id']} removed")
+    reviewer.click("#save-geometry")
+    expect(reviewer.locator("#change-version")).to_have_text(str(found["version"] + 1))
+    reviewer.wait_for_selector("#change-editor[data-ready=true]")
+    assert edit_of(reviewer)["objects"] == [{"instance_id": found["instance_id"], "removed": True}]
+    expect(reviewer.locator("#derived-answers tbody tr").first).to_be_visible()

@@ -15,11 +15,13 @@ const button = byId("submit-change");
 const list = byId("description-list");
 const form = byId("change-form");
 
-// An edit step is an edit of the form: autosave hears of it as of typing.
+// An edit step is an edit of the form: autosave hears of it as of typing (and the draft's content, which
+// holds the edit being made, is saved again after the editor is reset).
+const edited = () => form.dispatchEvent(new Event("input"));
 const editor = mountChangeEditor({
   root: byId("change-editor"), viewerElement: byId("scene-pointcloud"),
   objects: readJSON("scene-viewer-data").objects || [], initial: state.content?.edit || null,
-  editLayer: changeEditLayer, onChange: () => { error.textContent = ""; form.dispatchEvent(new Event("input")); },
+  editLayer: changeEditLayer, onChange: () => { error.textContent = ""; edited(); },
 });
 const assignment = openAssignment({
   page, draft: state, form, error, status: byId("draft-status"),
@@ -58,7 +60,10 @@ function adopt(draft) {
 }
 async function rewrite(number) {
   const r = await del(assignment.base + "descriptions/" + number + "/");
-  if (r.ok) { editor.reset(state.descriptions[number - 1]?.edit || null); adopt(r.data); } else fail(r);
+  if (!r.ok) { fail(r); return; }
+  editor.reset(state.descriptions[number - 1]?.edit || null);
+  adopt(r.data);
+  edited();
 }
 // The last description goes with its edit; a refusal is scrolled into view.
 const submit = () => assignment.submit({ text: text.value, edit: editor.edit }).then(() => {
@@ -70,6 +75,7 @@ async function addDescription() {
   text.value = "";
   editor.reset(null);
   adopt(r.data);
+  edited();
   warning.textContent = r.data.warnings.join(" ");
   text.focus();
 }
