@@ -17,6 +17,7 @@ from benchmarks.material.after_state import edit_digest
 from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import Asset, AssetRole, ContextChange, Item
 from benchmarks.protocols import Variant
+from benchmarks.services import shown_to_people
 from benchmarks.uploads import lasting_url
 from benchmarks.world_frames import frame_texts
 from core.errors import DomainError
@@ -208,6 +209,7 @@ def following_entry(session_id: int) -> SessionItem | None:
 
 
 def viewer_points_bytes(scene_id: int) -> int:
-    """The size of the scene's viewer point file (0 when it has none)."""
-    sizes = Asset.objects.filter(scene_id=scene_id, role=AssetRole.VIEWER_POINTS).values_list("size", flat=True)
+    """The size of the scene's viewer point file (0 when it has none); a change's after-state is not it."""
+    files = shown_to_people(Asset.objects.filter(scene_id=scene_id, role=AssetRole.VIEWER_POINTS))
+    sizes = files.values_list("size", flat=True)
     return max(sizes, default=0) or 0

@@ -234,3 +234,14 @@ def test_a_reviewer_replacing_an_approved_changes_edit_gets_its_after_state_made
     made = after_state_assets(change)
     assert sorted(made) == sorted(ROLES)
     assert made[AssetRole.VIEWER_POINTS].meta["edit_digest"] == edit_digest(change.edit) != before
+
+
+def test_the_study_pages_preload_rule_weighs_the_scenes_own_viewer_file_not_an_after_state(change):
+    from humaneval.services.stimuli import viewer_points_bytes
+
+    tasks.process_scene(change.scene_id)
+    own = viewer_points_bytes(change.scene_id)
+    tasks.make_after_state(change.pk)
+    after = after_state_assets(change)[AssetRole.VIEWER_POINTS]
+    Asset.objects.filter(pk=after.pk).update(size=own + 10_000_000)  # a changed scene far bigger than its own
+    assert viewer_points_bytes(change.scene_id) == own > 0
