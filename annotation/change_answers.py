@@ -1,4 +1,4 @@
-"""Answers the geometry after a change decides (#47), Django-free. `derived_answer` reads a question of a
+"""Answers the geometry after a change decides, Django-free. `derived_answer` reads a question of a
 supported shape and answers it from the boxes after the change; None for any other question, for a label
 that names several objects (unless the change touched one of them), a tie, or a direction without a
 world frame. `draft_questions` writes such questions about the objects a change touched.

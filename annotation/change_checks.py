@@ -1,4 +1,4 @@
-"""The words of a change against its edit's geometry (#47), Django-free: `check_edit` returns one message per
+"""The words of a change against its edit's geometry, Django-free: `check_edit` returns one message per
 check that fails, each naming what disagrees; [] when the text and the edit tell the same story.
 
 The checks: the object the edit changes is the one the text names (and the edit is of the change's type);

@@ -1,4 +1,4 @@
-"""A change's geometric edit (#47) on the database's side: the scene's boxes, room and approved world frame
+"""A change's geometric edit on the database's side: the scene's boxes, room and approved world frame
 as change_geometry's plain values; the edit checked for shape (400 naming the field at fault) and against
 the text (change_checks, 400 listing each disagreement) before any row is written; the after-state and the
 answers it decides (change_answers). Crowd writes (services.add_description, submit_assignment) and review's

@@ -1,4 +1,4 @@
-"""A context change as geometry (#47), Django-free: the edit's shape, boxes before and after it, the
+"""A context change as geometry, Django-free: the edit's shape, boxes before and after it, the
 scene's world frame and what boxes say about each other. Plain dicts and tuples in and out.
 
 The edit, as stored on `ContextChange.edit` (aligned coordinates: metres, z up; yaw and rotation in radians,

@@ -1,4 +1,4 @@
-"""What each family's crowd campaigns are (issue #42): the kinds of work its items are authored by, the
+"""What each family's crowd campaigns are: the kinds of work its items are authored by, the
 question types its authors pick from, and whether a campaign takes a change type (only context changes
 do). Hypo3D is authored as its paper did (changes, world frames, questions on changes); the image and
 video families by choice items, whose family tags (annotation/family_tags.py) place them in the tables."""

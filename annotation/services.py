@@ -24,7 +24,7 @@ from crowd import services as crowd_services
 from crowd.models import scope_key
 
 from . import change_edits, families, screens, signals, sql
-from .change_edits import after_state, check_text_against_edit, checked_edit, derive_answer, draft_questions  # noqa: F401 (review: #47)
+from .change_edits import after_state, check_text_against_edit, checked_edit, derive_answer, draft_questions  # noqa: F401 (review's)
 from .checks import check_description
 from .families import derived_question_type  # noqa: F401 (review edits tags by these rules)
 from .family_tags import family_tags  # noqa: F401

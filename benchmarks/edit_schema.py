@@ -1,11 +1,11 @@
-"""The JSON shape of `ContextChange.edit` (#47) as the API documents it, and the field that carries it. The
+"""The JSON shape of `ContextChange.edit` as the API documents it, and the field that carries it. The
 service checks the shape itself (annotation/change_geometry.parse_edit) and names the field at fault, so
 the field only says "a JSON object" to DRF and the schema below to drf-spectacular."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-EDIT_HELP = ("The change as geometry (#47, schema in annotation/change_geometry.py): {objects: [{instance_id, "
+EDIT_HELP = ("The change as geometry (schema in annotation/change_geometry.py): {objects: [{instance_id, "
              "translation [dx, dy, dz], rotation (rad about z), scale (number or [sx, sy, sz]), removed}], added: "
              "[{label, center, size, yaw}], frame: aligned | world}; checked against the text (400 on `edit`).")
 

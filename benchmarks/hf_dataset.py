@@ -25,7 +25,7 @@ LIST_COLUMNS = ("world_frame", "choices", "answers")
 IMAGE_ROLES = {"hypo3d": (AssetRole.TOPVIEW_SEMANTIC, AssetRole.TOPVIEW_PLAIN), "3dsrbench": (AssetRole.IMAGE,),
                "causalspatial": (AssetRole.IMAGE,), "spatial457": (AssetRole.IMAGE,)}
 VIDEO_COLUMNS = ("video_before", "video_after")
-# A release whose changes carry geometry (#47): the line's `change_geometry` and the after-state's map.
+# A release whose changes carry geometry: the line's `change_geometry` and the after-state's map.
 GEOMETRY_FEATURES = {GEOMETRY_KEY: {"dtype": "string", "_type": "Value"}, "image_after_state": {"_type": "Image"}}
 # The families whose image is a scene's own picture, shown with its marks (published_shapes.item_image).
 MARKED = ("3dsrbench", "causalspatial", "spatial457")

@@ -138,7 +138,7 @@ def hypo3d_qa(item: Item) -> dict:
 
 
 def hypo3d_file(items: list[Item], release: Release) -> bytes:
-    """The scene-keyed JSON; a change with an edit (#47) also carries `change_geometry` ({object_ids, edit}) and
+    """The scene-keyed JSON; a change with an edit also carries `change_geometry` ({object_ids, edit}) and
     each of its questions `derived_answer` and `agrees` (benchmarks/release_geometry.py)."""
     from .release_geometry import GEOMETRY_KEY, published_geometry
 

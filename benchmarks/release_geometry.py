@@ -1,4 +1,4 @@
-"""Releases carry a change's geometry (#47): each line of an item whose change has an edit gets
+"""Releases carry a change's geometry: each line of an item whose change has an edit gets
 `change_geometry`, and the change's after-state files (material/after_state.py) travel as release assets.
 
     "change_geometry": {"change": "<key>",              # the change's release key (change_key)

@@ -1,4 +1,4 @@
-"""People's words for code names (#46): the one place a key, a kind or an id that pages would otherwise
+"""People's words for code names: the one place a key, a kind or an id that pages would otherwise
 show (a job's kind, a visual input, a tag, a metric, a campaign's kind) becomes words. `words(name)`
 looks the name up and spells one it does not know out from its code form ("question_family_index" ->
 "Question family index"); templates reach it through the `words` filter (frontend/templatetags)."""

@@ -1,4 +1,4 @@
-"""The demo's independent answers (issue #46): the two demo reviewers each answer every approved item of the
+"""The demo's independent answers: the two demo reviewers each answer every approved item of the
 finished benchmarks they did not write, mostly right, so that each agreement page has items answered by two
 people and shows Krippendorff's alpha. Two answers an item stay below the three consensus is decided at
 (`review.consensus.ANSWERS_NEEDED`), so no item is flagged and the released items stay as released.

@@ -1,4 +1,4 @@
-"""The demo's crowd campaigns beyond Hypo3D's movement campaign (issue #42): one campaign of every kind on
+"""The demo's crowd campaigns beyond Hypo3D's movement campaign: one campaign of every kind on
 the finished benchmarks whose material holds it (world frames, questions on the approved changes and
 independent answers on Hypo3D's; choice items on CausalSpatial's, 3DSRBench's and Spatial457's images and
 on M3-Verse's paired videos), each with a live lease of the demo annotator's, so the annotator's home

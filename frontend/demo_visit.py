@@ -1,4 +1,4 @@
-"""What the demo shows a first visitor (issue #46): its accounts named on the login page, and an open study
+"""What the demo shows a first visitor: its accounts named on the login page, and an open study
 the signed-out home links as "Try it as a participant". Seeded by frontend/demo_seed.py; the home and login
 pages read them here, and find nothing where the demo was not seeded."""
 

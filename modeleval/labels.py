@@ -76,7 +76,7 @@ def axis_text(axis: str, value) -> str:
 def run_label(run: Run) -> str:
     """`Model[ · condition][ · visual input][ · inputs][ · subset][ · protocol][ · n-shot][ · prompts][ · settings]
     (run N)`: the condition and the visual input only where they are not the main ones (a row saying
-    "main · caption_only" of every run, a baseline's or a 3DSRBench run's, said nothing; #46)."""
+    "main · caption_only" of every run, a baseline's or a 3DSRBench run's, said nothing)."""
     setting = run_setting(run)
     parts = [run.model.name]
     if setting["condition"] != MAIN["condition"]:

@@ -21,7 +21,7 @@
   its side filling the prompt's `{camera_side}` (Hypo3D Table 2 "w. camera", PROTOCOLS 1.3 h);
 - `map_first: top_view_semantic | top_view_plain`: the scene's map of that kind sent before the run's
   camera views (Hypo3D Table 14's multi-view input: the top view, then the views around the room);
-- `scene_state: imagined | changed` (#47, not in any paper): the scene before its change, to imagine it
+- `scene_state: imagined | changed` (not in any paper): the scene before its change, to imagine it
   (the default), or every visual input from the item's change's after-state (modeleval.scene_state)."""
 
 import copy

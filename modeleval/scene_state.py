@@ -1,4 +1,4 @@
-"""`scene_state: imagined | changed` (Run.inputs, #47): a condition no paper has run. `imagined` (the
+"""`scene_state: imagined | changed` (Run.inputs): a condition no paper has run. `imagined` (the
 default, the papers' condition) shows the scene before its change and asks the model to imagine it;
 `changed` shows every visual input of the item from its change's after-state (the changed scene the
 platform builds from the change's geometry: assets whose meta says `{"after_state": <change id>}`):

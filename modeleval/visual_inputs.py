@@ -174,7 +174,7 @@ def top_view_maps(scene_ids, kind: str, aligned: bool = False):
     return maps.filter(meta__aligned=True) if aligned else shown_to_people(maps)
 
 
-# An asset showing a change's after-state (#47: the changed scene) names the change in its meta.
+# An asset showing a change's after-state (the changed scene) names the change in its meta.
 AFTER_STATE = "after_state"
 
 

@@ -51,7 +51,7 @@ class BenchmarkResultsSerializer(ResultTablesSerializer):
                                            "without_change, with_change, affects, irrelevant}]}]; each group "
                                            "{n, EM_without_change, EM_with_change, drop, answer_changed[, flip_rate]}.")
     imagination_gap = serializers.JSONField(
-        allow_null=True, help_text="#47 (not in any paper): per model and for humans, the score given the changed "
+        allow_null=True, help_text="HypoLab's experiment, in no paper: per model and for humans, the score given the changed "
         "scene minus imagining the change: {title, metrics, columns, rows: [{name, kind, changed, imagined, cells: "
         "{metric: [{column, key, metric, changed, imagined, difference, ci, p_value, p_holm, n_items}]}}]}; null without a "
         "changed-scene run or study and its imagined partner (results.imagination_gap).")

@@ -1,4 +1,4 @@
-"""The imagination gap (#47; HypoLab's experiment, in no paper): per model and for humans, the score
+"""The imagination gap (HypoLab's experiment, in no paper): per model and for humans, the score
 given the changed scene (a run or study with `scene_state: changed`, shown the change's after-state)
 minus the score imagining the change (its partner with `imagined`, the papers' condition), overall and
 per change type, in points, with a 95 % interval and a paired test on the items both were scored on.

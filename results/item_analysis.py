@@ -1,7 +1,7 @@
 """Item analysis of a benchmark for its reviewers (#31): every scored answer to an item, from the human
 rows (each participant's answer) and the model rows (each finished run's), graded by the one scorer,
 through `scoring.items.item_analysis` (difficulty for humans and for models, discrimination, flags).
-Runs of the random guessers are baselines, not models (#46): shown apart, never in a flag.
+Runs of the random guessers are baselines, not models: shown apart, never in a flag.
 
 An answer's score is the family's primary metric on that item (0..1): the human row's per-answer
 tallies (`study_results(..., units=True)`: one participant's answer to one item, its repeats and

@@ -7,7 +7,7 @@ human row, else the benchmark's first human row; a cell without one assumes 50 %
 interval (`assumed` says so). The study design page shows it (`frontend.pages.humaneval`).
 
 A participant cannot answer more of a cell's items than it has: the plan is refused then, saying how many
-items the smallest cell has (#46). Its cost and duration: pay per hour x participants x the minutes a
+items the smallest cell has. Its cost and duration: pay per hour x participants x the minutes a
 participant spends, from the pilot's answering times (the median seconds per answer), else its time limit
 per item (a study's setting).
 """

@@ -154,7 +154,7 @@ def benchmark_results(benchmark: Benchmark, study: Study | None = None) -> dict:
         "rows": rows,
         "ablations": ablation_tables([(by_run[row["run"]], row["result"]) for row in models], tables[0]["metrics"]),
         "counterfactual": counterfactual_tables(list(runs)),  # Hypo3D Tables 3-4
-        "imagination_gap": gap,  # #47: changed scene given minus imagined, per change type (results.imagination_gap)
+        "imagination_gap": gap,  # changed scene given minus imagined, per change type (results.imagination_gap)
         "sweep": frame_sweep([(by_run[row["run"]], row["result"]) for row in models],
                              (tables[0]["metrics"] or [None])[0]),
         "by": tables[0]["by"],

@@ -1,7 +1,7 @@
 """Near-duplicate filtering (Hypo3D: SBERT cosine > 0.8): embed every change and every question of
 a benchmark with all-MiniLM-L6-v2, list the pairs above the threshold, and let a reviewer keep one.
 The protocol variants of one item (3DSRBench's rotated-choice and mirrored copies, a complement asked
-of another image) ask the same question by design: they are one text, never a pair (#46).
+of another image) ask the same question by design: they are one text, never a pair.
 
 Texts are embedded as they arrive (submitted, imported, refined: `texts_arrived` enqueues
 `review.tasks.embed_arrived_texts` on the default queue after commit), so at review time the

@@ -1,4 +1,4 @@
-"""What a reviewer judges an item by, per family (issue #42): the criteria a rejection names and the
+"""What a reviewer judges an item by, per family: the criteria a rejection names and the
 question types a reviewer may tick. Hypo3D's come from its paper (scoring's family record); the choice
 families' from their papers' annotation guidelines (../shared/seeds/): an item is answerable from what
 it shows, its marked answer is right, its options are distinct, and what each paper adds."""

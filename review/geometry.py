@@ -1,4 +1,4 @@
-"""A change's geometry in review (#47): the reviewer replaces a change's edit (checked against its text as a
+"""A change's geometry in review: the reviewer replaces a change's edit (checked against its text as a
 crowd write is), sees for each of the change's questions the answer the geometry after the change derives
 beside the written one (agreeing when scoring/hypo3d.py's normalisation makes them equal), and drafts
 questions whose answers the geometry decides, saved only when asked (then as any reviewer's question).

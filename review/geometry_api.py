@@ -1,4 +1,4 @@
-"""Reviewer endpoints for a change's geometry (#47): replace its edit, the derived answers beside the written
+"""Reviewer endpoints for a change's geometry: replace its edit, the derived answers beside the written
 ones, and questions drafted from the geometry (saved only when asked). Thin: review/geometry.py decides."""
 
 from drf_spectacular.utils import extend_schema

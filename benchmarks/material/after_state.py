@@ -1,4 +1,4 @@
-"""A change's after-state (#47, "the changed scene"): the scene's points and boxes as they are after the
+"""A change's after-state ("the changed scene"): the scene's points and boxes as they are after the
 change's edit (`ContextChange.edit`, schema in annotation/change_geometry.py), built from the scene's scan
 (scans.load_scene_points) and stored as the scene's viewer file and plain and semantic top views, the same
 formats as the before-state's (processing.viewer_points: the levels file, or an octree over the viewer's

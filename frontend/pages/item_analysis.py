@@ -48,7 +48,7 @@ def item_analysis(request, slug):
         "page": page,
         "filters": [("any", "any flag", None), *((name, words, counts[name]) for name, words in FLAG_WORDS.items()),
                     ("", "every item", None)],
-        # what each item of the page shows: its image with the marks, its paired videos (#42)
+        # what each item of the page shows: its image with the marks, its paired videos
         "stimuli": review_selectors.stimuli_of([e["item"] for e in page.object_list if e["item"]]),
     })
 

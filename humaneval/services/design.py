@@ -22,7 +22,7 @@ from ..models import ItemRole, Study, StudyItem
 from . import stimuli
 
 MAX_STUDY_TEXT_CHARS = 20_000
-# #47: participants imagine each change on the scene before it (the papers'), or see its after-state
+# Participants imagine each change on the scene before it (the papers'), or see its after-state
 SCENE_STATES = ("imagined", "changed")
 
 

@@ -4,7 +4,7 @@ world-frame sentences in the prompt's order, the context change as refined, the 
 options, what the prompt says about the answer, the same images (the mirrored twin where the model's
 image is mirrored) and the before/after videos, named as such. Never the gold.
 
-A study with `scene_state: changed` (#47) shows each item's scene as its change left it: the viewer's
+A study with `scene_state: changed` shows each item's scene as its change left it: the viewer's
 points, both top-view maps and the objects' boxes are the change's after-state (assets whose meta says
 `{"after_state": <change id>}`; the boxes moved by its edit), never the scene before it; the change's
 text is shown as in every study."""
@@ -146,7 +146,7 @@ def check_after_states(scored: list[int], attention: list[int]) -> None:
 def changed_scene(viewer: dict, item: Item) -> dict:
     """The viewer data of the item's scene as its change left it: the after-state's points and maps (None
     where the after-state has none: the scene before the change is never shown), the boxes after the edit."""
-    from annotation import services as annotation_services  # the edit's geometry (#47)
+    from annotation import services as annotation_services  # the edit's geometry
 
     change = ContextChange.objects.select_related("scene").get(pk=item.change_id)
     latest = {role: _of_edit(after_state_assets([change.pk], role), change.edit).order_by("-id").first()
