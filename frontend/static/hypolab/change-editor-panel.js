@@ -1,5 +1,5 @@
 /**
- * "Edit the change in 3D" (#47), the page's side: the controls of _change_editor.html (the object list, one
+ * "Edit the change in 3D", the page's side: the controls of _change_editor.html (the object list, one
  * button per step, a new object's label), the keys over the viewer and the panel, and the steps (undo, redo)
  * of the edit; the maths is change-editor.js, the drawing and the pointer pointcloud-edit.js (passed in as
  * `editLayer`, from the viewer's bundle). The panel works before (and without) the viewer: the buttons edit,

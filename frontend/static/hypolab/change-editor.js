@@ -1,5 +1,5 @@
 /**
- * A change as geometry (#47), the maths of the 3D editor with no DOM and no three.js: the edit being made,
+ * A change as geometry, the maths of the 3D editor with no DOM and no three.js: the edit being made,
  * its boxes after the change, its steps (undo, redo), the supports a box can rest on, which key does what,
  * and the edit in the server's schema (annotation/change_geometry.py: aligned coordinates, metres, z up).
  *

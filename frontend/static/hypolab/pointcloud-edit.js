@@ -1,5 +1,5 @@
 /**
- * The change editor's layer over the point-cloud viewer (#47; the maths is change-editor.js, the page's
+ * The change editor's layer over the point-cloud viewer (the maths is change-editor.js, the page's
  * controls change-editor-panel.js): draws the boxes an edit touches (the edited box bright at its new place,
  * the original faint, a removed one faint red), and turns the pointer into the editor's events: a click on
  * a box picks it, a drag of the selected one moves it on the horizontal plane of its bottom (the camera's controls pause

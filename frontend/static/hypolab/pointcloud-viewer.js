@@ -54,7 +54,7 @@ import { placeCompass, viewerOverlay } from "./pointcloud-overlay.js";
 import { objectPicking } from "./pointcloud-picking.js";
 import { displayColour, stillFrame } from "./pointcloud-splat.js";
 
-// The change editor's layer (#47) travels in this bundle, beside the one copy of three.js.
+// The change editor's layer travels in this bundle, beside the one copy of three.js.
 export { changeEditLayer } from "./pointcloud-edit.js";
 
 // Colours are passed through as display bytes (see above), so these are display values too.
