@@ -40,9 +40,23 @@ SURFACE_DENSITY, MIN_SURFACE_POINTS, MAX_SURFACE_POINTS = 4000, 400, 50_000
 SURFACE_SEED = 47
 
 
+def _canonical(value):
+    """Numbers as a database gives them back: PostgreSQL's jsonb has no negative zero (-0.0, which turning an
+    edit into the world frame makes, comes back 0.0), and a float is kept to a micrometre."""
+    if isinstance(value, dict):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    if isinstance(value, float):
+        return round(value, 9) + 0.0
+    return value
+
+
 def edit_digest(edit: dict | None) -> str:
-    """The sha256 of the edit's JSON (keys sorted): the after-state a set of assets was built from."""
-    return hashlib.sha256(json.dumps(edit or {}, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    """The sha256 of the edit's JSON (keys sorted, numbers canonical): the after-state a set of assets was
+    built from, the same for the edit in memory and as either database stores it."""
+    canonical = json.dumps(_canonical(edit or {}), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def label_colour(label: str) -> tuple[int, int, int]:
@@ -88,6 +102,18 @@ def moved_box(box: dict, entry: dict) -> dict:
     bottom = float(box["center"][2]) - float(box["size"][2]) / 2
     return {**box, "center": [float(box["center"][0]) + dx, float(box["center"][1]) + dy, bottom + size[2] / 2 + dz],
             "size": size, "yaw": float(box.get("yaw") or 0.0) + float(entry.get("rotation") or 0.0)}
+
+
+def boxes_after(objects: list[dict], edit: dict) -> list[dict]:
+    """The objects' boxes as the edit leaves them (removed ones gone, added ones last, numbered after the
+    scene's highest instance id as apply_to_points numbers them when the scan has no higher one)."""
+    entries = {e["instance_id"]: e for e in edit.get("objects", [])}
+    after = [obj if (entry := entries.get(obj["instance_id"])) is None else moved_box(obj, entry)
+             for obj in objects if not entries.get(obj["instance_id"], {}).get("removed")]
+    next_id = max([int(o["instance_id"]) for o in objects], default=0) + 1
+    return after + [{"instance_id": next_id + i, "label": added["label"], "center": list(added["center"]),
+                     "size": list(added["size"]), "yaw": float(added.get("yaw") or 0.0)}
+                    for i, added in enumerate(edit.get("added", []))]
 
 
 def surface_points(box: dict, colour) -> tuple[np.ndarray, np.ndarray]:

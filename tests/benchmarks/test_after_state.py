@@ -245,3 +245,28 @@ def test_the_study_pages_preload_rule_weighs_the_scenes_own_viewer_file_not_an_a
     after = after_state_assets(change)[AssetRole.VIEWER_POINTS]
     Asset.objects.filter(pk=after.pk).update(size=own + 10_000_000)  # a changed scene far bigger than its own
     assert viewer_points_bytes(change.scene_id) == own > 0
+
+
+def test_the_reviewers_after_view_has_the_after_states_files_and_the_boxes_where_the_edit_puts_them(change):
+    from benchmarks.material.viewer import after_state_viewer_data
+
+    assert after_state_viewer_data(change) is None  # not made yet
+    tasks.make_after_state(change.pk)
+    view = after_state_viewer_data(change)
+    assert view["points_url"] and view["topview_plain_url"] and view["topview_semantic_url"]
+    boxes = {box["instance_id"]: box for box in view["objects"]}
+    assert LAMP not in boxes  # removed
+    chair = boxes[CHAIR]
+    assert chair["center"][:2] == pytest.approx([BOXES[CHAIR]["center"][0] - 3.0, BOXES[CHAIR]["center"][1] + 2.7])
+    assert chair["yaw"] == pytest.approx(BOXES[CHAIR]["yaw"] + math.pi / 2)
+    assert [box["label"] for box in view["objects"][-2:]] == ["plant", "chair"]  # the added ones, last
+
+
+def test_an_edits_digest_is_the_same_in_memory_and_as_the_database_gives_it_back():
+    """PostgreSQL's jsonb turns -0.0 (which the world-frame conversion makes) into 0.0: a digest of the edit in
+    memory once missed the after-state built from the stored one."""
+    change = moved_chair(scanned_room(), status="approved")
+    in_memory = edit_digest(change.edit)
+    change.refresh_from_db()
+    assert edit_digest(change.edit) == in_memory
+    assert edit_digest({"t": [-0.0, 1.0000000000001]}) == edit_digest({"t": [0.0, 1.0]})
