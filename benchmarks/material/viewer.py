@@ -3,9 +3,12 @@
 from django.core.cache import cache
 
 from benchmarks.models import AssetRole, Scene
+from benchmarks.selectors import after_state_assets
 from benchmarks.services import scene_asset
 from benchmarks.uploads import lasting_url
 from benchmarks.world_frames import frame_texts
+
+from .after_state import boxes_after
 
 
 def _asset_url(scene: Scene, role: str) -> str | None:
@@ -43,6 +46,22 @@ def scene_viewer_data(scene: Scene) -> dict:
         "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
         "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
     }
+
+
+def after_state_viewer_data(change) -> dict | None:
+    """The scene as the change's edit leaves it, for the reviewer's before/after toggle: its after-state's
+    files (material/after_state.py) in scene_viewer_data's shape, the boxes where the edit puts them; None
+    until the after-state of the change's current edit is made."""
+    made = after_state_assets(change)
+    points = made.get(AssetRole.VIEWER_POINTS)
+    if points is None:
+        return None
+    plain, semantic = made.get(AssetRole.TOPVIEW_PLAIN), made.get(AssetRole.TOPVIEW_SEMANTIC)
+    objects = [_object_box(obj) for obj in change.scene.scene_objects.order_by("instance_id")]
+    return {"scene_id": change.scene_id, "external_id": change.scene.external_id, "points_url": lasting_url(points),
+            "topview_plain_url": plain.file.url if plain else None,
+            "topview_semantic_url": semantic.file.url if semantic else None,
+            "map": plain.meta if plain else None, "objects": boxes_after(objects, change.edit)}
 
 
 # A crowd opens the same scenes again and again while a scene's files and objects rarely change:

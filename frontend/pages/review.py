@@ -3,7 +3,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.family_tags import tag_fields
 from benchmarks import selectors as benchmark_selectors
-from benchmarks.material.viewer import scene_viewer_data
+from benchmarks.material.viewer import after_state_viewer_data, scene_viewer_data
 from benchmarks.models import Benchmark
 from core import roles
 from core.errors import DomainError
@@ -45,6 +45,7 @@ def review_change(request, change_id):
     return render(request, "frontend/review_change.html", {
         "change": change,
         "viewer": scene_viewer_data(change.scene),
+        "after_state": after_state_viewer_data(change),
         "history": review_services.change_history(change),
         "items": benchmark_selectors.items_of_change(change),
         "criteria": review_services.CHANGE_CRITERIA,

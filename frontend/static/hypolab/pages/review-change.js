@@ -5,10 +5,11 @@
 //
 // The change's edit in 3D (change-editor-panel.js): a reviewer may replace it (its own version check, 400 when
 // the text disagrees), and each question's written answers stand beside the answer its geometry derives.
-import { changeEditLayer } from "../../vendor/hypolab/pointcloud-viewer.js";
+import { changeEditLayer, mountPointCloudViewer } from "../../vendor/hypolab/pointcloud-viewer.js";
 import { errorText, get, post, readJSON } from "../api.js";
 import { mountChangeEditor } from "../change-editor-panel.js";
 import "../job-progress.js";
+import { mountTopView } from "../topview.js";
 
 const page = readJSON("page-data");
 const base = `/api/v1/changes/${page.change}/`;
@@ -91,3 +92,34 @@ async function showDerived() {
   }));
 }
 showDerived();
+
+// Before and after the change: the after-state's viewer (benchmarks/material/after_state.py), mounted the
+// first time it is asked for; the scene's own viewer, and the editor over it, stay as they were, hidden meanwhile.
+const afterToggle = byId("toggle-after-state");
+if (afterToggle) {
+  const after = readJSON("after-state-data");
+  const before = document.querySelector(".hl-scene-viewer:not(#after-state-viewer)");
+  let mounted = false;
+  afterToggle.addEventListener("click", () => {
+    const showAfter = afterToggle.getAttribute("aria-pressed") !== "true";
+    byId("after-state-viewer").hidden = !showAfter;
+    before.hidden = showAfter;
+    if (showAfter && !mounted) {  // mounted once visible: the viewer sizes itself to its element
+      mountPointCloudViewer(byId("after-pointcloud"), after.points_url, after);
+      mountTopView(byId("after-topview"), { imageUrl: after.topview_plain_url, semanticUrl: after.topview_semantic_url,
+                                            map: after.map });
+      mounted = true;
+    }
+    afterToggle.setAttribute("aria-pressed", String(showAfter));
+    afterToggle.textContent = `Show the scene ${showAfter ? "before" : "after"} the change`;
+    byId("after-state-shown").textContent = `Showing the scene ${showAfter ? "after" : "before"} the change.`;
+  });
+}
+if (byId("make-after-state")) {
+  byId("make-after-state").addEventListener("click", async () => {
+    const r = await post(base + "after-state/", {});
+    if (!r.ok) { show("after-state-error", r); return; }
+    byId("make-after-state").disabled = true;
+    byId("after-state-made").textContent = "Being made: open this page again in a minute to see it.";
+  });
+}
