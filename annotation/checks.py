@@ -11,7 +11,9 @@ from difflib import SequenceMatcher
 from benchmarks.models import ChangeType, Scene
 from core.errors import DomainError
 
-WORD = re.compile(r"[A-Za-z0-9']+")
+# the words of a text as the geometry's checks read them too (Django-free there)
+from .change_checks import WORD, singular, words
+
 ARTICLES = {"the", "a", "an"}
 AUXILIARIES = {"has", "have", "had", "is", "are", "was", "were", "got", "gets", "been"}
 NEAR_DUPLICATE_RATIO = 0.8
@@ -60,17 +62,6 @@ class DescriptionCheck:
     objects: list[str]
     changed_object: str
     warnings: list[str] = field(default_factory=list)
-
-
-def words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
-
-
-def singular(word: str) -> str:
-    for suffix in ("ches", "shes", "sses", "xes"):
-        if word.endswith(suffix):
-            return word[:-2]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def mentions(labels, text: str) -> list[tuple[int, int, str]]:

@@ -19,7 +19,6 @@ Last line: `after_state_1m_s=N after_state_10m_s=N octree_10m_s=N`.
 """
 
 import faulthandler
-import math
 import os
 import resource
 import shutil
@@ -50,15 +49,6 @@ OBJECTS = [
     (7, "window", (3.0, 4.95, 1.5), (1.2, 0.1, 1.2), 0.0, 0.06),
     (8, "chair", (2.8, 4.0, 0.45), (0.5, 0.5, 0.9), 0.0, 0.06),
 ]
-CHAIR, LAMP = 3, 6
-# movement (the chair turned a quarter, half as big again), removal (the lamp), additions (a plant, a chair)
-EDIT = {"objects": [{"instance_id": CHAIR, "translation": [-3.0, 2.7, 0.0], "rotation": math.pi / 2, "scale": 1.5,
-                     "removed": False},
-                    {"instance_id": LAMP, "translation": [0.0, 0.0, 0.0], "rotation": 0.0, "scale": 1.0,
-                     "removed": True}],
-        "added": [{"label": "plant", "center": [5.0, 2.5, 0.3], "size": [0.4, 0.4, 0.6], "yaw": 0.0},
-                  {"label": "chair", "center": [3.0, 2.0, 0.45], "size": [0.6, 0.5, 0.9], "yaw": 0.5}],
-        "world": None}
 PHASES = ("load", "edit", "viewer", "octree", "topviews", "store")
 spent: dict[str, float] = defaultdict(float)
 
@@ -116,6 +106,7 @@ def instrument() -> None:
 def build(scene, label: str) -> tuple[float, dict[str, float], dict]:
     from benchmarks.material.after_state import build_after_state
     from benchmarks.models import AssetRole, ContextChange
+    from tests.benchmarks.after_state_rooms import EDIT  # the after-state tests' edit, on the same room
 
     change = ContextChange.objects.create(scene=scene, change_type="movement", status="approved", edit=EDIT,
                                           raw_text="The chair has been moved from the desk to the left of the bed.")
