@@ -3,14 +3,16 @@ default, the papers' condition) shows the scene before its change and asks the m
 `changed` shows every visual input of the item from its change's after-state (the changed scene the
 platform builds from the change's geometry: assets whose meta says `{"after_state": <change id>}`):
 the top-view map of the run's kind, the view set's renders (`multi_view:N`, `egocentric:N`: the
-after-state's renders of that set, never the capture's posed frames, which show the scene as it was),
+after-state rendered from the cameras the scene before its change is shown from, made in the run's render
+step; never the capture's posed frames themselves, which show the scene as it was),
 or the point cloud (the after-state's viewer points, for a 3D-input model). The prompt is the run's
 template as it is, the change's text included: the paper's words are kept and nothing is added, so
 the two conditions differ only in what is shown.
 
 A `changed` run is refused at launch (a DomainError on `inputs`, how many and which items) when one
 of its items has no change, a change without geometry (`ContextChange.edit`), or no after-state asset
-of what the run shows made from the change's edit as it is now (meta `edit_digest`)."""
+of what the run shows made from the change's edit as it is now (meta `edit_digest`; for a view set, its
+after-state's points, from which the views are rendered)."""
 
 from benchmarks import overlays, protocols
 from benchmarks.material.after_state import edit_digest
@@ -64,6 +66,19 @@ def _covered(edits: dict, shown: VisualInput, role: str | None = None) -> set[in
     return {change for change, indices in counts.items() if len(indices) >= need}
 
 
+def unrendered_changes(items, shown: VisualInput) -> dict[int, list[int]]:
+    """{scene id: [change ids]} of the items' changes without a whole after-state view set of `shown`
+    made from their edit as it is now: the views a `changed` run renders before its inference (the default
+    queue's render step, benchmarks.material.after_state.after_state_view_set)."""
+    rows = list(items.exclude(change=None).values_list("change_id", "change__scene_id", "change__edit").distinct())
+    found = _covered({change: edit for change, _, edit in rows}, shown)
+    missing: dict[int, list[int]] = {}
+    for change, scene, _ in sorted(rows):
+        if change not in found:
+            missing.setdefault(scene, []).append(change)
+    return missing
+
+
 def checked(value, model: ModelSpec, shown: VisualInput, items, inputs: dict) -> str:
     """The run's scene state, checked against the model, what it is shown, its other inputs and items."""
     if value not in VALUES:
@@ -88,11 +103,12 @@ def checked(value, model: ModelSpec, shown: VisualInput, items, inputs: dict) ->
         raise DomainError(f"scene_state changed needs each change's geometry (its edit): {len(no_edit)} of the "
                           f"run's {len(rows)} items have a change without one: {_listed(no_edit)}.", field="inputs")
     edits = {change: edit for _, _, change, edit in rows}
-    wanted = [(None, str(shown))]
+    wanted = [(None, f"points (its {shown} views are rendered from them)" if shown.is_rendered else str(shown))]
     if inputs.get("map_first") in visual_inputs.TOP_VIEW_ROLES:
         wanted.append((visual_inputs.TOP_VIEW_ROLES[inputs["map_first"]], f"{inputs['map_first']} map"))
     for role, what in wanted:
-        found = _covered(edits, shown, role)
+        # a view set is rendered from the after-state at launch: its points are what must be there
+        found = _covered(edits, shown, AssetRole.VIEWER_POINTS if role is None and shown.is_rendered else role)
         lacking = [_name(e, pk) for pk, e, change, _ in rows if change not in found]
         if lacking:
             raise DomainError(f"scene_state changed: {len(lacking)} of the run's {len(rows)} items have no after-state "

@@ -27,6 +27,7 @@ from django.db.models import Count
 import scoring
 from benchmarks import protocols
 from benchmarks.material import renders
+from benchmarks.material.after_state import after_state_view_set
 from benchmarks.material.scans import ScanError
 from benchmarks.models import Asset, AssetRole, Benchmark, Item, Scene
 from benchmarks.protocols import Protocol, Variant
@@ -38,7 +39,7 @@ from core.sql import locked
 from core.validation import whole_number
 from scoring.records import RecordError, parse_prediction
 
-from . import dispatch, generation, run_inputs, run_options, visual_inputs
+from . import dispatch, generation, run_inputs, run_options, scene_state, visual_inputs
 from . import secrets as model_secrets
 from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
 from .endpoint_client import predictions_in_flight
@@ -125,7 +126,7 @@ def _attempt(run: Run, item_ids: list[int]) -> None:
     run.job = jobs.request_job(RUN_JOB, f"{RUN_JOB}:{run.pk}:{attempt}", total=run.total, user=run.created_by,
                                subject=f"Run {run.pk}: {run.model.name} on {run.benchmark.name}").job
     shown = VisualInput.parse(run.visual_input)
-    changed = (run.inputs or {}).get("scene_state") == "changed"  # the after-state's renders (modeleval.scene_state)
+    changed = scene_state.is_changed(run.inputs)  # the after-states' views: their meta says where the cameras are from
     if shown.is_rendered and not changed:  # each attempt records what it shows: posed frames imported since count
         scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
         run.inputs = {**(run.inputs or {}), "views": visual_inputs.view_sources(shown, scene_ids)}
@@ -152,8 +153,10 @@ def _unrendered_scenes(run: Run) -> list[int]:
     """The run's scenes without a whole stored view set of its visual input (none unless it is one), but
     those shown their posed frames."""
     shown = VisualInput.parse(run.visual_input)
-    if not shown.is_rendered or (run.inputs or {}).get("scene_state") == "changed":  # after-state renders: checked
+    if not shown.is_rendered:
         return []
+    if scene_state.is_changed(run.inputs):  # the after-states' views of the set, of each change
+        return sorted(scene_state.unrendered_changes(run.items.all(), shown))
     scene_ids = set(run.items.exclude(scene=None).values_list("scene_id", flat=True))
     scene_ids = sorted(scene_ids - visual_inputs.posed_scenes(shown, scene_ids))
     rendered = Counter(Asset.objects.filter(scene_id__in=scene_ids, role=AssetRole.RENDER, meta__set=str(shown))
@@ -182,7 +185,12 @@ def render_views(run_id: int, scene_id: int, job_id: int) -> None:
             jobs.finish_job(job_id, {"rendered": 0}, message="The run no longer waits for views.")
             return
         try:
-            views = renders.view_set(Scene.objects.get(pk=scene_id), run.visual_input)
+            if scene_state.is_changed(run.inputs):
+                changes = scene_state.unrendered_changes(run.items.filter(scene_id=scene_id),
+                                                         VisualInput.parse(run.visual_input)).get(scene_id, [])
+                views = [view for change in changes for view in after_state_view_set(change, run.visual_input)]
+            else:
+                views = renders.view_set(Scene.objects.get(pk=scene_id), run.visual_input)
         except (renders.RenderError, ScanError, Scene.DoesNotExist) as exc:
             _fail_to_start(run_id, f"The views of scene {scene_id} could not be rendered: {exc}")
             raise

@@ -17,6 +17,12 @@ edit's JSON), which keeps them from people and from a run's default inputs (serv
 edit keeps them (one of each role); a changed edit replaces them in one transaction (their files once it
 commits). Sent by `benchmarks.tasks.make_after_state` (a core.Job, kind `after_state`) when a change with
 an edit is approved (review/services.py) and on a reviewer's request.
+
+Its camera views (`after_state_view_set`, a `multi_view:N` or `egocentric:N` set) are rendered when a run
+with `scene_state: changed` asks for them, from the cameras the scene before its change is shown from: the
+scene's posed frames where a set of N shows them (their poses in the aligned frame), else the poses its own
+renders take (renders.room_poses of the scan as it was), so that the two conditions differ in the change
+alone. They are `render` assets with the same marks, removed with the rest when the edit changes.
 """
 
 import hashlib
@@ -29,7 +35,9 @@ from django.db import transaction
 from benchmarks.models import Asset, AssetRole, ContextChange
 from benchmarks.services import scene_asset, store_asset
 
+from . import renders
 from .processing import _delete_files, _topview_sample, viewer_points
+from .rgbd_frames import posed_view_set
 from .scans import load_scene_points
 from .topview import render_topview
 
@@ -223,6 +231,52 @@ def build_after_state(change_id: int) -> list[Asset]:
             return []  # the edit changed while building: the task sent for it builds that one
         _delete(list(Asset.objects.select_for_update().filter(scene_id=change.scene_id, meta__after_state=change_id)))
         return [store_asset(change.scene, role, filename, content, meta) for role, filename, content, meta in files]
+
+
+def _camera_poses(change: ContextChange, xyz, kind: str, count: int) -> tuple[list, list[dict], str]:
+    """The cameras the scene before the change is shown from for a set of `count` (see the module's
+    opening): OpenGL camera-to-world poses in the aligned frame, the cameras' intrinsics, and where they
+    come from."""
+    frames = posed_view_set(change.scene, count)
+    if frames:
+        aligned = np.asarray(((change.scene.meta or {}).get("alignment") or {}).get("matrix", np.eye(4)), dtype=float)
+        poses = [aligned @ np.asarray(frame.pose, dtype=float) @ renders.OPENCV_TO_OPENGL for frame in frames]
+        return poses, [frame.intrinsics for frame in frames], "posed_frames"
+    poses = renders.room_poses(xyz, kind, count)
+    return poses, [renders.intrinsics()] * count, "renders"
+
+
+def after_state_view_set(change_id: int, name: str) -> list[Asset]:
+    """The change's after-state views of the set `name` in view order, rendered and stored first when it
+    has no whole set made from its edit as it is now; [] for a change without an edit or a scan.
+    RenderError for a set name that is not one."""
+    kind, count = renders.parse_view_set(name)
+    change = ContextChange.objects.select_related("scene").filter(pk=change_id).first()
+    if change is None or not change.edit or scene_asset(change.scene, AssetRole.POINT_CLOUD) is None:
+        return []
+    digest = edit_digest(change.edit)
+    stored = sorted(Asset.objects.filter(scene_id=change.scene_id, role=AssetRole.RENDER, meta__set=name,
+                                         meta__after_state=change.pk, meta__edit_digest=digest),
+                    key=lambda asset: asset.meta.get("index", 0))
+    if len(stored) == count:
+        return stored
+    xyz, rgb, instance, objects = load_scene_points(change.scene)
+    poses, cameras, source = _camera_poses(change, xyz, kind, count)
+    after_xyz, after_rgb, *_ = apply_to_points(xyz, rgb, instance, objects, change.edit)
+    camera = cameras[0]  # one capture, one colour camera: every view through the first's lens
+    pictures = renders.render_views(after_xyz, after_rgb, poses, size=(int(camera["width"]), int(camera["height"])),
+                                    yfov=2 * math.atan(camera["height"] / 2 / camera["fy"]))
+    with transaction.atomic():
+        locked = ContextChange.objects.select_for_update().filter(pk=change_id).first()
+        if locked is None or edit_digest(locked.edit) != digest:
+            return []  # the edit changed while rendering: its own after-state replaces this one
+        _delete(list(Asset.objects.select_for_update().filter(
+            scene_id=change.scene_id, role=AssetRole.RENDER, meta__set=name, meta__after_state=change.pk)))
+        return [store_asset(change.scene, AssetRole.RENDER, f"{change.scene.external_id}_after_{change.pk}_{kind}-"
+                            f"{count}-{index}.png", picture,
+                            {"set": name, "index": index, "pose": pose.round(6).tolist(), "intrinsics": camera,
+                             "cameras_from": source, META_KEY: change.pk, "edit_digest": digest})
+                for index, (picture, pose) in enumerate(zip(pictures, poses, strict=True))]
 
 
 def _delete(assets: list[Asset]) -> None:

@@ -12,6 +12,7 @@ from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
 from core import roles
 from core.errors import DomainError
+from humaneval.models import Study
 from humaneval.services.design import StudyDesign, create_study, study_design
 from humaneval.services.sessions import start_session
 from tests.factories import ItemFactory, SceneFactory, UserFactory
@@ -81,3 +82,20 @@ def test_the_api_takes_scene_state_and_refuses_a_wrong_one_naming_the_field(clie
     assert made.status_code == 201 and made.json()["design"]["scene_state"] == "changed"
     wrong = client.post("/api/v1/studies/", {**body, "scene_state": "later"}, content_type="application/json")
     assert wrong.status_code == 400 and "scene_state" in str(wrong.json())
+
+
+def test_the_design_page_offers_the_scene_shown_and_keeps_a_refused_choice(client, scene_with_change):
+    item, _, after = scene_with_change
+    item.benchmark.items.filter(pk=item.pk).update(status="approved")
+    client.force_login(UserFactory(role=roles.ADMIN))
+    url = f"/manage/{item.benchmark.slug}/studies/design/"
+    page = client.get(url).content.decode()
+    assert 'name="scene_state"' in page and 'value="changed"' in page
+    made = client.post(url, {"name": "Changed", "items": [item.pk], "scene_state": "changed"})
+    assert made.status_code == 302
+    assert Study.objects.get(name="Changed").scene_state == "changed"
+    after.delete()  # no after-state now: refused naming the field, the choice kept, nothing written
+    refused = client.post(url, {"name": "Changed again", "items": [item.pk], "scene_state": "changed"})
+    assert refused.status_code == 400 and "scene_state" in refused.content.decode()
+    assert '<option value="changed" selected>' in refused.content.decode()
+    assert not Study.objects.filter(name="Changed again").exists()
