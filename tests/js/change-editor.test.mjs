@@ -199,3 +199,86 @@ test("the layer: a click picks a box, a drag of the selected one reports its mov
   close(events[4][1], [1.2, 1, 0.8], 1e-6);
   layer.dispose();
 });
+
+test("handles: where they are, the angle and the ratio a drag of one gives, clamped and snapped", () => {
+  const chair = edit.boxOf(objects, edit.emptyEdit(), "o3");  // at (-1, -1), 0.5 square, turned 90°
+  const points = edit.handlePoints(chair);
+  close(points.centre, [-1, -1, 0]);
+  close(points.turn, [-1, -1 + 0.25 + 0.2, 0]);  // beyond its front edge: its local +x, turned to +y
+  close(points.front, [-1, -0.75, 0]);
+  close(points.corner, [-1 - 0.25, -0.75, 0]);    // the corner of local +x, +y
+  const out = 0.1 / Math.SQRT2;                    // the knob 0.1 m out along the diagonal
+  close(points.scale, [-1.25 - out, -0.75 + out, 0]);
+  assert.ok(Math.abs(edit.angleAbout([0, 0], [1, 0], [0, 1]) - Math.PI / 2) < 1e-12);
+  assert.ok(Math.abs(edit.angleAbout([0, 0], [1, 0], [0, -2]) + Math.PI / 2) < 1e-12);
+  assert.ok(Math.abs(edit.angleAbout([0, 0], [-1, 0.01], [-1, -0.01]) - 0.02) < 1e-4);  // across ±π: small
+  assert.ok(Math.abs(edit.snapAngle(0.3) - edit.TURN_RAD) < 1e-12);
+  assert.equal(edit.scaleRatio([1, 1], [2, 1], [1, 4]), 3);
+  assert.equal(edit.scaleRatio([1, 1], [1, 1], [5, 5]), 1);  // from the centre: no ratio
+  assert.equal(edit.scaleFactor(2, 1), 2);
+  assert.equal(edit.scaleFactor(100, 2), edit.MAX_SCALE / 2);
+  assert.equal(edit.scaleFactor(0.001, 1), edit.MIN_SCALE);
+  assert.equal(edit.scaleFactor(-1, 1), 1);
+  assert.ok(Math.abs(edit.scaleFactor(1.23, 1, { snap: true }) - 1.2) < 1e-12);
+  assert.ok(Math.abs(2 * edit.scaleFactor(1.26, 2, { snap: true }) - 2.5) < 1e-12);  // the scale, not the ratio
+});
+
+test("a handle drag: a turn or a resize from the state it began in, one step, undone at once", () => {
+  const start = edit.moveBy(edit.emptyEdit(), "o3", [0.5, 0, 0]);
+  let history = edit.createHistory(start);
+  for (const angle of [0.2, 0.9, Math.PI / 2]) history = edit.preview(history, edit.dragged(start, "o3", "turn", angle));
+  history = edit.commit(history, start);
+  assert.equal(edit.entryOf(history.present, 3).rotation, Math.PI / 2);
+  assert.equal(history.past.length, 1);
+  assert.ok(Math.abs(edit.entryOf(edit.dragged(start, "o3", "turn", 0.3, { snap: true }), 3).rotation - edit.TURN_RAD) < 1e-12);
+  const turned = history.present;
+  const scaled = edit.dragged(turned, "o3", "scale", 1.5);
+  close(edit.entryOf(scaled, 3).scale, [1.5, 1.5, 1.5]);
+  assert.deepEqual(edit.toSchema(scaled).objects, [{ instance_id: 3, translation: [0.5, 0, 0], rotation: 1.5708, scale: 1.5 }]);
+  close(edit.entryOf(edit.dragged(edit.scaleBy(turned, "o3", 4), "o3", "scale", 5), 3).scale, [10, 10, 10]);
+  history = edit.commit(edit.preview(history, scaled), turned);
+  assert.deepEqual(edit.undo(history).present, turned);
+  const { state, key } = edit.addBox(edit.emptyEdit(), objects, "stool", [0, 0, 0]);
+  const grown = edit.boxOf(objects, edit.dragged(state, key, "scale", 2), key);
+  close(grown.size, [1, 1, 1]);
+  close(grown.center, [0, 0, 0.5]);  // about its bottom centre
+  assert.deepEqual(edit.dragged(state, key, "move", [1, 0, 0]), edit.moveBy(state, key, [1, 0, 0]));
+});
+
+test("the layer: the selected box's handles turn and resize it by the pointer", () => {
+  const { viewer } = fakeViewer();
+  const events = [];
+  const layer = changeEditLayer(viewer, objects, {
+    pick: (key) => events.push(["pick", key]),
+    drag: (phase, value, kind) => events.push([phase, kind, value]),
+    place: () => {},
+  });
+  const after = edit.afterBoxes(objects, edit.emptyEdit());
+  layer.draw(after, null);
+  assert.equal(layer.handleOf("turn"), null);
+  layer.draw(after, "o2");  // the table at (1, 1), 1.2 x 0.8, not turned: its turn handle at (1.8, 1)
+  close(layer.handlePointOf("turn"), [1.8, 1, 0]);
+  const [x, y] = layer.handleOf("turn");
+  close([x, y], [95, 25]);
+  const [cx, cy] = layer.screenOf([1, 1, 0]);
+  const press = (from, to) => {
+    viewer.element.dispatchEvent(pointerEvent("pointerdown", viewer.canvas, ...from));
+    window.dispatchEvent(pointerEvent("pointermove", viewer.canvas, (from[0] + to[0]) / 2, (from[1] + to[1]) / 2));
+    window.dispatchEvent(pointerEvent("pointermove", viewer.canvas, ...to));
+    window.dispatchEvent(pointerEvent("pointerup", viewer.canvas, ...to));
+    viewer.element.dispatchEvent(pointerEvent("click", viewer.canvas, ...to));
+  };
+  press([x, y], [cx, cy - (x - cx)]);  // a quarter turn counter-clockwise seen from above
+  assert.deepEqual(events[0], ["start", "turn", undefined]);
+  assert.ok(Math.abs(events.at(-2)[2] - Math.PI / 2) < 1e-6);
+  assert.deepEqual(events.at(-1), ["end", "turn", undefined]);
+  events.length = 0;
+  const [sx, sy] = layer.handleOf("scale");  // beyond the corner (1.6, 1.4), 0.1 m out along the diagonal
+  close(layer.handlePointOf("corner"), [1.6, 1.4, 0]);
+  assert.ok(sx > 90 && sy < 15);
+  press([sx, sy], [cx + 2 * (sx - cx), cy + 2 * (sy - cy)]);
+  assert.equal(events[0][1], "scale");
+  assert.ok(Math.abs(events.at(-2)[2] - 2) < 1e-6);
+  assert.equal(events.filter((e) => e[0] === "pick").length, 0);  // a handle drag picks nothing
+  layer.dispose();
+});

@@ -143,15 +143,18 @@ export function mountChangeEditor({ root, viewerElement, objects, initial = null
         select(key);
         viewerElement.focus({ preventScroll: true });
       },
-      drag: (phase, delta) => {
+      // A drag of the box (kind "move") or of a handle ("turn", "scale"): previews from where it began, one step.
+      drag: (phase, value, kind = "move", { snap = false } = {}) => {
         if (phase === "start") dragStart = history.present;
-        else if (phase === "move") history = edit.preview(history, edit.moveBy(dragStart, selected, delta));
+        else if (phase === "move") history = edit.preview(history, edit.dragged(dragStart, selected, kind, value, { snap }));
         else history = edit.commit(history, dragStart);
         if (phase === "move") render(); else if (phase === "end") changed();
       },
       place,
     });
     root.screenOf = layer.screenOf; // where a point is on the page (the browser tests drag by it)
+    root.handleOf = layer.handleOf; // where the selected box's "turn" or "scale" handle is on the page
+    root.handlePointOf = layer.handlePointOf; // and in the scene
     render();
     root.dataset.ready = "true";
   };

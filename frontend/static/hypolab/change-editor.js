@@ -166,6 +166,76 @@ export function ontoSupport(objects, state, key, direction) {
   return next === undefined ? state : moveBy(state, key, [0, 0, next - bottom]);
 }
 
+// --- the handles: turning and resizing with the pointer ---------------------------------------------
+
+export const MIN_SCALE = 0.1;      // a box's scale stays within these (the server takes up to 10)
+export const MAX_SCALE = 10;
+export const SNAP_SCALE = 0.1;     // a scale handle with Shift snaps the box's scale to tenths
+const HANDLE_GAP_M = 0.2;          // the turn handle lies this far beyond the box's front edge
+const CORNER_GAP_M = 0.1;          // the scale handle this far out from its corner, along the diagonal
+
+/**
+ * Where a box's handles are, on the horizontal plane of its bottom: `turn` beyond the middle of its front
+ * edge (its local +x, the direction its yaw points; `front` is that edge's middle), `scale` just out from its
+ * front-left `corner` (local +x, +y) along the diagonal; `centre` is the bottom's centre, the point a turn and
+ * a resize go about.
+ */
+export function handlePoints(box) {
+  const yaw = box.yaw || 0;
+  const [c, s] = [Math.cos(yaw), Math.sin(yaw)];
+  const z = bottomOf(box);
+  const at = (u, v) => [box.center[0] + c * u - s * v, box.center[1] + s * u + c * v, z];
+  const [hx, hy] = [box.size[0] / 2, box.size[1] / 2];
+  const out = 1 + CORNER_GAP_M / (Math.hypot(hx, hy) || 1);
+  return { centre: [box.center[0], box.center[1], z], front: at(hx, 0), turn: at(hx + HANDLE_GAP_M, 0),
+           corner: at(hx, hy), scale: at(hx * out, hy * out) };
+}
+
+/** The signed angle (radians, counter-clockwise seen from above, in (-π, π]) from `from` to `to` about `centre`. */
+export function angleAbout(centre, from, to) {
+  const a = Math.atan2(from[1] - centre[1], from[0] - centre[0]);
+  const b = Math.atan2(to[1] - centre[1], to[0] - centre[0]);
+  let d = b - a;
+  while (d <= -Math.PI) d += 2 * Math.PI;
+  while (d > Math.PI) d -= 2 * Math.PI;
+  return d;
+}
+
+/** An angle rounded to whole multiples of `step` (the keys' TURN_RAD, 15°). */
+export const snapAngle = (radians, step = TURN_RAD) => Math.round(radians / step) * step;
+
+/** The ratio of `to`'s distance from `centre` to `from`'s on the floor plane; 1 when `from` is at the centre. */
+export function scaleRatio(centre, from, to) {
+  const start = Math.hypot(from[0] - centre[0], from[1] - centre[1]);
+  if (start < 1e-6) return 1;
+  return Math.hypot(to[0] - centre[0], to[1] - centre[1]) / start;
+}
+
+/**
+ * The factor a handle drag of `ratio` applies to a box whose scale is `current` (an object's uniform scale,
+ * 1 for an added box): the resulting scale kept within [MIN_SCALE, MAX_SCALE], with `snap` rounded to SNAP_SCALE.
+ */
+export function scaleFactor(ratio, current = 1, { snap = false } = {}) {
+  let next = current * (Number.isFinite(ratio) && ratio > 0 ? ratio : 1);
+  if (snap) next = Math.round(next / SNAP_SCALE) * SNAP_SCALE;
+  return Math.min(MAX_SCALE, Math.max(MIN_SCALE, next)) / current;
+}
+
+/**
+ * The state after a pointer drag of the target, from the state when it began: `kind` "move" (`value` the
+ * floor delta [dx, dy, 0]), "turn" (`value` the handle's angle about the centre, radians) or "scale"
+ * (`value` the handle's distance ratio); `snap` (Shift) snaps a turn to TURN_RAD and a scale to tenths.
+ */
+export function dragged(start, key, kind, value, { snap = false } = {}) {
+  if (kind === "move") return moveBy(start, key, value);
+  if (kind === "turn") return turnBy(start, key, snap ? snapAngle(value) : value);
+  if (kind === "scale") {
+    const current = key && key[0] === "o" ? entryOf(start, Number(key.slice(1))).scale[0] : 1;
+    return scaleBy(start, key, scaleFactor(value, current, { snap }));
+  }
+  return start;
+}
+
 /** Where the ray (origin, direction; arrays) meets the horizontal plane at height z: [x, y, z], or null. */
 export function rayToPlaneZ(origin, direction, z) {
   if (Math.abs(direction[2]) < 1e-9) return null;
