@@ -100,7 +100,10 @@ def released_provenance(item: Item, release: Release) -> dict | None:
     if provenance.get("source") in (None, "", "published"):
         return None
     kept = {key: value for key, value in provenance.items() if key not in ("file", "where")}
-    return {**kept, RELEASED_IN: kept.get(RELEASED_IN) or f"{release.benchmark.slug}@{release.version}"}
+    kept[RELEASED_IN] = kept.get(RELEASED_IN) or f"{release.benchmark.slug}@{release.version}"
+    # Keys sorted: PostgreSQL's jsonb gives them back in an order of its own, SQLite as they were written,
+    # and a release's bytes must not depend on the database.
+    return dict(sorted(kept.items()))
 
 
 def _refused(item: Item, reason: str) -> DomainError:

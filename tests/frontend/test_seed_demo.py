@@ -2,8 +2,12 @@
 a release) through the importers and services, keeps the sandbox and the demo accounts, and writes nothing
 new the second time."""
 
+import hashlib
 import io
+import json
+import os
 import statistics
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -31,6 +35,9 @@ FINISHED = {
     "spatial457-demo": "spatial457",
     "m3verse-demo": "m3verse",
 }
+# The demo's release files as they were before the rooms were moved: moving code changes no byte of what a
+# user downloads. Rewritten only on purpose (RECORD_DEMO_RELEASE=1), when a release's contents are meant to change.
+RELEASE_DIGESTS = Path(__file__).with_name("demo_release_digests.json")
 APPS = ("auth", "benchmarks", "annotation", "review", "humaneval", "modeleval")
 
 
@@ -139,6 +146,19 @@ def demo_account(username: str):
     return get_user_model().objects.get(username=username)
 
 
+def release_digests() -> dict[str, str]:
+    """sha256 of every file of the demo's releases, by benchmark, version and file name."""
+    digests = {}
+    for release in Release.objects.select_related("benchmark").order_by("benchmark__slug", "version"):
+        for asset in [release.items_file, release.manifest_file, *release.files.order_by("pk")]:
+            with asset.file.open("rb") as stored:
+                digests[f"{release.benchmark.slug}/{release.version}/{Path(asset.file.name).name}"] = (
+                    hashlib.sha256(stored.read()).hexdigest())
+    return digests
+
+
+# ids are in the files (a change's id in provenance): counted from 1 whatever ran before in this database
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
 def test_seed_demo_builds_five_finished_benchmarks_and_a_second_run_writes_nothing():
     printed = seed()
 
@@ -163,6 +183,10 @@ def test_seed_demo_builds_five_finished_benchmarks_and_a_second_run_writes_nothi
     assert {a["username"] for a in demo_visit.demo_accounts()} == {*roles.ROLES, demo_seed.SECOND_REVIEWER}
     try_study = demo_visit.try_study_open()
     assert try_study.benchmark.slug == "3dsrbench-demo" and try_study.items.count() == demo_visit.TRY_STUDY_ITEMS
+
+    if os.environ.get("RECORD_DEMO_RELEASE") == "1":
+        RELEASE_DIGESTS.write_text(json.dumps(release_digests(), indent=1, sort_keys=True) + "\n")
+    assert release_digests() == json.loads(RELEASE_DIGESTS.read_text())
 
     counts = row_counts()
     seed()
