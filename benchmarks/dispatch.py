@@ -1,28 +1,24 @@
 """Sending benchmarks' Celery tasks (default queue). Imports point one way: tasks.py imports services,
 releases and the material pipeline (tasks call the verbs); the verbs send tasks through these functions,
-which reach tasks.py only when they send."""
+which name them (core.sending) and never import tasks.py."""
+
+from core.sending import send
 
 
 def send_release_export(release_id: int, job_id: int) -> None:
     """A release's export (releases.export_release), run by a task that reports through the release's job."""
-    from .tasks import export_release
-
-    export_release.delay(release_id, job_id)
+    send("benchmarks.tasks.export_release", release_id, job_id)
 
 
 def send_upload_check(upload_id: int, job_id: int) -> None:
     """A large upload's check (uploads.run_upload_check), run by a task that reports through its job."""
-    from .tasks import check_upload
-
-    check_upload.delay(upload_id, job_id)
+    send("benchmarks.tasks.check_upload", upload_id, job_id)
 
 
 def send_scene_processing(scene_id: int) -> None:
     """Viewer files and top views for a scene whose scan was just stored (or whose processing died: each
     attempt is its own job, so a redelivered message of one attempt runs it once)."""
-    from .tasks import process_scene
-
-    process_scene.delay(scene_id, scene_processing_job(scene_id))
+    send("benchmarks.tasks.process_scene", scene_id, scene_processing_job(scene_id))
 
 
 def scene_processing_job(scene_id: int, attempt: str | None = None) -> int:
@@ -45,12 +41,10 @@ def send_aligned_topviews(scene_id: int) -> None:
     from core.jobs import request_job
 
     from .models import Scene
-    from .tasks import make_aligned_topviews
-
     external_id = Scene.objects.filter(pk=scene_id).values_list("external_id", flat=True).first()
     job = request_job("aligned_topviews", f"aligned-topviews:{scene_id}:{uuid.uuid4().hex}",
                       subject=f"Scene {external_id}: top views aligned with the world frame").job
-    make_aligned_topviews.delay(scene_id, job.pk)
+    send("benchmarks.tasks.make_aligned_topviews", scene_id, job.pk)
 
 
 
@@ -75,13 +69,11 @@ def send_after_state(change_id: int, user=None):
 
     from .material.after_state import edit_digest
     from .models import ContextChange
-    from .tasks import make_after_state
-
     digest = edit_digest(ContextChange.objects.filter(pk=change_id).values_list("edit", flat=True).first())
     job = after_state_job(change_id, digest, user)
     if job.status == Job.Status.DONE:
         job = after_state_job(change_id, digest, user, attempt=uuid.uuid4().hex[:12])
     if job.status == Job.Status.QUEUED:
-        make_after_state.delay(change_id, job.pk)
+        send("benchmarks.tasks.make_after_state", change_id, job.pk)
         job.refresh_from_db()  # run in line (eager): its state now
     return job

@@ -371,19 +371,19 @@ def test_an_export_with_the_broker_down_answers_503_and_the_same_version_again_f
     item = ItemFactory()
     admin = UserFactory(role=roles.ADMIN, is_staff=True)
     api_client.force_authenticate(admin)
-    send = benchmark_tasks.export_release.delay
+    send = benchmark_tasks.export_release.apply_async
 
     def refuse(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(benchmark_tasks.export_release, "delay", refuse)
+    monkeypatch.setattr(benchmark_tasks.export_release, "apply_async", refuse)
     body = {"benchmark": item.benchmark.slug, "version": "1.0.0"}
     answer = api_client.post("/api/v1/releases/", body, format="json")
     assert answer.status_code == 503 and int(answer["Retry-After"]) > 0
     assert Release.objects.get().status == Release.Status.FAILED
 
     # The broker is back: exporting the same version writes the formats it lacks, not a 409.
-    monkeypatch.setattr(benchmark_tasks.export_release, "delay", send)
+    monkeypatch.setattr(benchmark_tasks.export_release, "apply_async", send)
     again = api_client.post("/api/v1/releases/", body, format="json")
     assert again.status_code in (200, 201), again.content
     release = Release.objects.get()
