@@ -18,6 +18,7 @@ from benchmarks.models import AnswerFormat, ContextChange, Family, Item, Scene
 from core.errors import DomainError
 from core.jobs import request_job
 from core.models import Job
+from core.sending import send
 from modeleval import services as modeleval_services
 from scoring.engine import get_family
 
@@ -150,8 +151,6 @@ def cancel_draft(job: Job) -> None:
 @transaction.atomic
 def request_drafts(template: DraftingPrompt, model, scenes=(), changes=(), user=None) -> list[DraftRequest]:
     """Queue one keyed request per target, each its job; targets already requested are not asked again."""
-    from . import tasks
-
     if not template.is_active:
         raise DomainError("This template is switched off.", field="template")
     if template.target == DraftingPrompt.Target.CHANGES:
@@ -168,7 +167,7 @@ def request_drafts(template: DraftingPrompt, model, scenes=(), changes=(), user=
         requests.append(request)
         if created:
             job = draft_job(request, user)
-            transaction.on_commit(lambda pk=request.pk, job_id=job.pk: tasks.run_draft_request.delay(pk, job_id))
+            transaction.on_commit(lambda pk=request.pk, job_id=job.pk: send("annotation.tasks.run_draft_request", pk, job_id))
     return requests
 
 

@@ -9,7 +9,6 @@ from django.utils import timezone
 from core.errors import Conflict
 
 from .models import CrowdWorker, SessionConflict
-from .services import SessionSquatted
 
 DETACHED_PREFIX = "detached-"
 
@@ -19,8 +18,9 @@ DETACHED_PREFIX = "detached-"
 MAX_OPEN_PER_ID = 5
 
 
-def record(exc: SessionSquatted) -> SessionConflict:
-    """Record (or count again) the refused link; called after the entry's transaction rolled back."""
+def record(exc) -> SessionConflict:
+    """Record (or count again) the refused link (`exc`, the services.SessionSquatted the entry raised);
+    called after the entry's transaction rolled back."""
     ids, worker = exc.ids, exc.worker
     open_ones = SessionConflict.objects.filter(platform=ids["platform"], worker_id=ids["worker_id"], resolution="")
     if not open_ones.filter(refused_session_id=ids["session_id"]).exists() and open_ones.count() >= MAX_OPEN_PER_ID:

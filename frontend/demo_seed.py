@@ -30,12 +30,9 @@ import random
 from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import timedelta
-from functools import cache
 from unittest import mock
 
 from django.apps import apps
-from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import make_password
 from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
@@ -61,7 +58,7 @@ from modeleval.models import ModelSpec, Run
 from review import services as review_services
 
 from . import demo_agreement, demo_campaigns, demo_visit
-from .demo_visit import DEMO_PASSWORD
+from .demo_visit import demo_user
 
 SECOND_REVIEWER = "reviewer2"
 RANDOM_PLUS_PLUS_NAME = "Random++ (seed 0)"
@@ -122,23 +119,6 @@ class DemoClock:
 
 
 # --- accounts -----------------------------------------------------------------------------------------
-
-
-@cache
-def _password_hash() -> str:
-    return make_password(DEMO_PASSWORD)  # hashed once (about half a second) for every demo account
-
-
-def demo_user(username: str, role: str, staff: bool = False):
-    """A demo account (password hypolab-demo) with its role; staff accounts are superusers."""
-    user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_staff": staff})
-    if created:
-        user.password = _password_hash()
-        user.is_superuser = staff
-        user.save()
-    roles.grant_role(user, role)
-    roles.grant_role(user, demo_visit.DEMO_ACCOUNTS_GROUP)  # a group, not a role: marks the account the demo's
-    return user
 
 
 def crowd_params(worker_id: str, study: str) -> dict:

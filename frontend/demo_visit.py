@@ -1,8 +1,11 @@
-"""What the demo shows a first visitor: its accounts named on the login page, and an open study
+"""What the demo shows a first visitor: its accounts (made here, named on the login page), and an open study
 the signed-out home links as "Try it as a participant". Seeded by frontend/demo_seed.py; the home and login
 pages read them here, and find nothing where the demo was not seeded."""
 
+from functools import cache
+
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 from benchmarks.demo.files import FAMILY_SLUGS
 from benchmarks.models import Benchmark, Item
@@ -23,6 +26,23 @@ ACCOUNT_USES = {  # what each demo account is for, as the login page says it
 TRY_STUDY_NAME = "Try it as a participant (demo)"
 TRY_STUDY_ID = "demo-try"  # the STUDY_ID of the home page's participant link
 TRY_STUDY_ITEMS = 5
+
+
+@cache
+def _password_hash() -> str:
+    return make_password(DEMO_PASSWORD)  # hashed once (about half a second) for every demo account
+
+
+def demo_user(username: str, role: str, staff: bool = False):
+    """A demo account (password hypolab-demo) with its role; staff accounts are superusers."""
+    user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_staff": staff})
+    if created:
+        user.password = _password_hash()
+        user.is_superuser = staff
+        user.save()
+    roles.grant_role(user, role)
+    roles.grant_role(user, DEMO_ACCOUNTS_GROUP)  # a group, not a role: marks the account the demo's
+    return user
 
 
 def demo_accounts() -> list[dict]:

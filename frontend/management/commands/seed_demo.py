@@ -8,12 +8,12 @@ from annotation import services as annotation_services
 from annotation.models import Campaign
 from benchmarks.demo.sandbox import build_demo_benchmark
 from core import roles
-from frontend import demo_seed
+from frontend import demo_seed, demo_visit
 from humaneval.models import Study
 from humaneval.services import invitations
 from modeleval import services as modeleval_services
 
-DEMO_PASSWORD = demo_seed.DEMO_PASSWORD
+DEMO_PASSWORD = demo_visit.DEMO_PASSWORD
 GUIDELINES = """Describe one **movement** of an object in this room, so that anyone can tell what moved and where.
 
 - Good: "The lamp has been moved from beside the door to the corner under the window."
@@ -39,7 +39,7 @@ class Command(BaseCommand):
             )
         modeleval_services.ensure_baseline_model()
         for role in roles.ROLES:
-            demo_seed.demo_user(role, role, staff=role == roles.ADMIN)
+            demo_visit.demo_user(role, role, staff=role == roles.ADMIN)
         campaign = Campaign.objects.filter(benchmark=benchmark).order_by("pk").first()
         finished = [] if options["sandbox_only"] else demo_seed.build_finished_demo(
             log=lambda line: self.stdout.write(line), movement_guidelines=GUIDELINES)
