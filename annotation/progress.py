@@ -50,7 +50,7 @@ def forget_progress(campaign_id) -> None:
 
 
 def campaign_progress(campaign: Campaign) -> dict:
-    """The dashboard's aggregates, cached (#33) until a write to the campaign's assignments, changes or items
+    """The dashboard's aggregates, cached until a write to the campaign's assignments, changes or items
     (annotation/apps.py connects forget_progress) or CAMPAIGN_PROGRESS_CACHE_S at most (writes by a bulk
     update send no signal). A read only: a lease past its expiry counts as expired without being written
     (beat's sweep writes it, annotation.tasks.expire_stale_leases)."""

@@ -227,7 +227,7 @@ class ContextChange(StatusTransitions, models.Model):
     provenance = models.JSONField(default=dict, blank=True, help_text="Where it came from (campaign, assignment).")
     edit = models.JSONField(
         null=True, blank=True,
-        help_text="The change as geometry (#47): per object a transform or removal, boxes added, in the scene's "
+        help_text="The change as geometry: per object a transform or removal, boxes added, in the scene's "
                   "aligned coordinates and its approved world frame; schema in annotation/change_geometry.py, "
                   "checked against the text on every write (annotation/change_edits.py).",
     )

@@ -1,4 +1,4 @@
-"""Release files written as a stream (#33): the items are read from the database in chunks (a server-side
+"""Release files written as a stream: the items are read from the database in chunks (a server-side
 cursor, or keyset pages where a pooler forbids one), each line is written to the store as it is made
 (a local file, or an S3 multipart upload), and each file's size and sha256 are computed as its bytes go.
 Memory stays bounded by one chunk of lines (one Parquet row group), whatever the release's size.

@@ -1,4 +1,4 @@
-"""A Celery beat that is safe to run twice (#33): two or more beat replicas (one per host, for failover) share
+"""A Celery beat that is safe to run twice: two or more beat replicas (one per host, for failover) share
 a Redis lock (LOCK_REDIS_URL); only the replica holding it sends the schedule's tasks, the others wait and
 take over within BEAT_LOCK_TTL_S of the holder dying. Settings: CELERY_BEAT_SCHEDULER names this class.
 

@@ -272,7 +272,7 @@ IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 102
 RELEASE_HARNESS_MAX_ITEMS = env.int("RELEASE_HARNESS_MAX_ITEMS", default=100_000)
 
 # Redis: unset means the embedded default (in-process tasks, in-memory channel layer). One REDIS_URL serves
-# every role unless a role has its own (#33, docs/DEPLOY.md): CELERY_BROKER_URL, CELERY_RESULT_BACKEND,
+# every role unless a role has its own (docs/DEPLOY.md): CELERY_BROKER_URL, CELERY_RESULT_BACKEND,
 # CACHE_REDIS_URL (cache and sessions), CHANNEL_REDIS_URL (websockets), LOCK_REDIS_URL (beat's lock, in-flight
 # batches). Each may be a Sentinel URL, `sentinel://s1:26379;sentinel://s2:26379/0`, for the master named
 # REDIS_SENTINEL_MASTER (core/redis_roles.py).

@@ -1,4 +1,4 @@
-"""Static files with content hashes in their names (#33): WhiteNoise's compressed manifest storage, which
+"""Static files with content hashes in their names: WhiteNoise's compressed manifest storage, which
 collectstatic fills (the Docker image does, Dockerfile), so a CDN and browsers may cache each file for a
 year (WhiteNoise sends `immutable` for hashed names). Not strict: a name missing from the manifest (no
 collectstatic run, or a file added since) is served under its plain name instead of failing the page."""

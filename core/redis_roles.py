@@ -1,4 +1,4 @@
-"""Redis per role (#33): the broker, task results, the cache, the channel layer and locks may each be their
+"""Redis per role: the broker, task results, the cache, the channel layer and locks may each be their
 own Redis (CELERY_BROKER_URL, CELERY_RESULT_BACKEND, CACHE_REDIS_URL, CHANNEL_REDIS_URL, LOCK_REDIS_URL, each
 falling back to REDIS_URL), and each may be reached through Redis Sentinel.
 

@@ -280,7 +280,7 @@ def _contest(worker: CrowdWorker, ids: dict, verified: bool) -> str:
     if ids["platform"] == CrowdPlatform.PROLIFIC and not settings.PROLIFIC_API_TOKEN and not holder_verified \
             and not SessionConflict.objects.filter(platform=ids["platform"], worker_id=ids["worker_id"],
                                                    resolution=SessionConflict.Resolution.REASSIGNED).exists():
-        # No API to ask (docs/DECISIONS.md, #44): the id holds one place, so its newest Prolific session
+        # No API to ask (docs/DECISIONS.md): the id holds one place, so its newest Prolific session
         # takes it over once, ending the earlier one; after that the admin decides.
         return "take over"
     # Unconfirmed, the two are alike (who came first says nothing of who is real): the admin decides.

@@ -63,7 +63,7 @@ class Study(models.Model):
     scene_state = models.CharField(
         max_length=10, choices=[("imagined", "Imagined (the scene before its change)"),
                                 ("changed", "Changed (the change's after-state)")], default="imagined",
-        help_text="#47: participants see the scene before its change and imagine it (imagined, the papers'), or the "
+        help_text="Participants see the scene before its change and imagine it (imagined, the papers'), or the "
                   "change's after-state, the changed scene built from its geometry (changed; not in any paper).",
     )
     instructions = models.TextField(

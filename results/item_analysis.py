@@ -1,4 +1,4 @@
-"""Item analysis of a benchmark for its reviewers (#31): every scored answer to an item, from the human
+"""Item analysis of a benchmark for its reviewers: every scored answer to an item, from the human
 rows (each participant's answer) and the model rows (each finished run's), graded by the one scorer,
 through `scoring.items.item_analysis` (difficulty for humans and for models, discrimination, flags).
 Runs of the random guessers are baselines, not models: shown apart, never in a flag.

@@ -12,7 +12,7 @@ worker shares), three parts:
 - `meta.json`: dimension and counts.
 
 Below EXACT_MAX vectors there is no base: a matrix product over the delta is faster than an index
-(20k texts: 2.7 s exact against 18 s to build an HNSW index, #33). When the delta passes DELTA_MAX it is
+(20k texts: 2.7 s exact against 18 s to build an HNSW index). When the delta passes DELTA_MAX it is
 merged into the base (the base's lists grow; nothing is retrained) and written anew beside the old one,
 then renamed over it. Writers hold a file lock on the folder; readers need none (renames are atomic).
 

@@ -563,7 +563,7 @@ def item_history(item: Item) -> list[dict]:
     return sorted(entries, key=lambda e: e["at"])
 
 
-# --- Items sent back for review from the item analysis (#31) --------------------------------------
+# --- Items sent back for review from the item analysis --------------------------------------
 
 REREVIEW_FLAGS = ("all_right", "none_right", "humans_over_models", "models_over_humans")
 

@@ -1,4 +1,4 @@
-"""Pipeline stage runners that judge a benchmark's items (issue #17): `balance` (3DSRBench's
+"""Pipeline stage runners that judge a benchmark's items: `balance` (3DSRBench's
 complementary items and per-type quotas) and `llm_filter` (M3-Verse's vision-free, ambiguity and
 difficulty filters and blind answering, prompts as versioned data under prompts/).
 

@@ -1,4 +1,4 @@
-"""The item analysis page for reviewers (#31): per item of a benchmark, difficulty for humans and for
+"""The item analysis page for reviewers: per item of a benchmark, difficulty for humans and for
 models, discrimination and flags (`results.item_analysis`), filtered by flag and paged; a flagged
 approved item is sent back to the review queue (`review.services.send_to_rereview`)."""
 

@@ -1,4 +1,4 @@
-"""The study planner on the design page (#31): from a pilot study's human row or the numbers the
+"""The study planner on the design page: from a pilot study's human row or the numbers the
 admin types (the paper's), how many participants give each cell of the main table an interval of the
 chosen half-width (`results.planning.study_plan`). A GET form beside the design form; a refused
 value is said beside its field, the design form unaffected."""
