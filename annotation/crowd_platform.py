@@ -24,7 +24,7 @@ def release_leases_of(platform: str, worker_id: str, scope: str | None = None, *
         if room != "campaign" or not pk.isdigit():
             return 0
         leases = leases.filter(campaign_id=int(pk))
-    return leases.update(status=Assignment.Status.RELEASED)
+    return Assignment.move_all(leases, Assignment.Status.RELEASED)
 
 
 def prolific_target(campaign_id: int) -> Target | None:

@@ -88,7 +88,7 @@ def expire_stale_leases(campaign: Campaign | None = None) -> int:
     stale = Assignment.objects.filter(status=Assignment.Status.LEASED, lease_expires_at__lt=timezone.now())
     if campaign is not None:
         stale = stale.filter(campaign=campaign)
-    return stale.update(status=Assignment.Status.EXPIRED)
+    return Assignment.move_all(stale, Assignment.Status.EXPIRED)
 
 
 def open_lease(campaign: Campaign, worker) -> Assignment | None:

@@ -468,7 +468,7 @@ def split_name(line: dict) -> str:
 
 
 def mark_release_failed(release_id: int) -> None:
-    Release.objects.filter(pk=release_id, status=Release.Status.EXPORTING).update(status=Release.Status.FAILED)
+    Release.move_all(Release.objects.filter(pk=release_id), Release.Status.FAILED)
 
 
 def release_files(release: Release) -> dict[str, Asset]:

@@ -55,6 +55,15 @@ def test_creation_move_to_and_bulk_updates_each_leave_a_row():
     assert [history(j) for j in bulk] == [[(None, "queued", None), ("queued", "running", None)]] * 3
 
 
+def test_move_all_moves_the_rows_whose_status_may_go_there_and_leaves_the_others():
+    queued, done = Job.objects.bulk_create([Job(kind="export", key="m1"), Job(kind="export", key="m2")])
+    Job.objects.filter(pk=done.pk).update(status=Job.Status.DONE)  # done goes nowhere
+    assert Job.move_all(Job.objects.filter(pk__in=[queued.pk, done.pk]), Job.Status.RUNNING) == 1
+    assert Job.objects.get(pk=queued.pk).status == Job.Status.RUNNING
+    assert Job.objects.get(pk=done.pk).status == Job.Status.DONE
+    assert history(queued)[-1] == ("queued", "running", None)
+
+
 def test_history_is_append_only():
     job = Job.objects.create(kind="export", key="k")
     change = StatusChange.objects.get(row_id=job.pk)
