@@ -137,27 +137,27 @@ def _crosses(p, q, wall: Thing) -> bool:
 YES_NO = ["Yes", "No"]
 
 
-def _causal_items() -> list[dict]:
+def _item(item_id, things, arrows, question, options, answer, pockets=False) -> dict:
     """id, the things on the table, arrows, question, options (the last is Not sure) and answer text."""
+    options = [*options, "Not sure"]
+    lettered = " ".join(f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options))
+    return dict(id=item_id, things=things, arrows=arrows, pockets=pockets, options=options, answer=answer,
+                question=f"{question} {lettered}")
+
+
+def _collision_items() -> list[dict]:
     items = []
-
-    def add(item_id, things, arrows, question, options, answer, pockets=False):
-        options = [*options, "Not sure"]
-        lettered = " ".join(f"({'ABCDE'[i]}) {text}" for i, text in enumerate(options))
-        items.append(dict(id=item_id, things=things, arrows=arrows, pockets=pockets, options=options, answer=answer,
-                          question=f"{question} {lettered}"))
-
     for n, (ball_y, dy, box_y) in enumerate([(96, 0.0, 100), (60, 0.08, 140)]):
         ball, box = Thing("ball", "red", 50, ball_y), Thing("box", "blue", 190, box_y, 36, 36)
         what, thing = _roll(ball.x, ball.y, 1, dy, [box], bounce=False)
-        add(
+        items.append(_item(
             f"Collision_Level_1_{n}",
             [ball, box],
             [((ball.x, ball.y), _tip(ball, 1, dy))],
             "The red ball rolls in the direction of the arrow. Will it hit the blue box?",
             YES_NO,
             "Yes" if what == "hit" else "No",
-        )
+        ))
     for n, (start, direction, blue, green) in enumerate(
         [
             ((40, 150), (1, -0.55), (112, 50), (205, 60)),
@@ -167,53 +167,62 @@ def _causal_items() -> list[dict]:
         ball = Thing("ball", "red", *start)
         boxes = [Thing("box", "blue", *blue, 34, 34), Thing("box", "green", *green, 36, 36)]
         what, thing = _roll(ball.x, ball.y, *direction, boxes, bounce=False)
-        add(
+        items.append(_item(
             f"Collision_Level_2_{n}",
             [ball, *boxes],
             [((ball.x, ball.y), _tip(ball, *direction))],
             "The red ball rolls in the direction of the arrow. Which box does it hit first?",
             ["the blue box", "the green box", "neither"],
             f"the {thing.colour} box" if what == "hit" else "neither",
-        )
+        ))
+    return items
 
-    def walls(*gaps):
-        """A gray wall across the table at y = 90 with the given (left, right) gaps."""
-        edges, pieces = [CUSHION, *[x for gap in gaps for x in gap], CS_SIZE[0] - CUSHION], []
-        for left, right in zip(edges[::2], edges[1::2], strict=True):
-            pieces.append(Thing("wall", "gray", (left + right) / 2, 90, right - left, 10))
-        return pieces
 
+def _walls(*gaps) -> list[Thing]:
+    """A gray wall across the table at y = 90 with the given (left, right) gaps."""
+    edges, pieces = [CUSHION, *[x for gap in gaps for x in gap], CS_SIZE[0] - CUSHION], []
+    for left, right in zip(edges[::2], edges[1::2], strict=True):
+        pieces.append(Thing("wall", "gray", (left + right) / 2, 90, right - left, 10))
+    return pieces
+
+
+def _compatibility_items() -> list[dict]:
+    items = []
     for n, (box_w, gap) in enumerate([(30, (106, 150)), (52, (108, 148))]):
         box = Thing("box", "green", 128, 150, box_w, 26)
         fits = box_w < gap[1] - gap[0] and gap[0] <= box.x - box_w / 2 and box.x + box_w / 2 <= gap[1]
-        add(
+        items.append(_item(
             f"Compatibility_Level_1_{n}",
-            [*walls(gap), box],
+            [*_walls(gap), box],
             [((box.x, box.y - 16), (box.x, box.y - 56))],
             "The green box slides in the direction of the arrow. Can it pass through the gap between the "
             "gray "
             "walls?",
             YES_NO,
             "Yes" if fits else "No",
-        )
+        ))
     for n, right_gap in enumerate([(170, 206), (158, 218)]):
         yellow, purple = Thing("box", "yellow", 65, 150, 26, 24), Thing("box", "purple", 188, 150, 48, 24)
         fits = [b.colour for b, gap in ((yellow, (40, 90)), (purple, right_gap)) if b.w < gap[1] - gap[0]]
-        add(
+        items.append(_item(
             f"Compatibility_Level_2_{n}",
-            [*walls((40, 90), right_gap), yellow, purple],
+            [*_walls((40, 90), right_gap), yellow, purple],
             [((b.x, b.y - 14), (b.x, b.y - 54)) for b in (yellow, purple)],
             "Each box is pushed straight along its arrow. Which of them can pass through the gap in front of "
             "it?",
             ["the yellow box", "the purple box", "both"],
             "both" if len(fits) == 2 else f"the {fits[0]} box" if fits else "neither",
-        )
+        ))
+    return items
 
+
+def _occlusion_items() -> list[dict]:
+    items = []
     camera = Thing("camera", "black", 128, 176)
     for n, (start, end) in enumerate([((60, 50), (130, 50)), ((130, 50), (226, 50))]):
         ball, wall = Thing("ball", "yellow", *start), Thing("wall", "gray", 128, 110, 80, 8)
         hidden = _crosses((camera.x, camera.y - 8), end, wall)
-        add(
+        items.append(_item(
             f"Occlusion_Level_1_{n}",
             [wall, camera, ball],
             [((ball.x, ball.y), end)],
@@ -222,7 +231,7 @@ def _causal_items() -> list[dict]:
             "wall hide it there?",
             YES_NO,
             "Yes" if hidden else "No",
-        )
+        ))
     for n, (start, end) in enumerate([((128, 40), (200, 40)), ((70, 40), (128, 40))]):
         ball = Thing("ball", "yellow", *start)
         left_wall, right_wall = Thing("wall", "gray", 70, 110, 60, 8), Thing("wall", "gray", 186, 110, 60, 8)
@@ -231,29 +240,38 @@ def _causal_items() -> list[dict]:
             for name, wall in (("left", left_wall), ("right", right_wall))
             if _crosses((camera.x, camera.y - 8), end, wall)
         ]
-        add(
+        items.append(_item(
             f"Occlusion_Level_2_{n}",
             [left_wall, right_wall, camera, ball],
             [((ball.x, ball.y), end)],
             "The yellow ball rolls to the tip of the arrow. Which wall hides it from the camera there?",
             ["the left wall", "the right wall", "neither"],
             f"the {hiding[0]} wall" if hiding else "neither",
-        )
+        ))
+    return items
 
+
+def _trajectory_items() -> list[dict]:
+    items = []
     for n, (start, direction) in enumerate([((60, 150), (0.9, -1)), ((200, 150), (-0.3, -1))]):
         ball = Thing("ball", "purple", *start)
         _, side = _roll(ball.x, ball.y, *direction, [], bounce=True)
-        add(f"Trajectory_Level_1_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
+        items.append(_item(f"Trajectory_Level_1_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
             "The purple ball rolls along the arrow and bounces off the top cushion. Which cushion does it reach next?",
-            ["the left cushion", "the right cushion", "the bottom cushion"], f"the {side} cushion")
+            ["the left cushion", "the right cushion", "the bottom cushion"], f"the {side} cushion"))
     for n, (start, direction) in enumerate([((60, 170), (1, -1.1)), ((200, 170), (1, -0.7))]):
         ball = Thing("ball", "purple", *start)
         _, landing = _roll(ball.x, ball.y, *direction, [], bounce="pockets")
         pocket = min(((50, "left"), (128, "middle"), (206, "right")), key=lambda p: abs(p[0] - landing))[1]
-        add(f"Trajectory_Level_2_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
+        items.append(_item(f"Trajectory_Level_2_{n}", [ball], [((ball.x, ball.y), _tip(ball, *direction))],
             "The purple ball rolls along the arrow, bouncing off the side cushions. Which pocket does it fall into?",
-            ["the left pocket", "the middle pocket", "the right pocket"], f"the {pocket} pocket", pockets=True)
+            ["the left pocket", "the middle pocket", "the right pocket"], f"the {pocket} pocket", pockets=True))
     return items
+
+
+def _causal_items() -> list[dict]:
+    """The demo's items, two levels of each of the paper's four categories, in the file's order."""
+    return [*_collision_items(), *_compatibility_items(), *_occlusion_items(), *_trajectory_items()]
 
 
 def causalspatial_files() -> FamilyFiles:
