@@ -67,7 +67,7 @@ def send_after_state(change_id: int, user=None):
 
     from core.models import Job
 
-    from .material.after_state import edit_digest
+    from .edit_digest import edit_digest
     from .models import ContextChange
     digest = edit_digest(ContextChange.objects.filter(pk=change_id).values_list("edit", flat=True).first())
     job = after_state_job(change_id, digest, user)

@@ -30,7 +30,8 @@ import json
 
 from django.dispatch import Signal
 
-from .material.after_state import META_KEY, edit_digest
+from .edit_digest import edit_digest
+from .material.after_state import META_KEY
 
 # Sent with `change_ids`; a receiver returns {item id: {"derived": str | None, "agrees": bool | None}}.
 derived_answers_asked = Signal()

@@ -24,6 +24,20 @@ def store_asset(scene: Scene | None, role: str, filename: str, content: bytes, m
     return asset
 
 
+def delete_assets(assets: list[Asset]) -> None:
+    """Delete the assets' rows now and their stored files once the transaction commits (rolled back, both
+    stay)."""
+    if not assets:
+        return
+    Asset.objects.filter(pk__in=[asset.pk for asset in assets]).delete()
+
+    def delete_files():
+        for asset in assets:
+            asset.file.delete(save=False)
+
+    transaction.on_commit(delete_files)
+
+
 def set_results_public(benchmark: Benchmark, public: bool) -> Benchmark:
     """Open the benchmark's results (its page, leaderboard and paper tables) to anyone, signed out too, or
     close them again; nothing else of it is ever public (Benchmark.public)."""

@@ -6,8 +6,8 @@ from celery import shared_task
 from django.conf import settings
 
 from benchmarks.material.after_state import build_after_state
-from benchmarks.material.aligned_topview import build_aligned_topviews
 from benchmarks.material.processing import (
+    build_aligned_topviews,
     build_large_scene_assets,
     build_viewer_assets,
     processing_started,
@@ -66,7 +66,7 @@ def process_scene(scene_id: int, job_id: int | None = None) -> int:
 def make_aligned_topviews(scene_id: int, job_id: int) -> int:
     """The scene's plain and semantic top views turned into its approved world frame, reported through
     its core.Job (dispatch.send_aligned_topviews, sent when a frame is approved). Idempotent: a re-run
-    replaces the maps made before (aligned_topview.build_aligned_topviews); a redelivered message of a
+    replaces the maps made before (processing.build_aligned_topviews); a redelivered message of a
     job that ran or runs does nothing."""
     with running_job(job_id, total=1, message="Rendering the aligned top views") as job:
         if job is None:

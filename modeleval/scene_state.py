@@ -15,7 +15,7 @@ of what the run shows made from the change's edit as it is now (meta `edit_diges
 after-state's points, from which the views are rendered)."""
 
 from benchmarks import overlays, protocols
-from benchmarks.material.after_state import edit_digest
+from benchmarks.edit_digest import edit_digest
 from benchmarks.material.pointcloud import decode_octree_node, decode_viewer_points, read_octree
 from benchmarks.models import AssetRole, Item
 from core.errors import DomainError

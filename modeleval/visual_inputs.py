@@ -18,7 +18,7 @@ import numpy as np
 from django.db.models import Q
 
 from benchmarks import overlays, protocols
-from benchmarks.material.after_state import edit_digest
+from benchmarks.edit_digest import edit_digest
 from benchmarks.material.frames import frame_set
 from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from benchmarks.material.rgbd_frames import posed_view_set, scenes_with_frames
@@ -187,7 +187,7 @@ def after_state_maps(change_ids, role: str):
 
 def of_edit(assets, edit):
     """Those of a change's after-state assets made from its edit as it is now (meta `edit_digest`,
-    benchmarks.material.after_state.edit_digest; one without the mark, an uploaded one, is taken as it is):
+    benchmarks.edit_digest; one without the mark, an uploaded one, is taken as it is):
     an after-state built from an earlier edit is never shown."""
     return assets.filter(Q(meta__edit_digest=edit_digest(edit)) | Q(meta__edit_digest__isnull=True))
 

@@ -26,17 +26,17 @@ alone. They are `render` assets with the same marks, removed with the rest when 
 """
 
 import hashlib
-import json
 import math
 
 import numpy as np
 from django.db import transaction
 
+from benchmarks.edit_digest import edit_digest
 from benchmarks.models import Asset, AssetRole, ContextChange
-from benchmarks.services import scene_asset, store_asset
+from benchmarks.services import delete_assets, scene_asset, store_asset
 
 from . import renders
-from .processing import _delete_files, _topview_sample, viewer_points
+from .processing import _topview_sample, viewer_points
 from .rgbd_frames import posed_view_set
 from .scans import load_scene_points
 from .topview import render_topview
@@ -46,25 +46,6 @@ META_KEY = "after_state"
 # An added box drawn as its surface: points per square metre (at least MIN, at most MAX points a box).
 SURFACE_DENSITY, MIN_SURFACE_POINTS, MAX_SURFACE_POINTS = 4000, 400, 50_000
 SURFACE_SEED = 47
-
-
-def _canonical(value):
-    """Numbers as a database gives them back: PostgreSQL's jsonb has no negative zero (-0.0, which turning an
-    edit into the world frame makes, comes back 0.0), and a float is kept to a micrometre."""
-    if isinstance(value, dict):
-        return {key: _canonical(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_canonical(item) for item in value]
-    if isinstance(value, float):
-        return round(value, 9) + 0.0
-    return value
-
-
-def edit_digest(edit: dict | None) -> str:
-    """The sha256 of the edit's JSON (keys sorted, numbers canonical): the after-state a set of assets was
-    built from, the same for the edit in memory and as either database stores it."""
-    canonical = json.dumps(_canonical(edit or {}), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def label_colour(label: str) -> tuple[int, int, int]:
@@ -217,7 +198,7 @@ def build_after_state(change_id: int) -> list[Asset]:
         return []
     if not change.edit:
         with transaction.atomic():
-            _delete(list(Asset.objects.select_for_update().filter(meta__after_state=change_id)))
+            delete_assets(list(Asset.objects.select_for_update().filter(meta__after_state=change_id)))
         return []
     if scene_asset(change.scene, AssetRole.POINT_CLOUD) is None:
         return []  # no scan to build it from (the job's report says so)
@@ -229,7 +210,7 @@ def build_after_state(change_id: int) -> list[Asset]:
         locked = ContextChange.objects.select_for_update().filter(pk=change_id).first()
         if locked is None or edit_digest(locked.edit) != edit_digest(change.edit):
             return []  # the edit changed while building: the task sent for it builds that one
-        _delete(list(Asset.objects.select_for_update().filter(scene_id=change.scene_id, meta__after_state=change_id)))
+        delete_assets(list(Asset.objects.select_for_update().filter(scene_id=change.scene_id, meta__after_state=change_id)))
         return [store_asset(change.scene, role, filename, content, meta) for role, filename, content, meta in files]
 
 
@@ -270,16 +251,10 @@ def after_state_view_set(change_id: int, name: str) -> list[Asset]:
         locked = ContextChange.objects.select_for_update().filter(pk=change_id).first()
         if locked is None or edit_digest(locked.edit) != digest:
             return []  # the edit changed while rendering: its own after-state replaces this one
-        _delete(list(Asset.objects.select_for_update().filter(
+        delete_assets(list(Asset.objects.select_for_update().filter(
             scene_id=change.scene_id, role=AssetRole.RENDER, meta__set=name, meta__after_state=change.pk)))
         return [store_asset(change.scene, AssetRole.RENDER, f"{change.scene.external_id}_after_{change.pk}_{kind}-"
                             f"{count}-{index}.png", picture,
                             {"set": name, "index": index, "pose": pose.round(6).tolist(), "intrinsics": camera,
                              "cameras_from": source, META_KEY: change.pk, "edit_digest": digest})
                 for index, (picture, pose) in enumerate(zip(pictures, poses, strict=True))]
-
-
-def _delete(assets: list[Asset]) -> None:
-    if assets:
-        Asset.objects.filter(pk__in=[a.pk for a in assets]).delete()
-        transaction.on_commit(lambda: _delete_files(assets))

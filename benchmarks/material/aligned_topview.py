@@ -27,7 +27,7 @@ import numpy as np
 from django.db import transaction
 
 from benchmarks.models import Asset, AssetRole, Scene, WorldFrame
-from benchmarks.services import store_asset
+from benchmarks.services import delete_assets
 
 from .topview import render_topview
 
@@ -148,43 +148,8 @@ def remove_superseded_maps(scene_id: int) -> set[str]:
     leaves no map turned by a frame no longer in force, not even while the new one is being rendered."""
     frame_ids = [f.pk for f in approved_frames(scene_id)]
     maps = list(made_here(Asset.objects.filter(scene_id=scene_id)))
-    _delete([a for a in maps if not is_current(a, frame_ids)])
+    delete_assets([a for a in maps if not is_current(a, frame_ids)])
     return {a.role for a in maps if is_current(a, frame_ids)}
-
-
-def _delete(assets: list[Asset]) -> None:
-    if not assets:
-        return
-    Asset.objects.filter(pk__in=[a.pk for a in assets]).delete()
-
-    def delete_files():
-        for asset in assets:
-            asset.file.delete(save=False)
-
-    transaction.on_commit(delete_files)
-
-
-def build_aligned_topviews(scene: Scene) -> list[Asset]:
-    """Render and store the scene's aligned maps from its scan, replacing the ones made before (a
-    re-run for the same frame leaves one of each role). [] when the scene has no approved frame (its
-    old maps go) or no scan; also [] when another frame was approved while rendering (that
-    approval's task makes its maps)."""
-    from .processing import topview_points  # processing imports this module
-
-    frames = approved_frames(scene.pk)
-    loaded = topview_points(scene) if frames else None
-    files = aligned_files(scene, *loaded, frames=frames) if loaded is not None else []
-    frame_ids = [f.pk for f in frames]
-    with transaction.atomic():
-        Scene.objects.select_for_update().filter(pk=scene.pk).first()
-        if [f.pk for f in approved_frames(scene.pk)] != frame_ids:
-            return []
-        old = list(made_here(Asset.objects.select_for_update().filter(scene=scene)))
-        if not files:  # nothing to render from: only the maps of frames no longer approved go
-            _delete([a for a in old if not is_current(a, frame_ids)])
-            return []
-        _delete(old)
-        return [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in files]
 
 
 def world_frames_changed(scene_id: int) -> None:

@@ -20,9 +20,9 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from benchmarks.models import Asset, AssetRole, Scene
-from benchmarks.services import scene_asset, store_asset
+from benchmarks.services import delete_assets, scene_asset, store_asset
 
-from .aligned_topview import aligned_files
+from .aligned_topview import aligned_files, approved_frames, is_current, made_here
 from .pointcloud import (
     LEVEL_SEED,
     NODE_POINTS,
@@ -93,9 +93,8 @@ def build_viewer_assets(
     ]
     with transaction.atomic():
         old = list(Asset.objects.select_for_update().filter(scene=scene, role__in=DERIVED_ROLES))
-        Asset.objects.filter(pk__in=[asset.pk for asset in old]).delete()
+        delete_assets(old)
         created = [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in files]
-        transaction.on_commit(lambda: _delete_files(old))
     return created
 
 
@@ -147,13 +146,12 @@ def build_large_scene_assets(scene: Scene) -> list[Asset] | None:
         name = scene.external_id
         with transaction.atomic():
             old = list(Asset.objects.select_for_update().filter(scene=scene, role__in=DERIVED_ROLES))
-            Asset.objects.filter(pk__in=[asset.pk for asset in old]).delete()
+            delete_assets(old)
             created = [_file_asset(scene, AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, meta),
                        store_asset(scene, AssetRole.TOPVIEW_PLAIN, f"{name}_topview_plain.png", plain_png, plain_meta),
                        store_asset(scene, AssetRole.TOPVIEW_SEMANTIC, f"{name}_topview_semantic.png", semantic_png,
                                    semantic_meta)]
             created += [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in aligned]
-            transaction.on_commit(lambda: _delete_files(old))
     return created
 
 
@@ -209,11 +207,6 @@ def _topview_sample(n: int) -> slice | np.ndarray:
     return np.sort(np.random.default_rng(LEVEL_SEED).choice(n, TOPVIEW_POINTS, replace=False))
 
 
-def _delete_files(assets: list[Asset]) -> None:
-    for asset in assets:
-        asset.file.delete(save=False)
-
-
 # --- the reaper: scenes whose processing died ---------------------------------------------------
 
 # A scene is sent again at most this many times (counted in its meta): a scan that fails every time
@@ -263,3 +256,24 @@ def processing_started(scene: Scene) -> None:
     if "processing_cancelled" in scene.meta:
         scene.meta = {key: value for key, value in scene.meta.items() if key != "processing_cancelled"}
         scene.save(update_fields=["meta"])
+
+
+def build_aligned_topviews(scene: Scene) -> list[Asset]:
+    """Render and store the scene's aligned maps from its scan, replacing the ones made before (a
+    re-run for the same frame leaves one of each role). [] when the scene has no approved frame (its
+    old maps go) or no scan; also [] when another frame was approved while rendering (that
+    approval's task makes its maps)."""
+    frames = approved_frames(scene.pk)
+    loaded = topview_points(scene) if frames else None
+    files = aligned_files(scene, *loaded, frames=frames) if loaded is not None else []
+    frame_ids = [f.pk for f in frames]
+    with transaction.atomic():
+        Scene.objects.select_for_update().filter(pk=scene.pk).first()
+        if [f.pk for f in approved_frames(scene.pk)] != frame_ids:
+            return []
+        old = list(made_here(Asset.objects.select_for_update().filter(scene=scene)))
+        if not files:  # nothing to render from: only the maps of frames no longer approved go
+            delete_assets([a for a in old if not is_current(a, frame_ids)])
+            return []
+        delete_assets(old)
+        return [store_asset(scene, role, filename, content, meta) for role, filename, content, meta in files]

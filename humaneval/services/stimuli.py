@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks import option_text, overlays, protocols
-from benchmarks.material.after_state import edit_digest
+from benchmarks.edit_digest import edit_digest
 from benchmarks.media import VIEWER_ROLES
 from benchmarks.models import Asset, AssetRole, ContextChange, Item
 from benchmarks.protocols import Variant

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from benchmarks import dispatch, tasks
+from benchmarks.edit_digest import edit_digest
 from benchmarks.material import processing
-from benchmarks.material.after_state import ROLES, apply_to_points, edit_digest, label_colour, to_local
+from benchmarks.material.after_state import ROLES, apply_to_points, label_colour, to_local
 from benchmarks.material.pointcloud import decode_viewer_points
 from benchmarks.material.scans import load_scene_points
 from benchmarks.material.viewer import scene_viewer_data

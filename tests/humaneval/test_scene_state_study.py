@@ -6,7 +6,7 @@ only by a participant of a changed-scene study whose item's change it shows."""
 
 import pytest
 
-from benchmarks.material.after_state import edit_digest
+from benchmarks.edit_digest import edit_digest
 from benchmarks.media import may_read_asset
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset

@@ -12,8 +12,9 @@ import pytest
 from PIL import Image
 
 from benchmarks.demo.rooms import generate_room
+from benchmarks.edit_digest import edit_digest
 from benchmarks.material import processing
-from benchmarks.material.after_state import build_after_state, edit_digest
+from benchmarks.material.after_state import build_after_state
 from benchmarks.material.processing import viewer_points
 from benchmarks.material.scans import load_scene_points, write_points_ply
 from benchmarks.models import AssetRole

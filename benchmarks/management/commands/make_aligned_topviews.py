@@ -5,13 +5,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material.aligned_topview import (
-    ROLES,
-    approved_frames,
-    build_aligned_topviews,
-    is_current,
-    made_here,
-)
+from benchmarks.material.aligned_topview import ROLES, approved_frames, is_current, made_here
+from benchmarks.material.processing import build_aligned_topviews
 from benchmarks.models import Asset, Benchmark, Scene, WorldFrame
 
 
