@@ -9,7 +9,6 @@ gives their open leases back. The description rules are in checks.py; model-draf
 import json
 from collections import Counter
 from datetime import timedelta
-from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
@@ -29,7 +28,7 @@ from .checks import check_description
 from .families import derived_question_type  # noqa: F401 (review edits tags by these rules)
 from .family_tags import family_tags  # noqa: F401
 from .kinds import SUBMITTERS, checked_choices, frame_text  # noqa: F401
-from .models import Assignment, AssignmentDraft, Campaign, CrowdAnswer, QuizAttempt
+from .models import Assignment, AssignmentDraft, Campaign, QuizAttempt
 
 MAX_TEXT_CHARS = 2000
 MAX_DRAFT_CHARS = 20000
@@ -420,18 +419,6 @@ def remove_description(assignment_id: int, worker, index: int) -> AssignmentDraf
 
 
 # --- Submission ----------------------------------------------------------------------------------
-
-class CrowdAnswerRow(NamedTuple):
-    item_id: int
-    worker_id: int
-    answer: str | list[str]  # open text, or the chosen letters of a choice item
-
-
-def crowd_answers(item_ids) -> list[CrowdAnswerRow]:
-    """Answer-only campaigns' answers to these items (ids, or a query of them), for consensus."""
-    rows = CrowdAnswer.objects.filter(item_id__in=item_ids).order_by("item_id", "pk")
-    return [CrowdAnswerRow(*row) for row in rows.values_list("item_id", "worker_id", "answer")]
-
 
 @transaction.atomic
 def submit_assignment(assignment_id: int, worker, text: str = "", answer: dict | None = None, edit=None) -> Assignment:

@@ -14,27 +14,13 @@ from benchmarks.models import AnswerFormat, AssetRole, Item, Scene
 from benchmarks.services import store_asset
 from core.errors import Conflict, DomainError, NotFound
 
+from .selectors import flipped_answers
+
 PAIR = "image"  # provenance["pair"]: the same question on another image
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 MAX_IMAGE_PIXELS = 40_000_000  # checked from the header before anything is decoded (a small PNG can claim 30000x30000)
 # tags of the original's image that do not hold for the complement's
 IMAGE_TAGS = ("image_variant", "image_source", "viewpoint")
-_YES_NO = {"yes": "no", "no": "yes"}
-
-
-def yes_or_no(item: Item) -> str | None:
-    """An item's gold answer when it is just yes or no ("yes" or "no"), else None."""
-    said = {str(a).strip().rstrip(".").lower() for a in item.answers}
-    return said.pop() if len(said) == 1 and next(iter(said)) in _YES_NO else None
-
-
-def flipped_answers(item: Item) -> list[str] | None:
-    """The gold answers of the complementary question: the other option of a two-option item, the
-    other of yes/no; None for any other item."""
-    if item.answer_format == AnswerFormat.SINGLE and len(item.choices) == 2 and item.answers in (["A"], ["B"]):
-        return ["B"] if item.answers == ["A"] else ["A"]
-    said = yes_or_no(item) if item.answer_format == AnswerFormat.OPEN else None
-    return [_YES_NO[said]] if said else None
 
 
 def _answers(item: Item, answers) -> list[str]:

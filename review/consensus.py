@@ -9,7 +9,7 @@ from collections import Counter
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation import services as annotation_services
+from annotation import selectors as annotation_selectors
 from benchmarks.models import Benchmark, Item
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
@@ -27,7 +27,7 @@ def answers_by_person(item_ids) -> dict[tuple[int, int], object]:
     """{(item id, person id): answer}: reviewers' and answer-only campaigns' independent answers (a
     reviewer who also answered in a campaign counts once, by the reviewer's answer)."""
     by_person: dict[tuple[int, int], object] = {}
-    for row in annotation_services.crowd_answers(item_ids):
+    for row in annotation_selectors.crowd_answers(item_ids):
         by_person[(row.item_id, row.worker_id)] = row.answer
     for item_id, answerer_id, answer in IndependentAnswer.objects.filter(item_id__in=item_ids).order_by(
         "item_id", "pk"

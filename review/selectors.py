@@ -1,10 +1,11 @@
-"""What pages read of review's records (decisions, answers, dedup runs, grammar passes) and queues."""
+"""What pages and other stages read of review's records (decisions, answers, dedup runs, grammar passes),
+its queues, and an item's gold read as yes/no or flipped for its complement."""
 
 from dataclasses import dataclass
 
 from benchmarks import overlays
 from benchmarks.material.viewer import scene_viewer_data
-from benchmarks.models import AssetRole, Benchmark
+from benchmarks.models import AnswerFormat, AssetRole, Benchmark, Item
 
 from . import polish, services
 from .models import DedupRun, ItemDecision, Polish
@@ -108,3 +109,27 @@ def drafts_with_stimuli(user) -> tuple[list, dict]:
     """The filtering queue's first drafts, and what the first STIMULI_LISTED of them show (stimuli_of)."""
     drafts = list(filtering_drafts(user).select_related("scene"))
     return drafts, stimuli_of(drafts[:STIMULI_LISTED])
+
+
+def stage_judged(items, stamp: str) -> set[int]:
+    """The ids among `items` a stage has judged under `stamp` (its verdicts' notes start with it)."""
+    return set(ItemDecision.objects.filter(item__in=items, reviewer=None, note__startswith=f"{stamp}:")
+               .values_list("item_id", flat=True))
+
+
+_YES_NO = {"yes": "no", "no": "yes"}
+
+
+def yes_or_no(item: Item) -> str | None:
+    """An item's gold answer when it is just yes or no ("yes" or "no"), else None."""
+    said = {str(a).strip().rstrip(".").lower() for a in item.answers}
+    return said.pop() if len(said) == 1 and next(iter(said)) in _YES_NO else None
+
+
+def flipped_answers(item: Item) -> list[str] | None:
+    """The gold answers of the complementary question: the other option of a two-option item, the
+    other of yes/no; None for any other item."""
+    if item.answer_format == AnswerFormat.SINGLE and len(item.choices) == 2 and item.answers in (["A"], ["B"]):
+        return ["B"] if item.answers == ["A"] else ["A"]
+    said = yes_or_no(item) if item.answer_format == AnswerFormat.OPEN else None
+    return [_YES_NO[said]] if said else None

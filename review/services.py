@@ -18,7 +18,7 @@ from core.errors import Conflict, DomainError, Forbidden
 from core.sql import locked
 from scoring.engine import get_family
 
-from . import complements, dedup, families
+from . import dedup, families
 from .dedup import texts_arrived
 from .models import ChangeRevision, DedupRun, ItemDecision, ItemRevision, ReviewDecision
 
@@ -465,12 +465,6 @@ def stage_verdict(item_id: int, expected_version: int, drop: bool, note: str, cr
     return item
 
 
-def stage_judged(items, stamp: str) -> set[int]:
-    """The ids among `items` a stage has judged under `stamp` (its verdicts' notes start with it)."""
-    return set(ItemDecision.objects.filter(item__in=items, reviewer=None, note__startswith=f"{stamp}:")
-               .values_list("item_id", flat=True))
-
-
 def dedup_threshold(threshold) -> float:
     """A near-duplicate search's threshold, checked (DomainError naming `threshold`)."""
     return dedup.checked_threshold(threshold)
@@ -488,19 +482,6 @@ def search_duplicates(benchmark, user, threshold: float, progress) -> dict:
     if run.status == DedupRun.Status.FAILED:
         raise DomainError(run.error, field="dedup")
     return dedup.run_report(run)
-
-
-def yes_or_no(item: Item) -> str | None:
-    """An item's gold answer when it is just yes or no, else None (review/complements.py)."""
-    return complements.yes_or_no(item)
-
-
-def complement_answers(item: Item) -> list[str] | None:
-    """The gold answers of an item's complementary question; None when they are not known without a person."""
-    return complements.flipped_answers(item)
-
-
-# --- History ------------------------------------------------------------------------------------
 
 
 def word_diff(before: str, after: str) -> str:

@@ -20,6 +20,7 @@ from django.db import transaction
 from benchmarks.models import AnswerFormat, Item
 from core.errors import DomainError
 from core.validation import whole_number
+from review import selectors as review_selectors
 from review import services as review_services
 
 # 3DSRBench's rule-based augmentation ("given a question asking which object is higher ... we generate
@@ -73,7 +74,7 @@ def answer_key(item: Item) -> str:
     an open one."""
     if item.answer_format != AnswerFormat.OPEN:
         return ",".join(item.answers)
-    return review_services.yes_or_no(item) or OPEN
+    return review_selectors.yes_or_no(item) or OPEN
 
 
 def complementary(question: str) -> tuple[str, str] | None:
@@ -176,7 +177,7 @@ def even_answers(stage, items: list[Item], params: Params) -> tuple[list[dict], 
     turned = set(complements(stage.benchmark, rejected=True))  # a rejected complement is not made again
     by_type: dict[str, list[Item]] = {}
     for item in [*items, *pending.values()]:
-        if review_services.complement_answers(item) is not None:
+        if review_selectors.flipped_answers(item) is not None:
             by_type.setdefault(type_of(item, params.by), []).append(item)
     for kind, members in sorted(by_type.items()):
         counts = Counter(answer_key(item) for item in members)
@@ -191,7 +192,7 @@ def even_answers(stage, items: list[Item], params: Params) -> tuple[list[dict], 
             with transaction.atomic():
                 for item in candidates[:needed]:
                     question, rule = complementary(item.question)
-                    answers = review_services.complement_answers(item)
+                    answers = review_selectors.flipped_answers(item)
                     made = _complement(stage, item, question, answers, rule, params.seed)
                     added.append(_entry(item, kind, rule=rule, complement=made.pk,
                                         after={"question": question, "answers": made.answers}))

@@ -29,6 +29,7 @@ from benchmarks.services import gold_row
 from core.errors import DomainError
 from core.validation import whole_number
 from modeleval import services as modeleval_services
+from review import selectors as review_selectors
 from review import services as review_services
 from scoring.engine import get_family
 
@@ -145,7 +146,7 @@ def _to_judge(benchmark, stamp: str) -> tuple[list[Item], int]:
     """(the draft and approved items not judged under `stamp` yet, how many were). An item a reviewer
     approved again after a drop counts as judged: the filter does not overrule the person."""
     items = Item.objects.filter(benchmark=benchmark, status__in=[Item.Status.DRAFT, Item.Status.APPROVED])
-    judged = review_services.stage_judged(items, stamp)
+    judged = review_selectors.stage_judged(items, stamp)
     return [item for item in items.order_by("pk") if item.pk not in judged], len(judged)
 
 

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STAGES = {"annotation", "construction", "review", "humaneval", "modeleval"}
 OURS = {"config", "core", "crowd", "benchmarks", "results", "scoring", "frontend"} | STAGES
 
-# room -> the rooms it may import (itself always). A stage may also call another stage's services.py
-# or connect to its signals.py.
+# room -> the rooms it may import (itself always). A stage may also call another stage's services.py,
+# read through its selectors.py or connect to its signals.py.
 MAY_IMPORT = {
     "scoring": set(),
     "core": {"scoring"},
@@ -52,8 +52,8 @@ def allowed(room: str, module: str) -> bool:
         return True
     if target in MAY_IMPORT[room]:
         return True
-    # one stage asks another only through that stage's services, or reacts to its signals
-    return room in STAGES and target in STAGES and module.split(".")[1:2] in (["services"], ["signals"])
+    # one stage asks another only through that stage's services or selectors, or reacts to its signals
+    return room in STAGES and target in STAGES and module.split(".")[1:2] in (["services"], ["selectors"], ["signals"])
 
 
 def violations(room: str) -> list[str]:
@@ -111,3 +111,9 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
     (room / "bad.py").write_text("def f():\n    from humaneval.models import Study\n")
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert violations("scoring") == ["scoring/bad.py:2 imports humaneval.models.Study"]
+
+
+def test_a_stage_reads_another_through_its_selectors_and_nothing_else_of_it():
+    assert allowed("construction", "review.selectors.yes_or_no")
+    assert allowed("construction", "review.services.search_duplicates")
+    assert not allowed("construction", "review.complements.flipped_answers")
