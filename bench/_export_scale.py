@@ -1,5 +1,5 @@
 """The export part of bench/scale.py (#33): a release of N synthetic items written by the streaming export
-(benchmarks/release_export.py), and the peak memory of the process that writes it.
+(benchmarks/releases/stream.py), and the peak memory of the process that writes it.
 
     from _export_scale import measure_export      # bench/ is on sys.path for the benches
     measure_export(500_000) -> {"export_items": 500000, "export_peak_mb": ..., "export_s": ..., "fill_s": ...}
@@ -106,15 +106,15 @@ def export() -> dict:
     import django
 
     django.setup()
-    from benchmarks import releases
     from benchmarks.models import Benchmark
+    from benchmarks.releases import life
 
     benchmark = Benchmark.objects.get(slug="scale-export-bench")
     start = time.perf_counter()
     # the whole export (its job) is run here, not in a worker
-    release = releases.export_release(benchmark, f"1.{benchmark.releases.count()}.0", None, inline=True)
+    release = life.export_release(benchmark, f"1.{benchmark.releases.count()}.0", None, inline=True)
     seconds = time.perf_counter() - start
-    files = releases.release_files(release)
+    files = life.release_files(release)
     return {"items": release.items.count(), "seconds": round(seconds, 1),
             "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "files": {fmt: asset.size for fmt, asset in files.items()},

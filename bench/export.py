@@ -24,8 +24,9 @@ from _database import drop_database, use_fresh_database  # noqa: E402 -- a sibli
 
 use_fresh_database(DB)
 
-from benchmarks import releases, services, tasks  # noqa: E402
+from benchmarks import services, tasks  # noqa: E402
 from benchmarks.models import Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame  # noqa: E402
+from benchmarks.releases import life, lines, stream  # noqa: E402
 
 N_ITEMS = 15_000
 N_SCENES = 100
@@ -65,13 +66,13 @@ def main() -> None:
         # The export's job is not sent: its freeze is timed alone, the other formats one by one below.
         with mock.patch.object(tasks.export_release, "delay"):
             start = time.perf_counter()
-            release = releases.export_release(benchmark, "1.0.0", None)
-            release = releases.freeze_release(release.pk)
+            release = life.export_release(benchmark, "1.0.0", None)
+            release = life.freeze_release(release.pk)
             timings = {"jsonl": time.perf_counter() - start}
-        lines = releases.release_lines(release)
-        for fmt in releases.FORMATS:
+        released = lines.release_lines(release)
+        for fmt in stream.FORMATS:
             start = time.perf_counter()
-            content = releases.format_bytes(fmt, lines)
+            content = stream.format_bytes(fmt, released)
             asset = services.store_asset(None, "export", f"bench.{fmt}", content)
             timings[fmt] = time.perf_counter() - start
             asset.file.delete(save=False)

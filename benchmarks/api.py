@@ -17,8 +17,9 @@ from core.jobs_api import JobSerializer
 from core.labels import words
 from core.permissions import IsAdmin, IsReviewer
 
-from . import material, media, releases, uploads
+from . import material, media, uploads
 from .models import Asset, Benchmark, Item, Release
+from .releases import life
 
 
 class SceneObjectBoxSerializer(serializers.Serializer):
@@ -123,7 +124,7 @@ class ReleaseList(APIView):
     @idempotent
     def post(self, request):
         v = validated(ReleaseSerializer, request)
-        release = releases.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
+        release = life.export_release(v["benchmark"], v["version"], request.user, v.get("notes", ""),
                                           require_consensus=v["require_consensus"])
         return Response(ReleaseSerializer(release).data, status=201)
 
@@ -145,7 +146,7 @@ class ReleaseDetailSerializer(ReleaseSerializer):
     @extend_schema_field(serializers.DictField(child=ReleaseFileSerializer(), help_text="Per format."))
     def get_files(self, release):
         return {fmt: {"label": words(fmt), "url": a.file.url, "size": a.size, "sha256": a.sha256}
-                for fmt, a in releases.release_files(release).items()}
+                for fmt, a in life.release_files(release).items()}
 
 
 class ReleaseDetail(APIView):

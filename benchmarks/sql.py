@@ -3,7 +3,7 @@ crowd's page repeats every few seconds (those of humaneval.sql). Django builds a
 queryset's SQL on every call; on an evaluator's answer that was about 40% of the request's CPU
 (docs/PERFORMANCE.md). A hot read writes its SQL once, listing each model's columns with `columns`,
 and turns each row back into the same instances the ORM would give with `instances`. One write: a
-release's item list, a chunk at a time (release_export.py)."""
+release's item list, a chunk at a time (releases/stream.py)."""
 
 from functools import cache
 

@@ -16,15 +16,16 @@ from benchmarks.material.processing import (
 from benchmarks.material.scans import load_scene_points
 from core.jobs import advance_job, finish_job, job_cancelled, running_job
 
-from . import dispatch, releases, uploads
+from . import dispatch, uploads
 from .models import Scene
+from .releases import life
 
 
 @shared_task
 def export_release(release_id: int, job_id: int | None = None) -> int:
-    """A release's whole export as its core.Job (releases.run_release_export): the items, then one step a
+    """A release's whole export as its core.Job (life.run_release_export): the items, then one step a
     file. Idempotent: what is written is kept; a redelivered message of a job that ran or runs does nothing."""
-    releases.run_release_export(release_id, job_id)
+    life.run_release_export(release_id, job_id)
     return release_id
 
 

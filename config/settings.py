@@ -167,7 +167,7 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Behind PgBouncer in transaction mode (PGBOUNCER=1; docs/DEPLOY.md) a connection may serve another
     # client between two transactions: no server-side cursors (the release export then reads in keyset
-    # pages, benchmarks/release_export.py) and no prepared statements (psycopg prepares a query it has run 5
+    # pages, benchmarks/releases/stream.py) and no prepared statements (psycopg prepares a query it has run 5
     # times). Advisory locks here are transaction-scoped (core/sql.py), which transaction pooling keeps.
     if env.bool("PGBOUNCER", default=False):
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
@@ -266,7 +266,7 @@ DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
 # An imported .zip may unpack to at most this many bytes in all (benchmarks/material/files.py): a zip
 # bomb is refused with 400 instead of filling a worker's memory.
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 1024**3)
-# Release files are streamed (benchmarks/release_export.py); the harness files (VLMEvalKit, lmms-eval, the
+# Release files are streamed (benchmarks/releases/stream.py); the harness files (VLMEvalKit, lmms-eval, the
 # published shape) hold images and are built in memory, so a release of more items than this goes without
 # them (its card says so). 0: no limit.
 RELEASE_HARNESS_MAX_ITEMS = env.int("RELEASE_HARNESS_MAX_ITEMS", default=100_000)

@@ -17,10 +17,10 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 
-from benchmarks import releases
 from benchmarks.importers import import_item_file
 from benchmarks.material.paired_videos import STATES
 from benchmarks.models import Asset, AssetRole, Benchmark, Release
+from benchmarks.releases import life
 from core.errors import Conflict, DomainError, NotFound
 from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
@@ -106,7 +106,7 @@ def dedup_params(params: dict, benchmark: Benchmark) -> dict:
 def release_params(params: dict, benchmark: Benchmark) -> dict:
     _only(params, {"version", "notes", "require_consensus"})
     version = params.get("version")
-    if not isinstance(version, str) or not releases.VERSION_PATTERN.match(version.strip()):
+    if not isinstance(version, str) or not life.VERSION_PATTERN.match(version.strip()):
         raise DomainError("A version like 1.0.0 (three numbers).", field="version")
     notes = params.get("notes", "")
     if not isinstance(notes, str):
@@ -460,7 +460,7 @@ def filter_duplicates_stage(stage: PipelineStage, progress) -> dict:
 
 
 def release_stage(stage: PipelineStage, progress) -> dict:
-    """Export a release through the one release verb (benchmarks.releases.export_release), its job run
+    """Export a release through the one release verb (benchmarks.releases.life.export_release), its job run
     here so the stage reports what it froze; a version already exported is reported, not exported twice.
     The export's steps are the stage's reports too, so cancelling the stage stops the export after the
     file being written (the release fails: its version can be exported again). The report names the
@@ -470,7 +470,7 @@ def release_stage(stage: PipelineStage, progress) -> dict:
     exported = release is None or release.status == Release.Status.FAILED
     if exported:
         progress(None, None, f"exporting {params['version']}")
-        release = releases.export_release(stage.benchmark, params["version"], stage.created_by,
+        release = life.export_release(stage.benchmark, params["version"], stage.created_by,
                                           params["notes"], params["require_consensus"], inline=True,
                                           on_step=lambda message: progress(None, None, message))
     diff = release.diff or {}

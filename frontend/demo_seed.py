@@ -39,7 +39,6 @@ from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks import releases
 from benchmarks import services as benchmark_services
 from benchmarks.demo import FAMILY_FILES
 from benchmarks.demo.files import FAMILY_NAMES, FAMILY_SLUGS, MODEL_NAME, FamilyFiles
@@ -48,6 +47,7 @@ from benchmarks.demo.spatial457 import spatial457_pool
 from benchmarks.importers import import_item_file
 from benchmarks.material import NamedFile, import_image_set, import_paired_videos, import_scan
 from benchmarks.models import Benchmark, ContextChange, Item, Release
+from benchmarks.releases import life
 from core import roles
 from crowd import services as crowd_services
 from humaneval.models import EvalSession, Study
@@ -466,7 +466,7 @@ class FamilyBuild:
         release = Release.objects.filter(benchmark=benchmark, version=RELEASE_VERSION).first()
         if release is None:
             self.clock.advance(3600)
-            release = releases.export_release(
+            release = life.export_release(
                 benchmark,
                 RELEASE_VERSION,
                 self.people["admin"],

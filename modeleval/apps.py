@@ -20,7 +20,7 @@ class ModelevalConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from benchmarks.harness import harness_prompt as asked
+        from benchmarks.releases.harness import harness_prompt as asked
         from core.jobs import on_cancel
 
         from .services import RUN_JOB, stop_cancelled_run

@@ -13,8 +13,8 @@ class ReviewConfig(AppConfig):
     def ready(self):
         from annotation.signals import crowd_answered, texts_submitted
         from benchmarks.importers import texts_imported
-        from benchmarks.release_geometry import derived_answers_asked
-        from benchmarks.releases import release_card_extras
+        from benchmarks.releases.geometry import derived_answers_asked
+        from benchmarks.releases.life import release_card_extras
         from core.jobs import on_cancel
 
         from .after_state import derived_answers_by_item

@@ -173,7 +173,7 @@ def agreement_report(benchmark: Benchmark) -> dict:
 
 
 def release_agreement(items) -> dict:
-    """The dataset card's agreement (`benchmarks.releases.release_card_extras`): over the release's items
+    """The dataset card's agreement (`benchmarks.releases.life.release_card_extras`): over the release's items
     with two or more independent answers, percent agreement, Fleiss' kappa and Krippendorff's alpha with
     its 95 % bootstrap interval (ordinal too where every answer is a number)."""
     item_ids = items.order_by().values("pk")

@@ -1,6 +1,6 @@
 """`--gold` as a release: a folder HypoLab exported (its `items.jsonl`, else the family's published-shape file
 in it) or a published-shape file itself, read into the scorer's gold lines (docs/METRICS.md). Pure Python,
-like the rest of the scorer; the shapes are those benchmarks/published_shapes.py writes
+like the rest of the scorer; the shapes are those benchmarks/releases/published.py writes
 (../shared/FORMATS.md): hypo3d.json, 3dsrbench.tsv, causalspatial.json, spatial457.tsv, m3verse.jsonl."""
 
 import csv

@@ -51,7 +51,7 @@ class ItemRecord:
 
 
 # An item's provenance in a file HypoLab released names the release it was reviewed into
-# (benchmarks/published_shapes.py): such an item comes back approved with its provenance (authored,
+# (benchmarks/releases/published.py): such an item comes back approved with its provenance (authored,
 # generated, drafted...), not as a published item nor as a generator's draft.
 RELEASED_IN = "released_in"
 

@@ -102,7 +102,7 @@ def _spatial457_tsv(text: str, name: str) -> Iterator[ItemRecord | Problem]:
         tags = {"level": level}
         if cell(row, "image_filename"):
             tags["image"] = cell(row, "image_filename")
-        # a TSV HypoLab wrote carries the generator's fields as JSON cells (benchmarks/published_shapes.py)
+        # a TSV HypoLab wrote carries the generator's fields as JSON cells (benchmarks/releases/published.py)
         tags.update({key: json.loads(cell(row, key)) for key in SPATIAL457_DATA_FIELDS if cell(row, key)})
         owner = images.get(index)
         scene_id = cell(row, "scene_id") or cell(row, "image_filename") or (owner[0] if owner else None)

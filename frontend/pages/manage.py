@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation import selectors as annotation_selectors
-from benchmarks import releases
 from benchmarks import selectors as benchmark_selectors
 from benchmarks import services as benchmark_services
 from benchmarks.models import AssetRole, Benchmark
+from benchmarks.releases import life
 from construction import pipeline
 from construction import selectors as construction_selectors
 from construction.models import PipelineStage
@@ -174,7 +174,7 @@ def launch_recipe(request, benchmark):
 
 @_manage_form("release")  # the release form carries no form key: once_per_form leaves it as it is
 def export_release(request, benchmark):
-    release = releases.export_release(benchmark, request.POST.get("version"), request.user,
+    release = life.export_release(benchmark, request.POST.get("version"), request.user,
                                       request.POST.get("notes", ""),
                                       require_consensus="require_consensus" in request.POST)
     messages.success(request, f"Release v{release.version} created: its files are listed below once exported.")

@@ -2,8 +2,8 @@
 
 from django.shortcuts import get_object_or_404, render
 
-from benchmarks import releases
 from benchmarks import selectors as benchmark_selectors
+from benchmarks.releases import life
 from core import roles
 
 from ..access import role_required
@@ -14,5 +14,5 @@ def release_detail(request, release_id):
     release = get_object_or_404(benchmark_selectors.releases_with_links(), pk=release_id)
     return render(request, "frontend/release_detail.html", {
         "release": release,
-        "files": releases.release_files(release),
+        "files": life.release_files(release),
     })

@@ -5,7 +5,7 @@ however recent the aligned one is."""
 import pytest
 
 from benchmarks.models import AssetRole
-from benchmarks.published_shapes import scene_media
+from benchmarks.releases.published import scene_media
 from benchmarks.services import scene_asset, store_asset
 from tests.factories import ItemFactory
 

@@ -19,7 +19,7 @@ from benchmarks.material import import_scan
 from benchmarks.material.aligned_topview import made_here, quarter_turns, render_aligned
 from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole, WorldFrame
-from benchmarks.published_shapes import scene_media
+from benchmarks.releases.published import scene_media
 from benchmarks.services import scene_asset, shown_to_people, store_asset
 from core.errors import DomainError
 from core.models import Job

@@ -4,9 +4,10 @@ files; each task then stops without writing more or raising."""
 
 import pytest
 
-from benchmarks import dispatch, releases, tasks, uploads
+from benchmarks import dispatch, tasks, uploads
 from benchmarks.material import import_scan
 from benchmarks.models import Asset, AssetRole, Release, Scene, Upload
+from benchmarks.releases import life
 from core import jobs, roles
 from core.models import Job
 from tests.benchmarks.test_import_scans import scannet_inputs
@@ -28,7 +29,7 @@ def test_a_queued_export_cancelled_through_the_api_fails_its_release(api_client,
                                                                      django_capture_on_commit_callbacks):
     bench = ItemFactory().benchmark
     with django_capture_on_commit_callbacks() as sent_tasks:
-        release = releases.export_release(bench, "1.0.0", admin)
+        release = life.export_release(bench, "1.0.0", admin)
     api_client.force_authenticate(admin)
     assert api_client.post(f"/api/v1/jobs/{release.job_id}/cancel/").status_code == 200
     release.refresh_from_db()
@@ -40,29 +41,29 @@ def test_a_queued_export_cancelled_through_the_api_fails_its_release(api_client,
     assert release.status == Release.Status.FAILED and release.items_file_id is None and not release.files.exists()
     assert Job.objects.get(pk=release.job_id).message == "Cancelled by ada."
 
-    again = releases.export_release(bench, "1.0.0", admin, inline=True)  # the version can be exported again
+    again = life.export_release(bench, "1.0.0", admin, inline=True)  # the version can be exported again
     assert again.pk == release.pk and again.status == Release.Status.READY
     assert Job.objects.get(pk=again.job_id).status == Job.Status.DONE
 
 
 def test_an_export_cancelled_between_files_writes_no_further_file(monkeypatch, admin):
     bench = ItemFactory().benchmark
-    advance = releases.advance_job
+    advance = life.advance_job
 
     def cancelled_after_the_first_file(job_id, **progress):
         advance(job_id, **progress)
         if progress.get("done") == 2:
             jobs.cancel_job(job_id, admin)
 
-    monkeypatch.setattr(releases, "advance_job", cancelled_after_the_first_file)
-    release = releases.export_release(bench, "1.0.0", admin, inline=True)  # does not raise
+    monkeypatch.setattr(life, "advance_job", cancelled_after_the_first_file)
+    release = life.export_release(bench, "1.0.0", admin, inline=True)  # does not raise
     job = Job.objects.get(pk=release.job_id)
     assert release.status == Release.Status.FAILED and release.items_file_id is not None
     assert release.files.count() == 1 and (job.status, job.done, job.report) == (Job.Status.CANCELLED, 2, {})
 
-    monkeypatch.setattr(releases, "advance_job", advance)
-    again = releases.export_release(bench, "1.0.0", admin, inline=True)  # resumes from what is written
-    assert again.status == Release.Status.READY and again.files.count() == len(releases.release_outputs())
+    monkeypatch.setattr(life, "advance_job", advance)
+    again = life.export_release(bench, "1.0.0", admin, inline=True)  # resumes from what is written
+    assert again.status == Release.Status.READY and again.files.count() == len(life.release_outputs())
 
 
 # --- upload checks ---------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from benchmarks import release_export, releases
+from benchmarks.releases import life, stream
 from config.celery import app
 from core import jobs
 from core.errors import Conflict
@@ -35,12 +35,12 @@ def killed_at(monkeypatch, where: str):
     if where == "freezing":
         def die(release, item_ids):
             raise WorkerKilled
-        monkeypatch.setattr(release_export, "add_release_items", die)
+        monkeypatch.setattr(stream, "add_release_items", die)
     else:
         def die(lines, out):
             out.write(b"id,external_id\n")
             raise WorkerKilled
-        monkeypatch.setitem(release_export.WRITERS, "csv", die)
+        monkeypatch.setitem(stream.WRITERS, "csv", die)
 
 
 def silent_for(job_id: int, seconds: float) -> None:
@@ -51,12 +51,12 @@ def silent_for(job_id: int, seconds: float) -> None:
 def test_a_killed_export_is_failed_by_the_sweep_and_exported_again(benchmark, monkeypatch, where):
     killed_at(monkeypatch, where)
     with pytest.raises(WorkerKilled):
-        releases.export_release(benchmark, "1.0.0", None, inline=True)
+        life.export_release(benchmark, "1.0.0", None, inline=True)
     monkeypatch.undo()
     release = benchmark.releases.get(version="1.0.0")
     assert release.status == "exporting" and release.job.status == "running"
     with pytest.raises(Conflict):  # what the probe saw: the version answers 409 while the job looks alive
-        releases.export_release(benchmark, "1.0.0", None, inline=True)
+        life.export_release(benchmark, "1.0.0", None, inline=True)
 
     other = jobs.request_job("stage", "stage:slow").job  # a kind without a limit of its own: 900 s
     jobs.start_job(other.pk)
@@ -73,10 +73,10 @@ def test_a_killed_export_is_failed_by_the_sweep_and_exported_again(benchmark, mo
     assert release.status == "failed"  # on_stall: the page shows it exportable, not exporting
     assert Job.objects.get(pk=other.pk).status == "running"
 
-    again = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    again = life.export_release(benchmark, "1.0.0", None, inline=True)
     again.refresh_from_db()
     assert again.pk == release.pk and again.status == "ready" and again.job.status == "done"
-    files = releases.release_files(again)
+    files = life.release_files(again)
     assert {"jsonl", "manifest", "json", "csv", "parquet", "card"} <= set(files)
     assert again.items.count() == 2
     with files["csv"].file.open("rb") as handle:
@@ -89,7 +89,7 @@ def test_a_slow_export_that_beats_is_not_failed(benchmark, monkeypatch):
     then writes: its beat, stamped from inside the format step's transaction (on a connection of its own
     on PostgreSQL, so the sweep sees it before the commit), keeps the job alive."""
     monkeypatch.setattr(jobs, "BEAT_EVERY_S", 0)
-    write_csv, swept = release_export.WRITERS["csv"], []
+    write_csv, swept = stream.WRITERS["csv"], []
 
     class Later:
         offset = timedelta(0)
@@ -104,8 +104,8 @@ def test_a_slow_export_that_beats_is_not_failed(benchmark, monkeypatch):
         swept.append(jobs.fail_stalled_jobs(settings.JOB_STALE_S))
 
     monkeypatch.setattr(jobs, "timezone", Later)
-    monkeypatch.setitem(release_export.WRITERS, "csv", slow)
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    monkeypatch.setitem(stream.WRITERS, "csv", slow)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     assert swept == [[]] and release.status == "ready" and release.job.status == "done"
 
 
@@ -121,7 +121,7 @@ def test_a_killed_export_is_detected_within_a_minute():
 def test_a_slow_harness_file_beats_between_its_stages(benchmark, monkeypatch):
     """The lmms-eval task is built in memory, not streamed: its Parquet step starting past the limit
     (the job's clock moved on) is followed by a beat, so the sweep right after it leaves the job alone."""
-    from benchmarks import harness
+    from benchmarks.releases import harness
 
     monkeypatch.setattr(jobs, "BEAT_EVERY_S", 0)
     build_parquet, swept = harness.dataset_parquet, []
@@ -146,5 +146,5 @@ def test_a_slow_harness_file_beats_between_its_stages(benchmark, monkeypatch):
     monkeypatch.setattr(jobs, "timezone", Later)
     monkeypatch.setattr(harness, "dataset_parquet", slow)
     monkeypatch.setattr(harness, "lmms_eval_zip", then_sweep)
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     assert swept == [[]] and release.status == "ready" and release.job.status == "done"

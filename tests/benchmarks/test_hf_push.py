@@ -16,10 +16,10 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from benchmarks import releases
 from benchmarks import services as benchmark_services
-from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import AssetRole
+from benchmarks.releases import life
+from benchmarks.releases.hub import datasets_layout, write_folder
 from tests.benchmarks.test_import_published import jpeg
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory
 
@@ -40,7 +40,7 @@ def release():
                 answers=["A"], tags={"task": "collision", "level": "L1", "not_sure": "C"})
     ItemFactory(change=change, external_id="real_0", answer_format="single", question="Will the car hit the pole?",
                 choices=["Yes", "No"], answers=["B"], tags={"type": "collision", "split": "real"})
-    return releases.export_release(bench, "1.0.0", None, inline=True)
+    return life.export_release(bench, "1.0.0", None, inline=True)
 
 
 def card_header(readme: str) -> dict:
@@ -233,7 +233,7 @@ def test_m3verse_videos_are_stored_and_typed_as_datasets_videos(tmp_path):
     ItemFactory(benchmark=bench, scene=scene, change=None, external_id="scene_800-17", answer_format="multi",
                 question="Which objects newly appear?", choices=["Apple", "Mug", "Laptop"], answers=["A", "C"],
                 tags={"category": "object_changes"})
-    files = datasets_layout(releases.export_release(bench, "1.0.0", None, inline=True))
+    files = datasets_layout(life.export_release(bench, "1.0.0", None, inline=True))
     declared = {f["name"]: f for f in card_header(files["README.md"].decode())["dataset_info"]["features"]}
     assert declared["video_before"]["dtype"] == "video" and "image" not in declared
     assert "video-text-to-text" in card_header(files["README.md"].decode())["task_categories"]

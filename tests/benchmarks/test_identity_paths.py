@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError
 
 from benchmarks.models import Item
-from benchmarks.releases import export_release
+from benchmarks.releases.life import export_release
 from benchmarks.services import gold_row
 from modeleval import services
 from tests.factories import UserFactory

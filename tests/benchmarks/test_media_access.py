@@ -20,8 +20,9 @@ from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
 from annotation.models import Assignment
-from benchmarks import media, releases
+from benchmarks import media
 from benchmarks.models import Asset, Upload
+from benchmarks.releases import life
 from benchmarks.services import store_asset
 from humaneval.models import EvalSession
 from humaneval.services.design import StudyDesign, create_study
@@ -85,9 +86,9 @@ def world(django_capture_on_commit_callbacks):
     files["upload"] = Asset.objects.get(pk=done.json()["id"])
 
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.export_release(benchmark, "1.0.0", users["admin"])
+        release = life.export_release(benchmark, "1.0.0", users["admin"])
     release.refresh_from_db()
-    release_files = releases.release_files(release)
+    release_files = life.release_files(release)
     assert set(release_files) >= {"jsonl", "manifest", "json", "csv", "parquet", "card"}
 
     # Leases: one on the scene, one on the other scene only.

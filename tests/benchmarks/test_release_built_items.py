@@ -136,7 +136,7 @@ def test_hypo3d_built_items_keep_every_answer_and_tables_3_and_4(tmp_path):
 
 
 def test_hypo3d_release_jsonl_keeps_the_unchanged_answers_through_import_release(tmp_path):
-    from benchmarks.releases import import_release
+    from benchmarks.releases.life import import_release
 
     bench = hypo3d_built()
     folder = export(bench, tmp_path)

@@ -12,10 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from benchmarks import releases, tasks
-from benchmarks.hf_dataset import datasets_layout
+from benchmarks import tasks
 from benchmarks.models import Benchmark, ContextChange, Release
-from benchmarks.release_geometry import change_key
+from benchmarks.releases import life
+from benchmarks.releases.geometry import change_key
+from benchmarks.releases.hub import datasets_layout
 from benchmarks.selectors import after_state_assets
 from tests.benchmarks.after_state_rooms import LEFT_OF_BED, moved_chair, scanned_room
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory
@@ -51,7 +52,7 @@ def lines_of(release) -> list[dict]:
 
 def test_lines_of_a_change_with_an_edit_carry_its_geometry_and_after_state_files(benchmark):
     change = ContextChange.objects.get(edit__isnull=False)
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     lines = {line["question"]: line for line in lines_of(release)}
     direction = lines["What is the direction of the chair relative to the bed?"]["change_geometry"]
     key = change_key(change.scene.external_id, "movement", LEFT_OF_BED, LEFT_OF_BED)
@@ -69,11 +70,11 @@ def test_lines_of_a_change_with_an_edit_carry_its_geometry_and_after_state_files
     assert sorted(after) == ["topview_plain", "topview_semantic", "viewer_points"]
     assert {e["meta"]["after_state"] for e in after.values()} == {key}
     assert direction["after_state"] == {role: e["path"] for role, e in after.items()}
-    assert set(releases.release_assets(release)) >= set(direction["after_state"].values())
+    assert set(life.release_assets(release)) >= set(direction["after_state"].values())
     assert release.card["n_items_with_geometry"] == 2
 
     # the fixed-column formats: a change_geometry column, empty for the change without an edit
-    files = releases.release_files(release)
+    files = life.release_files(release)
     rows = {r["question"]: r for r in csv.DictReader(io.StringIO(read(files["csv"]).decode()))}
     assert json.loads(rows["Which is larger, the bed or the desk?"]["change_geometry"]) == larger
     assert rows["How many lamps are left in the room?"]["change_geometry"] == ""
@@ -93,13 +94,13 @@ def test_a_stale_after_state_is_not_released(benchmark):
     change = ContextChange.objects.get(edit__isnull=False)
     change.edit = {**change.edit, "objects": [{**change.edit["objects"][0], "translation": [-3.0, 2.6, 0.0]}]}
     change.save(update_fields=["edit"])  # not built again yet: its files are an older edit's
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     assert not [e for e in json.loads(read(release.manifest_file))["assets"] if "after_state" in e["meta"]]
     assert all(line.get("change_geometry", {}).get("after_state") in (None, {}) for line in lines_of(release))
 
 
 def test_the_dataset_card_and_parquet_name_the_geometry_columns(benchmark):
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     files = datasets_layout(release)
     rows = pq.read_table(io.BytesIO(files["data/test-00000-of-00001.parquet"])).to_pylist()
     with_edit = [r for r in rows if r["change_geometry"] is not None]
@@ -111,9 +112,9 @@ def test_the_dataset_card_and_parquet_name_the_geometry_columns(benchmark):
 
 def test_a_release_without_geometry_has_no_geometry_columns():
     item = ItemFactory()
-    release = releases.export_release(item.benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(item.benchmark, "1.0.0", None, inline=True)
     assert "change_geometry" not in lines_of(release)[0] and "n_items_with_geometry" not in release.card
-    files = releases.release_files(release)
+    files = life.release_files(release)
     assert "change_geometry" not in read(files["csv"]).decode().splitlines()[0]
     assert "change_geometry" not in pq.read_table(io.BytesIO(read(files["parquet"]))).column_names
     assert "change_geometry" not in datasets_layout(release)["README.md"].decode()
@@ -134,7 +135,7 @@ def test_export_import_export_keeps_the_geometry_and_the_after_state_byte_identi
     assert sorted(assets) == ["topview_plain", "topview_semantic", "viewer_points"]
     assert {a.meta["after_state"] for a in assets.values()} == {change.pk}
     release = Release.objects.get(benchmark=imported)
-    files = releases.release_files(release)
+    files = life.release_files(release)
     again = {"items.jsonl": read(files["jsonl"]), "manifest.json": read(files["manifest"]),
              "items.json": read(files["json"]), "items.csv": read(files["csv"]),
              "items.parquet": read(files["parquet"]), "card.json": read(files["card"])}

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from benchmarks import releases
 from benchmarks import services as benchmark_services
-from benchmarks.harness import GENERATION
 from benchmarks.models import AssetRole, Release, WorldFrame
+from benchmarks.releases import life
+from benchmarks.releases.harness import GENERATION
 from modeleval.prompts import latest_template
 from tests.benchmarks.test_import_published import RED, jpeg
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory
@@ -49,13 +49,13 @@ def hypo3d_release(django_capture_on_commit_callbacks):
     ItemFactory(change=change, external_id="00043", question="How many chairs are there now?", answers=["two"],
                 tags={"change_type": "movement", "question_type": ["Scale"]})
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.export_release(bench, "1.0.0", None)
+        release = life.export_release(bench, "1.0.0", None)
     release.refresh_from_db()
     return release
 
 
 def test_lmms_eval_task_carries_the_family_prompt_settings_and_typed_images(hypo3d_release, tmp_path):
-    files = releases.release_files(hypo3d_release)
+    files = life.release_files(hypo3d_release)
     with zipfile.ZipFile(io.BytesIO(read(files["lmms_eval"]))) as archive:
         names = sorted(archive.namelist())
         folder = "lmms_eval/hypolab_hypo_demo_1_0_0"
@@ -90,7 +90,7 @@ def test_lmms_eval_task_carries_the_family_prompt_settings_and_typed_images(hypo
 
 def test_lmms_eval_sample_logs_score_back_against_the_release(hypo3d_release, tmp_path):
     """lmms-eval logs each doc with its replies; score_predictions finds the items by the doc's question_id."""
-    with zipfile.ZipFile(io.BytesIO(read(releases.release_files(hypo3d_release)["lmms_eval"]))) as archive:
+    with zipfile.ZipFile(io.BytesIO(read(life.release_files(hypo3d_release)["lmms_eval"]))) as archive:
         name = next(n for n in archive.namelist() if n.endswith(".parquet"))
         rows = pq.read_table(io.BytesIO(archive.read(name))).drop_columns(["image"]).to_pylist()
     samples = tmp_path / "samples_hypolab_hypo_demo_1_0_0.jsonl"
@@ -105,7 +105,7 @@ def test_lmms_eval_sample_logs_score_back_against_the_release(hypo3d_release, tm
 
 
 def test_lmms_eval_scores_choice_answers_from_json_replies():
-    utils = runpy.run_path("benchmarks/harness_files/lmms_eval_utils.py")
+    utils = runpy.run_path("benchmarks/releases/harness_files/lmms_eval_utils.py")
     single = {"answer_format": "single", "answers": ["B"]}
     multi = {"answer_format": "multi", "answers": ["A", "C"]}
     assert utils["process_results"](single, ["{'Reasoning': 'it rolls', 'Answer': 'B'}"]) == {"accuracy": 1.0}
@@ -114,7 +114,7 @@ def test_lmms_eval_scores_choice_answers_from_json_replies():
 
 
 def test_vlmevalkit_tsv_for_hypo3d_is_a_vqa_file_with_the_change_and_the_top_view(hypo3d_release):
-    content = read(releases.release_files(hypo3d_release)["vlmevalkit"]).decode()
+    content = read(life.release_files(hypo3d_release)["vlmevalkit"]).decode()
     rows = list(csv.DictReader(io.StringIO(content), delimiter="\t"))
     assert list(rows[0]) == ["index", "id", "question", "answer", "category", "image"]
     assert rows[1]["question"] == ("Scene Orientation: The desk was located at the left of the scene.\n"

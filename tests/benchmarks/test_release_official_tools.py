@@ -18,11 +18,11 @@ import zipfile
 import pytest
 import yaml
 
-from benchmarks import releases
-from benchmarks.harness import family_recipe
-from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import Item, Release
-from benchmarks.published_shapes import PUBLISHED_NAMES
+from benchmarks.releases import life
+from benchmarks.releases.harness import family_recipe
+from benchmarks.releases.hub import datasets_layout, write_folder
+from benchmarks.releases.published import PUBLISHED_NAMES
 from benchmarks.services import gold_row
 from scoring import score
 from scoring.__main__ import main as scoring_main
@@ -77,7 +77,7 @@ def test_hypo3d_file_reads_as_metric_compute_reads_it(tmp_path):
 
 
 def task_folder(release: Release, tmp_path):
-    content = releases.release_files(release)["lmms_eval"].file.open("rb").read()
+    content = life.release_files(release)["lmms_eval"].file.open("rb").read()
     with zipfile.ZipFile(io.BytesIO(content)) as archive:
         archive.extractall(tmp_path)
         [yaml_name] = [name for name in archive.namelist() if name.endswith(".yaml")]
@@ -90,7 +90,7 @@ def task_folder(release: Release, tmp_path):
 
 def test_m3verse_lmms_eval_task_gives_its_two_videos_and_the_papers_prompt(tmp_path):
     bench = m3verse_built()
-    release = releases.export_release(bench, "1.0.0", None, inline=True)
+    release = life.export_release(bench, "1.0.0", None, inline=True)
     task, utils, docs = task_folder(release, tmp_path)
     doc = docs[0]
     before, after = utils["doc_to_visual"](doc)
@@ -105,7 +105,7 @@ def test_m3verse_lmms_eval_task_gives_its_two_videos_and_the_papers_prompt(tmp_p
 
 
 def test_causalspatial_and_spatial457_tasks_carry_their_recipes(tmp_path):
-    causal = releases.export_release(causal_built(tmp_path), "1.0.0", None, inline=True)
+    causal = life.export_release(causal_built(tmp_path), "1.0.0", None, inline=True)
     task, utils, docs = task_folder(causal, tmp_path / "causal")
     recipe = family_recipe("causalspatial")
     assert task["lmms_eval_specific_kwargs"]["default"]["prompt"] == recipe["prompts"]["eval-py"]["text"]
@@ -121,7 +121,7 @@ def test_causalspatial_and_spatial457_tasks_carry_their_recipes(tmp_path):
         assert "temperature" not in task["generation_kwargs"] and "do_sample" not in task["generation_kwargs"]
     else:
         assert task["generation_kwargs"]["temperature"] == stated["temperature"]
-    spatial = releases.export_release(spatial457_built(), "1.0.0", None, inline=True)
+    spatial = life.export_release(spatial457_built(), "1.0.0", None, inline=True)
     task, utils, docs = task_folder(spatial, tmp_path / "spatial")
     kwargs = task["lmms_eval_specific_kwargs"]["default"]
     assert kwargs["prompts_by"] == "level"
@@ -140,7 +140,7 @@ def test_the_dataset_card_is_a_datasetcard_with_the_bytes_datasets_counts(tmp_pa
     bench = m3verse_built()
     bench.license, bench.citation = "cc-by-4.0", "@article{m3verse, title={M3-Verse}, year={2025}}"
     bench.save()
-    release = releases.export_release(bench, "1.0.0", None, inline=True)
+    release = life.export_release(bench, "1.0.0", None, inline=True)
     folder = tmp_path / "hf"
     write_folder(datasets_layout(release), folder)
     card = DatasetCard.load(folder / "README.md")

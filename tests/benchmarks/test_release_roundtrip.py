@@ -12,9 +12,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from benchmarks import releases
 from benchmarks import services as benchmark_services
 from benchmarks.models import Asset, Benchmark, Release, WorldFrame
+from benchmarks.releases import life, stream
 from core import roles
 from core.jobs import fail_stalled_jobs, start_job
 from tests.factories import ChangeFactory, ItemFactory, UserFactory
@@ -47,12 +47,12 @@ def benchmark():
 
 def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.export_release(benchmark, "1.0.0", None)
+        release = life.export_release(benchmark, "1.0.0", None)
     release.refresh_from_db()
     # exported as the release's job (core.Job): one step for the items, one a file, with what it wrote as its report
     assert release.status == "ready" and release.job.status == "done" and release.job.kind == "release_export"
     assert release.job.done == release.job.total == 8 and release.job.report["files"][0] == "card"
-    files = releases.release_files(release)
+    files = life.release_files(release)
     assert set(files) == {"jsonl", "manifest", "json", "csv", "parquet", "published", "vlmevalkit", "lmms_eval", "card"}
     lines = [json.loads(line) for line in read(files["jsonl"]).decode().splitlines()]
     assert json.loads(read(files["json"])) == lines
@@ -66,14 +66,14 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
     assert rows[2]["answers"] == ["window", "the window"] and rows[0]["world_frame"] == lines[0]["world_frame"]
     assert [json.loads(r["tags"]) for r in rows] == [line["tags"] for line in lines]
     # No timestamps inside: writing the same lines again gives the same bytes.
-    assert releases.format_bytes("parquet", lines) == read(files["parquet"])
+    assert stream.format_bytes("parquet", lines) == read(files["parquet"])
     card = json.loads(read(files["card"]))
     assert card["n_items"] == 4 and card["by_question_type"] == {"Direction": 2, "Scale": 1, "Semantic": 1}
     assert card["by_split"] == {"real": 1, "test": 3}
     # Distinct changes: 11, 9 and 15 words (the factory's default change) -> 35 / 3.
     assert card["words_per_change"] == 11.67
     # Writing the formats again changes nothing; the task's message delivered again runs nothing.
-    releases.write_release_formats(release.pk)
+    life.write_release_formats(release.pk)
     from benchmarks.tasks import export_release
     export_release(release.pk, release.job_id)
     assert release.files.count() == 7
@@ -81,26 +81,26 @@ def test_formats_task_writes_json_csv_parquet_and_card_with_progress(benchmark, 
 
 def test_an_export_whose_worker_died_is_exported_again_as_the_same_job(benchmark,
                                                                           django_capture_on_commit_callbacks):
-    release = releases.export_release(benchmark, "1.0.0", None)  # asked for; its task is never sent here
+    release = life.export_release(benchmark, "1.0.0", None)  # asked for; its task is never sent here
     assert release.status == "exporting" and release.items_file is None and release.job.status == "queued"
     start_job(release.job_id)
     assert fail_stalled_jobs(0) == [release.job_id]  # its worker died: the sweep fails the job
     with django_capture_on_commit_callbacks(execute=True):
-        again = releases.export_release(benchmark, "1.0.0", None)  # not a 409: the same release and job, run
+        again = life.export_release(benchmark, "1.0.0", None)  # not a 409: the same release and job, run
     again.refresh_from_db()
     assert again.pk == release.pk and again.job_id == release.job_id and again.status == "ready"
     assert again.job.status == "done" and again.job.done == again.job.total == 8 and again.items.count() == 4
 
 
 def test_release_diff_against_the_previous_version(benchmark):
-    first = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    first = life.export_release(benchmark, "1.0.0", None, inline=True)
     items = list(benchmark.items.order_by("pk"))
     items[0].answers = ["the window"]
     items[0].save()
     items[1].status = "rejected"
     items[1].save()
     added = ItemFactory(change=items[0].change, question="What is now closest to the desk in the room?")
-    second = releases.export_release(benchmark, "1.1.0", None, inline=True)
+    second = life.export_release(benchmark, "1.1.0", None, inline=True)
     assert second.previous == first
     assert second.diff == {"added": [str(added.pk)], "removed": [str(items[1].pk)], "changed": [str(items[0].pk)]}
 
@@ -132,7 +132,7 @@ def test_export_import_export_is_byte_identical(benchmark, tmp_path):
         ("scene_meta", b'{"ops": []}', {}), ("topview_semantic", b"\x89PNG not really", {"bounds": [0, 0, 4, 3]})]
     release = Release.objects.get(benchmark=imported)  # exported again by the import, every file
     assert release.status == "ready" and release.job.status == "done"
-    files = releases.release_files(release)
+    files = life.release_files(release)
     again = {"items.jsonl": read(files["jsonl"]), "manifest.json": read(files["manifest"]),
              "items.json": read(files["json"]), "items.csv": read(files["csv"]),
              "items.parquet": read(files["parquet"]), "card.json": read(files["card"])}
@@ -150,22 +150,22 @@ def test_export_command_writes_a_datasets_folder_with_named_splits(benchmark, tm
 
 
 def test_import_into_a_new_slug_keeps_the_items_file_identical(benchmark):
-    release = releases.export_release(benchmark, "2.0.0", None, inline=True)
-    copy = releases.import_release(read(release.items_file), read(release.manifest_file), None,
+    release = life.export_release(benchmark, "2.0.0", None, inline=True)
+    copy = life.import_release(read(release.items_file), read(release.manifest_file), None,
                                              slug="copy-of-bench")
     assert copy.benchmark.slug == "copy-of-bench" and copy.version == "2.0.0"
     assert read(copy.items_file) == read(release.items_file)
 
 
 def test_import_refuses_an_existing_slug_or_a_broken_file(benchmark):
-    release = releases.export_release(benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(benchmark, "1.0.0", None, inline=True)
     items, manifest = read(release.items_file), read(release.manifest_file)
     before = Benchmark.objects.count()
-    with pytest.raises(releases.Conflict) as conflict:
-        releases.import_release(items, manifest, None)
+    with pytest.raises(life.Conflict) as conflict:
+        life.import_release(items, manifest, None)
     assert conflict.value.field == "slug"
-    with pytest.raises(releases.DomainError) as broken:
-        releases.import_release(items[: len(items) // 2], manifest, None, slug="half")
+    with pytest.raises(life.DomainError) as broken:
+        life.import_release(items[: len(items) // 2], manifest, None, slug="half")
     assert broken.value.field == "file"
     assert Benchmark.objects.count() == before
 
@@ -186,8 +186,8 @@ def test_import_refuses_a_changed_or_missing_asset_and_writes_nothing(benchmark,
         file = tmp_path / "assets" / release_path
         return file.read_bytes() if file.exists() else None
 
-    with pytest.raises(releases.DomainError) as refused:
-        releases.import_release((tmp_path / "items.jsonl").read_bytes(),
+    with pytest.raises(life.DomainError) as refused:
+        life.import_release((tmp_path / "items.jsonl").read_bytes(),
                                           (tmp_path / "manifest.json").read_bytes(), None, slug="copy",
                                           read_asset=read_asset)
     assert refused.value.field == "assets" and path in refused.value.message
@@ -214,9 +214,9 @@ def test_release_detail_api_shows_progress_files_and_diff(benchmark, client, dja
 
 def test_release_page_shows_files_diff_and_card(benchmark, client, django_capture_on_commit_callbacks):
     client.force_login(UserFactory(role=roles.ADMIN))
-    releases.export_release(benchmark, "1.0.0", None, inline=True)
+    life.export_release(benchmark, "1.0.0", None, inline=True)
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.export_release(benchmark, "1.0.1", None)
+        release = life.export_release(benchmark, "1.0.1", None)
     page = client.get(f"/releases/{release.pk}/").content.decode()
     assert 'id="release-files"' in page and ">csv</a>" in page and "Ready" in page
     assert "since v1.0.0" in page and "0 added · 0 removed · 0 changed" in page

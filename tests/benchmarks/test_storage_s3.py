@@ -16,8 +16,8 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
-from benchmarks import releases
 from benchmarks.models import Asset, Upload
+from benchmarks.releases import life
 from benchmarks.services import store_asset
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import start_session
@@ -345,7 +345,7 @@ def s3_world(bucket, django_capture_on_commit_callbacks):
              store_asset(scene, "video", "after.mp4", CONTENT[::-1], {"which": "after", "fps": 25})]
     admin = UserFactory(role="admin")
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.export_release(benchmark, "1.0.0", admin)
+        release = life.export_release(benchmark, "1.0.0", admin)
     annotator = UserFactory(role="annotator")
     assignment = annotation_services.lease_assignment(
         annotation_services.create_campaign(benchmark, "Moves", "movement", [scene]), annotator)

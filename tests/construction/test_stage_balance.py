@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.models import Item
-from benchmarks.releases import releasable_items
+from benchmarks.releases.life import releasable_items
 from construction import pipeline
 from construction.stages import balance
 from construction.stages.balance import balance_stage, complementary

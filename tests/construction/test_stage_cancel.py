@@ -100,13 +100,13 @@ def test_a_duplicate_search_stage_cancelled_mid_run_fails_its_run_without_pairs(
 
 def test_a_release_stage_cancelled_while_it_exports_writes_no_further_file_and_its_release_fails(
         monkeypatch, spatial, admin, django_capture_on_commit_callbacks):
-    from benchmarks import release_export
+    from benchmarks.releases import life
 
     for n in range(2):
         ItemFactory(benchmark=spatial, scene=None, change=None, question=f"How many cubes? ({n})", status="approved")
     stage = pipeline.add_stage(spatial, admin, "release", {"version": "1.0.0"})
     written = []
-    write_release_format = release_export.write_release_format
+    write_release_format = life.write_release_format
 
     def cancelled_while_writing(release, fmt, out):  # the cancel arrives while the first file is written
         written.append(fmt)
@@ -114,7 +114,7 @@ def test_a_release_stage_cancelled_while_it_exports_writes_no_further_file_and_i
             jobs.cancel_job(job_of(stage).pk, admin)
         return write_release_format(release, fmt, out)
 
-    monkeypatch.setattr(release_export, "write_release_format", cancelled_while_writing)
+    monkeypatch.setattr(life, "write_release_format", cancelled_while_writing)
     with django_capture_on_commit_callbacks(execute=True):
         pipeline.run_stage(stage, admin)
 

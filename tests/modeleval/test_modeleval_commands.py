@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmarks.releases import export_release
+from benchmarks.releases.life import export_release
 from core import roles
 from modeleval import services
 from tests.factories import ItemFactory, UserFactory

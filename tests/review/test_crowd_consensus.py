@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotation import services as annotation_services
 from benchmarks.models import Item, Release
-from benchmarks.releases import export_release
+from benchmarks.releases.life import export_release
 from core import roles
 from review import consensus
 from tests.factories import ItemFactory, SceneFactory, UserFactory

@@ -4,7 +4,7 @@ the same summary the agreement page gives, shown on the release page and written
 
 import pytest
 
-from benchmarks.releases import export_release
+from benchmarks.releases.life import export_release
 from core import roles
 from review import agreement, consensus
 from tests.factories import ItemFactory, UserFactory

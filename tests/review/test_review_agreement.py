@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.releases import export_release
+from benchmarks.releases.life import export_release
 from core import roles
 from review import agreement, consensus
 from tests.factories import ItemFactory, UserFactory

@@ -95,13 +95,13 @@ def test_the_review_page_lists_crowd_frames_and_approves_one(reviewer):
 
 
 def test_a_release_carries_only_the_approved_frame(reviewer):
-    from benchmarks import releases
-    from benchmarks.release_export import iter_release_lines
+    from benchmarks.releases import life
+    from benchmarks.releases.lines import iter_release_lines
 
     item = ItemFactory(status="approved")
     approved = crowd_frame(item.scene, "The desk was located at the left of the scene.")
     crowd_frame(item.scene, "The desk was located at the right of the scene.", side="right")  # never reviewed
     reviewer.post(f"/api/v1/world-frames/{approved.pk}/approve/")
-    release = releases.export_release(item.benchmark, "1.0.0", None, inline=True)
+    release = life.export_release(item.benchmark, "1.0.0", None, inline=True)
     frames = [line["world_frame"] for line in iter_release_lines(release)]
     assert len(frames) == 1 and len(frames[0]) == 1 and "left of the scene" in str(frames[0])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import releases
-from benchmarks.hf_dataset import datasets_layout, write_folder
 from benchmarks.models import Benchmark
-from benchmarks.published_shapes import PUBLISHED_NAMES
+from benchmarks.releases import life
+from benchmarks.releases.hub import datasets_layout, write_folder
+from benchmarks.releases.published import PUBLISHED_NAMES
 from core.errors import DomainError
 
 FILE_NAMES = {"jsonl": "items.jsonl", "manifest": "manifest.json", "json": "items.json", "csv": "items.csv",
@@ -38,14 +38,14 @@ class Command(BaseCommand):
             raise CommandError(f"No benchmark '{slug}'.")
         try:
             # its job runs here, not in a worker
-            release = releases.export_release(benchmark, version, None, notes, require_consensus=require_consensus,
+            release = life.export_release(benchmark, version, None, notes, require_consensus=require_consensus,
                                               inline=True)
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from exc
         if out:
             folder = Path(out)
             folder.mkdir(parents=True, exist_ok=True)
-            for fmt, asset in releases.release_files(release).items():
+            for fmt, asset in life.release_files(release).items():
                 with asset.file.open("rb") as handle:
                     content = handle.read()
                 if fmt == "lmms_eval":
@@ -58,7 +58,7 @@ class Command(BaseCommand):
                         name = PUBLISHED_NAMES[benchmark.family] if fmt == "published" else FILE_NAMES[fmt]
                     (folder / name).parent.mkdir(parents=True, exist_ok=True)
                     (folder / name).write_bytes(content)
-            for path, asset in releases.release_assets(release).items():
+            for path, asset in life.release_assets(release).items():
                 target = folder / "assets" / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with asset.file.open("rb") as handle:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import releases
+from benchmarks.releases import life
 from core.errors import DomainError
 
 
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            release = releases.import_release(items, manifest, None, slug=slug, name=name,
+            release = life.import_release(items, manifest, None, slug=slug, name=name,
                                               read_asset=lambda path: _read(folder / "assets" / path))
         except DomainError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from exc

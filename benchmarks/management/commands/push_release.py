@@ -1,5 +1,5 @@
 """Upload a release to the Hugging Face Hub as a dataset: the Parquet folder and its card
-(benchmarks/hf_dataset.py), in one commit. The token comes from the environment (HF_TOKEN), the Hub from
+(benchmarks/releases/hub.py), in one commit. The token comes from the environment (HF_TOKEN), the Hub from
 the HF_ENDPOINT setting."""
 
 import os
@@ -7,8 +7,8 @@ import os
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.hf_dataset import push_release
 from benchmarks.models import Release
+from benchmarks.releases.hub import push_release
 from core.errors import DomainError
 
 

@@ -1,5 +1,5 @@
 """The release files for the places researchers evaluate: the family's published shape
-(published_shapes.py), a VLMEvalKit-ready TSV and an lmms-eval task folder (YAML with the family's prompt
+(published.py), a VLMEvalKit-ready TSV and an lmms-eval task folder (YAML with the family's prompt
 and generation settings, utils.py, the dataset as Parquet), as one zip. Commands: docs/IMPORT.md
 "Releases in the harnesses"."""
 
@@ -12,11 +12,13 @@ from django.dispatch import Signal
 
 from core.jobs import beat_job
 
-from .hf_dataset import dataset_parquet, item_media
-from .importers.rows import LETTERS
-from .models import Release
-from .option_text import has_option_slot, with_options
-from .published_shapes import (
+from ..importers.rows import LETTERS
+from ..models import Release
+from ..option_text import has_option_slot, with_options
+from ..services import question_types_of
+from .hub import dataset_parquet, item_media
+from .lines import release_lines
+from .published import (
     ImageColumn,
     item_image,
     published_file,
@@ -25,8 +27,6 @@ from .published_shapes import (
     scene_media,
     tsv_bytes,
 )
-from .releases import release_lines
-from .services import question_types_of
 
 HARNESS_FORMATS = ("published", "vlmevalkit", "lmms_eval")
 
@@ -108,7 +108,7 @@ def task_name(release: Release) -> str:
 
 # The papers' runs as data (modeleval/recipes/<family>.json, read as files: benchmarks does not import
 # modeleval): the task sends the family's first recipe's default prompt, the paper's, not a paraphrase.
-RECIPES = Path(__file__).resolve().parent.parent / "modeleval" / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "modeleval" / "recipes"
 
 
 def family_recipe(family: str) -> dict | None:

@@ -1,12 +1,10 @@
 """A release's life: one verb exports it (export_release), as one core.Job that freezes the approved
-items and writes every file; reading its files and lines back; importing an exported release."""
+items and writes every file (the lines: lines.py; streamed: stream.py); a release's files and assets;
+importing an exported release; marking an export failed."""
 
-import csv
 import hashlib
-import io
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import PurePosixPath
@@ -18,10 +16,22 @@ from core.errors import Conflict, DomainError, NotFound
 from core.jobs import advance_job, beat_job, fail_job, finish_job, job_cancelled, request_job, running_job
 from core.models import Job
 
-from . import dispatch
-from . import release_geometry as geo
-from .models import Asset, AssetRole, Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame
-from .services import question_types_of, store_asset
+from .. import dispatch
+from ..models import Asset, AssetRole, Benchmark, ContextChange, Item, Release, Scene, SceneObject, WorldFrame
+from ..services import store_asset
+from . import geometry as geo
+from .harness import HARNESS_FORMATS, harness_file
+from .lines import release_asset_path
+from .published import published_companions
+from .stream import (
+    FORMATS,
+    frames_for,
+    freeze_lines,
+    iter_release_lines,
+    store_stream,
+    streamed_diff,
+    write_release_format,
+)
 
 # A release freezes the approved items (minus those flagged for lack of consensus) as one JSONL
 # file plus a manifest of scenes and assets, both written at once; the same job then derives JSON, CSV
@@ -30,52 +40,6 @@ from .services import question_types_of, store_asset
 # Lines are keyed by a stable release id, so exporting an imported release gives the same bytes.
 
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
-FORMATS = ("json", "csv", "parquet")
-
-
-def _dumps(data) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True)
-
-
-# An item's columns a release line is made of (release_export streams them as values, without models).
-LINE_VALUES = ("pk", "origin_id", "external_id", "scene_id", "scene__external_id", "change_id", "change__refined_text",
-               "change__raw_text", "change__change_type", "question", "answer_format", "choices", "answers", "tags",
-               "unchanged_answers", "provenance", "agreement")
-
-
-def release_item_line(item: Item, frames: list[str]) -> dict:
-    change, scene = item.change, item.scene
-    return release_line({
-        "pk": item.pk, "origin_id": item.origin_id, "external_id": item.external_id, "scene_id": item.scene_id,
-        "scene__external_id": scene.external_id if scene else None, "change_id": item.change_id,
-        "change__refined_text": change.refined_text if change else None,
-        "change__raw_text": change.raw_text if change else None,
-        "change__change_type": change.change_type if change else None, "question": item.question,
-        "answer_format": item.answer_format, "choices": item.choices, "answers": item.answers, "tags": item.tags,
-        "unchanged_answers": item.unchanged_answers, "provenance": item.provenance,
-    }, frames)
-
-
-def release_line(v: dict, frames: list[str]) -> dict:
-    """A release line from an item's LINE_VALUES (Item.release_id, ContextChange.text)."""
-    changed = v["change_id"] is not None
-    return {
-        "id": v["origin_id"] or str(v["pk"]),
-        "external_id": v["external_id"] or None,
-        "scene_id": v["scene__external_id"] if v["scene_id"] is not None else None,
-        "world_frame": frames,
-        "context_change": (v["change__refined_text"] or v["change__raw_text"]) if changed else None,
-        "context_change_raw": v["change__raw_text"] if changed else None,
-        "change_type": v["change__change_type"] if changed else None,
-        "question": v["question"],
-        "answer_format": v["answer_format"],
-        "choices": v["choices"],
-        "answers": v["answers"],
-        "tags": v["tags"],
-        # Hypo3D Tables 3-4: the answers on the unchanged scene (benchmarks.counterfactual)
-        "unchanged_answers": v["unchanged_answers"] or [],
-        "provenance": v["provenance"],
-    }
 
 
 def releasable_items(benchmark: Benchmark, require_consensus: bool = False):
@@ -90,7 +54,8 @@ def releasable_items(benchmark: Benchmark, require_consensus: bool = False):
     return items.select_related("change", "scene").order_by("pk")
 
 
-def _scene_entry(scene: Scene, frames) -> dict:
+def scene_entry(scene: Scene, frames) -> dict:
+    """A scene as the manifest lists it: caption, objects and its released world frames."""
     return {
         "scene_id": scene.external_id,
         "caption": scene.caption,
@@ -103,48 +68,6 @@ def _scene_entry(scene: Scene, frames) -> dict:
     }
 
 
-def release_diff(previous_lines: list[dict], lines: list[dict]) -> dict:
-    """Release ids added, removed and changed (any field differs) since the previous release."""
-    before = {line["id"]: line for line in previous_lines}
-    after = {line["id"]: line for line in lines}
-    return {
-        "added": sorted(after.keys() - before.keys(), key=_id_order),
-        "removed": sorted(before.keys() - after.keys(), key=_id_order),
-        "changed": sorted((k for k in after.keys() & before.keys() if after[k] != before[k]), key=_id_order),
-    }
-
-
-def _id_order(release_id: str):
-    return (0, int(release_id), "") if release_id.isdigit() else (1, 0, release_id)
-
-
-def _mean_words(texts) -> float | None:
-    texts = [t for t in texts if t]
-    return round(sum(len(t.split()) for t in texts) / len(texts), 2) if texts else None
-
-
-def dataset_card(lines: list[dict], agreements: list[float]) -> dict:
-    """Counts per change type, question type and split; mean words per change, question and answer."""
-    question_types = Counter(t for line in lines for t in question_types_of(line["tags"]))
-    return {
-        "n_items": len(lines),
-        "by_change_type": dict(sorted(Counter(line["change_type"] or "none" for line in lines).items())),
-        "by_question_type": dict(sorted(question_types.items())),
-        "by_split": dict(sorted(Counter(split_name(line) for line in lines).items())),
-        "words_per_change": _mean_words({line["context_change"] for line in lines}),
-        "words_per_question": _mean_words(line["question"] for line in lines),
-        "words_per_answer": _mean_words(a for line in lines for a in line["answers"] if isinstance(a, str)),
-        "mean_agreement": round(sum(agreements) / len(agreements), 4) if agreements else None,
-        "n_items_with_agreement": len(agreements),
-    } | ({geo.CARD_KEY: n} if (n := sum(geo.GEOMETRY_KEY in line for line in lines)) else {})
-
-
-def release_asset_path(asset: Asset) -> str:
-    """Where an asset lies in an exported release folder (under assets/): named by scene and role,
-    not by database ids, so an imported release lists the same paths when exported again."""
-    return f"{asset.scene.external_id}/{asset.role}/{PurePosixPath(asset.file.name).name}"
-
-
 def release_assets(release: Release) -> dict[str, Asset]:
     """The asset files a release's manifest lists, by their path in the release."""
     with release.manifest_file.file.open("rb") as handle:
@@ -152,14 +75,6 @@ def release_assets(release: Release) -> dict[str, Asset]:
     scene_ids = release.items.exclude(scene=None).values("scene_id")
     assets = Asset.objects.filter(scene_id__in=scene_ids).exclude(role=AssetRole.EXPORT).select_related("scene")
     return {path: a for a in assets if (path := release_asset_path(a)) in listed}
-
-
-def release_lines(release: Release) -> list[dict]:
-    """Every line in memory (the harness files need them together); split at "\n" only, not at the U+2028
-    a text may hold (str.splitlines cut such a line in two)."""
-    from .release_export import iter_release_lines
-
-    return list(iter_release_lines(release))
 
 
 # Sent while a release is exported (release, items: its queryset); each receiver answers a dict merged
@@ -214,8 +129,6 @@ def export_release(benchmark: Benchmark, version: str, created_by, notes: str = 
 
 def release_outputs() -> list[str]:
     """What the job writes after the items, in order: the formats, the harness files, the card."""
-    from .harness import HARNESS_FORMATS  # it reads the importers, which import services
-
     return [*FORMATS, *HARNESS_FORMATS, "card"]
 
 
@@ -285,10 +198,8 @@ def freeze_release(release_id: int) -> Release:
         if release.items_file_id is not None:
             return release
         require_consensus = bool((release.card or {}).get("require_consensus"))
-        # Streamed (benchmarks/release_export.py): the items are read a chunk at a time and each line goes
-        # to the store as it is made, so a release of millions of items needs no more memory than a few.
-        from .release_export import frames_for, freeze_lines, iter_release_lines, streamed_diff
-
+        # Streamed (stream.py): the items are read a chunk at a time and each line goes to the store as
+        # it is made, so a release of millions of items needs no more memory than a few.
         items = releasable_items(benchmark, require_consensus)
         if not items.exists():
             raise DomainError("There are no approved items with consensus to release.", field="benchmark")
@@ -323,7 +234,7 @@ def freeze_release(release_id: int) -> Release:
                   "sha256": a.sha256, "meta": meta} for a, meta in assets),
                 key=lambda entry: (entry["scene_id"], entry["role"], entry["path"]),
             ),
-            "scenes": [_scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
+            "scenes": [scene_entry(s, frames_by_scene.get(s.pk, [])) for s in scenes],
         }
         release.manifest_file = store_asset(
             None, AssetRole.EXPORT, f"{prefix}-manifest.json",
@@ -346,48 +257,9 @@ def _send_release_export(release_id: int, job_id: int) -> None:
         raise
 
 
-def _csv_bytes(lines: list[dict]) -> bytes:
-    """One row per item; lists and objects as JSON text so nothing is lost."""
-    from .release_export import csv_columns
-
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=csv_columns(lines[0], geo.columns_of(lines)), lineterminator="\n")
-    writer.writeheader()
-    for line in lines:
-        writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
-    return out.getvalue().encode()
-
-
-def _parquet_bytes(lines: list[dict]) -> bytes:
-    """A fixed schema, so every release reads the same way: texts as strings, lists of texts as lists;
-    tags and provenance (free-form objects whose keys differ per item) as JSON text, as in the CSV.
-    The file holds no timestamps, so the same lines always give the same bytes."""
-    import pyarrow as pa  # imported here: only the formats task needs it
-    import pyarrow.parquet as pq
-
-    from .release_export import parquet_schema, parquet_value
-
-    optional = geo.columns_of(lines)  # `change_geometry` where the release carries geometry (release_geometry.py)
-    schema = parquet_schema(optional)
-    columns = {name: [parquet_value(line, name, optional) for line in lines] for name in schema.names}
-    out = pa.BufferOutputStream()
-    pq.write_table(pa.table(columns, schema=schema), out, compression="zstd")
-    return out.getvalue().to_pybytes()
-
-
-def format_bytes(fmt: str, lines: list[dict]) -> bytes:
-    if fmt == "parquet":
-        return _parquet_bytes(lines)
-    if fmt == "json":
-        return ("[\n" + ",\n".join(_dumps(line) for line in lines) + "\n]\n").encode()
-    if fmt == "csv":
-        return _csv_bytes(lines)
-    raise DomainError(f"Unknown format '{fmt}'; choose from {', '.join(FORMATS)}.", field="format")
-
-
 def write_release_formats(release_id: int, on_written=None) -> Release:
     """Write the JSON, CSV and Parquet files, the family's published shape and the harness files
-    (benchmarks/harness.py) and the dataset card beside the JSONL, calling `on_written(done, format)`
+    (harness.py) and the dataset card beside the JSONL, calling `on_written(done, format)`
     after each. Idempotent: each format is written under a row lock and skipped when already there, so
     a retried task finishes the rest."""
     release = Release.objects.filter(pk=release_id).select_related("benchmark").first()
@@ -398,9 +270,6 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
     if release.status == Release.Status.FAILED:
         release.move_to(Release.Status.EXPORTING)
         release.save(update_fields=["status"])
-    from .harness import HARNESS_FORMATS, harness_file  # they read the importers, which import this module
-    from .release_export import store_stream, write_release_format
-
     prefix = f"{release.benchmark.slug}-{release.version}"
     for done, fmt in enumerate(release_outputs(), start=1):
         with transaction.atomic():
@@ -409,7 +278,7 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
                 return locked
             if not locked.files.filter(meta__format=fmt).exists():
                 try:
-                    if fmt in FORMATS:  # streamed from the JSONL to the store (benchmarks/release_export.py)
+                    if fmt in FORMATS:  # streamed from the JSONL to the store (stream.py)
                         locked.files.add(store_stream(
                             f"{prefix}.{fmt}", lambda out, fmt=fmt, r=locked: write_release_format(r, fmt, out),
                             meta={"format": fmt}, beat=partial(beat_job, locked.job_id)))
@@ -441,10 +310,8 @@ def write_release_formats(release_id: int, on_written=None) -> Release:
 
 
 def _store_companions(release: Release, prefix: str) -> None:
-    """The published shape's companion files (published_shapes.published_companions), each a release file
+    """The published shape's companion files (published.published_companions), each a release file
     of format `published:<path>` whose meta names its path in an exported folder."""
-    from .published_shapes import published_companions
-
     for path, content in published_companions(release).items():
         name = f"{prefix}-{PurePosixPath(path).name}"
         release.files.add(store_asset(None, AssetRole.EXPORT, name, content,
@@ -461,10 +328,6 @@ def _harness_fits(release: Release) -> None:
     if limit and n_items > limit:
         raise DomainError(f"Not written: {n_items} items is more than RELEASE_HARNESS_MAX_ITEMS ({limit}); "
                           "the harness files are built in memory.", field="format")
-
-
-def split_name(line: dict) -> str:
-    return (line.get("tags") or {}).get("split") or "test"
 
 
 def mark_release_failed(release_id: int) -> None:
@@ -514,7 +377,7 @@ def import_release(items_jsonl: bytes, manifest_json: bytes, created_by, slug: s
         for f in entry["world_frames"]:
             WorldFrame.objects.create(scene=scene, anchor=objects[f["anchor"]], side=f["side"], text=f["text"])
         scenes[entry["scene_id"]] = scene
-    changes, by_key = {}, {}  # by_key: a change by its release key (release_geometry.change_key)
+    changes, by_key = {}, {}  # by_key: a change by its release key (geometry.change_key)
     items = []
     for line in lines:
         scene = scenes.get(line["scene_id"])

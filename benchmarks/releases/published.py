@@ -8,7 +8,7 @@ Shapes: ../shared/FORMATS.md.
   answer, the unchanged-scene answer and the irrelevant-change flag (Tables 3-4);
 - 3DSRBench, Spatial457: VLMEvalKit's TSV with integer indexes, images base64 as they publish them (written
   once, later rows naming the row that holds it); 3DSRBench's rotation and `-flip` rows, on the mirrored
-  image, for items built here too (srbench_rows.py); Spatial457's per-level question files beside it;
+  image, for items built here too (variant_rows); Spatial457's per-level question files beside it;
 - CausalSpatial: its JSON rows (`not_sure` as a letter), the real-world shape (`options`) for items whose
   options are not written inside the question, with `task` and `level` as fields;
 - M3-Verse: its JSONL.
@@ -20,20 +20,22 @@ copy are the same (3DSRBench's built items: their published-form qids)."""
 
 import base64
 import csv
+import hashlib
 import io
 import json
 import re
+from dataclasses import dataclass
 
 from core.errors import DomainError
 
-from .importers.causalspatial import CAUSAL_ID, parse_options
-from .importers.rows import LETTERS, RELEASED_IN
-from .importers.spatial457 import SPATIAL457_DATA_FIELDS, SPATIAL457_LEVELS
-from .importers.threedsrbench import SRBENCH_SUBTYPES
-from .models import AssetRole, Item, Release
-from .protocols import FLIPPED, IMAGE_VARIANT
-from .services import question_types_of, shown_to_people
-from .srbench_rows import built_here, variant_rows
+from ..importers.causalspatial import CAUSAL_ID, parse_options
+from ..importers.rows import LETTERS, RELEASED_IN
+from ..importers.spatial457 import SPATIAL457_DATA_FIELDS, SPATIAL457_LEVELS
+from ..importers.threedsrbench import SRBENCH_SUBTYPES
+from ..models import AssetRole, Item, Release
+from ..protocols import FLIPPED, IMAGE_VARIANT, Protocol, flip_rule, shown_choices, variant_answer, variants
+from ..services import question_types_of, shown_to_people
+from .geometry import GEOMETRY_KEY, published_geometry
 
 # The file name (after the release's `<slug>-<version>-`) of each family's published shape.
 PUBLISHED_NAMES = {"hypo3d": "hypo3d.json", "3dsrbench": "3dsrbench.tsv", "causalspatial": "causalspatial.json",
@@ -59,7 +61,7 @@ def read_bytes(asset) -> bytes:
 def scene_media(items: list[Item], roles: tuple[str, ...]) -> dict[tuple[int, str], list]:
     """(scene pk, role) -> the scene's assets of that role people are shown, oldest first (videos: before,
     then after)."""
-    from .models import Asset
+    from ..models import Asset
 
     found: dict[tuple[int, str], list] = {}
     scene_ids = {i.scene_id for i in items if i.scene_id}
@@ -72,7 +74,7 @@ def item_image(item: Item, media: dict, cache: dict, mirrored: bool = False) -> 
     """The image the item is shown, as it is shown to evaluators and models (overlays.stimulus_image, the
     one drawing): its scene's image with the image's own overlays and the item's marks drawn in; mirrored
     (the stored twin where there is one) on a `-flip` row, or for a mirrored variant (`mirrored`)."""
-    from .overlays import stimulus_image
+    from ..overlays import stimulus_image
 
     if item.scene_id is None:
         return None
@@ -122,7 +124,7 @@ def hypo3d_qa(item: Item) -> dict:
     """One question as the release writes it; beyond its fields, what Tables 3-4 and several accepted
     answers need: `answers` (every accepted answer; `answer` is the first), `unchanged_answer` (the
     answer on the unchanged scene) and `irrelevant_change` (the importer reads them back)."""
-    from .counterfactual import AFFECTS, EFFECT_TAG, IRRELEVANT, IRRELEVANT_KEY
+    from ..counterfactual import AFFECTS, EFFECT_TAG, IRRELEVANT, IRRELEVANT_KEY
 
     answers = list(item.answers or [])
     qa = {"question_id": item.scoring_id, "question_type": " ".join(question_types_of(item.tags)),
@@ -142,9 +144,7 @@ def hypo3d_qa(item: Item) -> dict:
 
 def hypo3d_file(items: list[Item], release: Release) -> bytes:
     """The scene-keyed JSON; a change with an edit also carries `change_geometry` ({object_ids, edit}) and
-    each of its questions `derived_answer` and `agrees` (benchmarks/release_geometry.py)."""
-    from .release_geometry import GEOMETRY_KEY, published_geometry
-
+    each of its questions `derived_answer` and `agrees` (geometry.py)."""
     shape: dict[str, list[dict]] = {}
     by_change: dict[int, dict] = {}
     geometry, derived = published_geometry(items)
@@ -204,6 +204,58 @@ class ImageColumn:
         return base64.b64encode(content).decode()
 
 
+# --- 3DSRBench's rows of an item built here ----------------------------------------------------------
+# 3DSRBench's TSV rows of an item built here: the published TSV holds every
+# question's rotated-choice copies and mirrored-image rows, so an item whose variants the platform makes at
+# run time (benchmarks/protocols.py) is written as those rows. VLMEvalKit's circular and flip evaluation on
+# the file then groups them as it groups the published rows:
+#
+# - `qid`: the 8-character base id (its flip+circular grouping reads `qid[:8]`), then `-1`..`-3` for the
+#   rotations, `-flip` on the mirrored image and `-flip-N` for its rotations;
+# - each row's options rotated as the run-time variant shows them, its answer the letter its gold text has
+#   there, swapped on `-flip` rows of an item whose answer swaps (`flip: swap`); `-flip` rows only for an
+#   item with a flip decision (swap or same) and an image.
+
+BASE_QID = re.compile(r"^[A-Za-z0-9]{8}$")
+
+
+def base_qid(scoring_id: str) -> str:
+    """The item's id when it is already a published-form base id (8 letters or digits), else 8 characters
+    of its id's hash (base32): the same item always gets the same qid."""
+    if BASE_QID.match(scoring_id):
+        return scoring_id
+    return base64.b32encode(hashlib.sha1(scoring_id.encode()).digest()).decode()[:8]
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    qid: str
+    choices: list[str]
+    answer: str
+    flipped: bool
+
+
+def variant_rows(choices: list[str], answer: str, scoring_id: str, tags: dict, has_image: bool) -> list[VariantRow]:
+    """Every row of one item: the vanilla order, each rotation, then (with a flip decision and an image) the
+    same on the mirrored image. Raises DomainError when a swapped answer has no left/right counterpart."""
+    rule = flip_rule(tags)
+    base = base_qid(scoring_id)
+    rows = []
+    for variant in variants(Protocol(circular=True, flip=True), len(choices), rule, has_image):
+        canonical = variant_answer(choices, answer, variant, rule)
+        order = variant.order(len(choices))
+        rows.append(VariantRow(qid=base + variant.suffix, choices=shown_choices(choices, variant),
+                               answer=LETTERS[order.index(LETTERS.index(canonical))], flipped=variant.flip))
+    return rows
+
+
+def built_here(item) -> bool:
+    """An item built here, whose variants are made at run time: not imported from a published file, nor
+    read back from a release (`released_in`: its rows were written out, each an item now)."""
+    provenance = item.provenance or {}
+    return provenance.get("source") != "published" and not provenance.get("released_in")
+
+
 SRBENCH_COLUMNS = ["index", "qid", "question", "A", "B", "C", "D", "answer", "category", "image", "image_source",
                    "viewpoint", "scene_id", "flip", "provenance"]
 
@@ -218,7 +270,7 @@ def _srbench_checked(item: Item) -> dict:
 
 
 def srbench_file(items: list[Item], release: Release) -> bytes:
-    """The published rows as they are; an item built here as its rotation and `-flip` rows (srbench_rows.py),
+    """The published rows as they are; an item built here as its rotation and `-flip` rows (variant_rows),
     the `-flip` ones on the mirrored image. Indexes are unique integers (0, 1, 2... once any row is made)."""
     media, cache, images = scene_media(items, (AssetRole.IMAGE, AssetRole.IMAGE_FLIPPED)), {}, ImageColumn()
     planned = []  # (item, qid, choices, answer letter, on the mirrored image)

@@ -15,7 +15,7 @@
 A line of an item whose change has no edit has no such key (JSONL, JSON); the fixed-column formats (CSV,
 Parquet, the Hugging Face dataset) get a `change_geometry` column (JSON text, null where a change has no
 edit) only in a release that carries some geometry (the card's `n_items_with_geometry`). Hypo3D's published
-shape (published_shapes.hypo3d_file) gives such a change `change_geometry` ({object_ids, edit}) and each of
+shape (published.hypo3d_file) gives such a change `change_geometry` ({object_ids, edit}) and each of
 its questions `derived_answer` and `agrees` (its importer reads neither back: the release import does).
 
 The derived answers are review's (review.geometry.derived_answers over annotation/change_answers.py), and
@@ -30,14 +30,15 @@ import json
 
 from django.dispatch import Signal
 
-from .edit_digest import edit_digest
-from .material.after_state import META_KEY
+from ..edit_digest import edit_digest
+from ..material.after_state import META_KEY
+from .lines import release_asset_path
 
 # Sent with `change_ids`; a receiver returns {item id: {"derived": str | None, "agrees": bool | None}}.
 derived_answers_asked = Signal()
 GEOMETRY_KEY = "change_geometry"
 CARD_KEY = "n_items_with_geometry"
-LINE_VALUES = ("change__edit",)  # beside releases.LINE_VALUES
+LINE_VALUES = ("change__edit",)  # beside lines.LINE_VALUES
 
 
 def change_key(scene_external_id, change_type, raw_text, text) -> str:
@@ -68,15 +69,14 @@ class ReleaseGeometry:
 
     def chunk(self, rows: list[dict]) -> dict[int, dict]:
         """Item pk -> change_geometry for the rows whose change has an edit."""
-        from .releases import release_asset_path
-        from .selectors import after_state_assets
+        from ..selectors import after_state_assets
 
         edited = [v for v in rows if v.get("change_id") is not None and v.get("change__edit")]
         if not edited:
             return {}
         change_ids = {v["change_id"] for v in edited}
         answers = derived_answers(change_ids)
-        from .models import ContextChange
+        from ..models import ContextChange
 
         files = {}
         for change in ContextChange.objects.filter(pk__in=change_ids).select_related("scene"):
@@ -153,7 +153,7 @@ def imported_meta(entry: dict, changes_by_key: dict) -> dict:
 
 
 def published_geometry(items) -> tuple[dict[int, dict], dict[int, dict]]:
-    """For the Hypo3D published shape (published_shapes.hypo3d_file): change pk -> {object_ids, edit} of the
+    """For the Hypo3D published shape (published.hypo3d_file): change pk -> {object_ids, edit} of the
     items' changes that have an edit, and item pk -> {derived, agrees} of their questions."""
     edited = {item.change_id: item.change for item in items if item.change is not None and item.change.edit}
     by_change = {pk: {"object_ids": [o["instance_id"] for o in change.edit.get("objects", [])], "edit": change.edit}

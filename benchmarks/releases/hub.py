@@ -11,10 +11,11 @@ from pathlib import Path
 
 from core.errors import DomainError
 
-from .models import AssetRole, Release
-from .published_shapes import item_image, read_bytes, release_items, scene_media
-from .release_geometry import CARD_KEY, GEOMETRY_KEY
-from .releases import format_bytes, release_lines, split_name
+from ..models import AssetRole, Release
+from .geometry import CARD_KEY, GEOMETRY_KEY
+from .lines import release_lines, split_name
+from .published import item_image, read_bytes, release_items, scene_media
+from .stream import format_bytes
 
 # The release line's columns as the `datasets` library types them (tags and provenance are JSON text).
 TEXT_COLUMNS = ("id", "external_id", "scene_id", "context_change", "context_change_raw", "change_type", "question",
@@ -27,7 +28,7 @@ IMAGE_ROLES = {"hypo3d": (AssetRole.TOPVIEW_SEMANTIC, AssetRole.TOPVIEW_PLAIN), 
 VIDEO_COLUMNS = ("video_before", "video_after")
 # A release whose changes carry geometry: the line's `change_geometry` and the after-state's map.
 GEOMETRY_FEATURES = {GEOMETRY_KEY: {"dtype": "string", "_type": "Value"}, "image_after_state": {"_type": "Image"}}
-# The families whose image is a scene's own picture, shown with its marks (published_shapes.item_image).
+# The families whose image is a scene's own picture, shown with its marks (published.item_image).
 MARKED = ("3dsrbench", "causalspatial", "spatial457")
 
 
@@ -78,9 +79,9 @@ def item_media(release: Release, items) -> dict[str, list]:
 
 
 def after_state_images(items) -> list:
-    """Per item, its change's after-state semantic top view (benchmarks/release_geometry.py) as {bytes, path},
+    """Per item, its change's after-state semantic top view (geometry.py) as {bytes, path},
     None for an item whose change has no edit or no after-state yet."""
-    from .selectors import after_state_assets
+    from ..selectors import after_state_assets
 
     cells, found = [], {}
     for item in items:
@@ -112,7 +113,7 @@ def features_json(family: str, typed_video: bool = True, geometry: bool = False)
 
 def dataset_parquet(release: Release, lines: list[dict], items, typed_video: bool = True,
                     question_ids: bool = False, texts: dict[str, list[str]] | None = None) -> bytes:
-    """The release lines' Parquet (releases.format_bytes) plus the media columns, typed in the schema
+    """The release lines' Parquet (stream.format_bytes) plus the media columns, typed in the schema
     metadata so `datasets.load_dataset("parquet", ...)` gives PIL images (and videos). `question_ids` adds
     each item's scorer id as `question_id`, the key a harness's logged samples are read back by; `texts`
     adds text columns by name."""

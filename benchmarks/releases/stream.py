@@ -3,15 +3,15 @@ cursor, or keyset pages where a pooler forbids one), each line is written to the
 (a local file, or an S3 multipart upload), and each file's size and sha256 are computed as its bytes go.
 Memory stays bounded by one chunk of lines (one Parquet row group), whatever the release's size.
 
-The bytes are those the in-memory export wrote (releases.format_bytes and the JSONL join) for the same
-release; a Parquet file of more than ROW_GROUP_ROWS items is split into row groups of that many rows
-(same rows, same schema), where the in-memory writer made one.
+The bytes are those the in-memory export wrote for the same release; a Parquet file of more than
+ROW_GROUP_ROWS items is split into row groups of that many rows (same rows, same schema), where the
+in-memory writer made one. format_bytes writes the same formats into memory (the Hugging Face Parquet,
+bench/export.py), a Parquet file there as one row group.
 """
 
 import csv
 import hashlib
 import io
-import json
 import os
 import uuid
 from collections import Counter
@@ -22,15 +22,28 @@ from pathlib import Path
 from django.core.files.storage import FileSystemStorage
 from django.db import connections
 
+from core.errors import DomainError
 from core.jobs import beat_job
 
-from . import sql
-from .models import Asset, AssetRole
+from .. import sql
+from ..models import Asset, AssetRole, WorldFrame
+from ..services import question_types_of
+from . import geometry
+from .lines import (
+    LINE_VALUES,
+    dumps,
+    id_order,
+    iter_lines,
+    iter_release_lines,
+    mean_words,
+    release_line,
+    split_name,
+)
 
 CHUNK_ROWS = 2_000  # rows fetched from the database at a time
 ROW_GROUP_ROWS = 25_000  # lines per Parquet row group: the published benchmarks (Spatial457: 23,999) fit one
 TEXT_BLOCK_ROWS = 1_000  # lines per write of the text formats
-READ_BLOCK = 1 << 20
+FORMATS = ("json", "csv", "parquet")  # derived from the JSONL (the `datasets` json/csv/parquet loaders read them)
 
 
 # --- Reading in chunks ------------------------------------------------------------------------------
@@ -59,25 +72,6 @@ def iterate_chunked(queryset, chunk_size: int = CHUNK_ROWS) -> Iterator:
             return
         yield from rows
         last = rows[-1]["pk"] if isinstance(rows[-1], dict) else rows[-1].pk
-
-
-def iter_release_lines(release) -> Iterator[dict]:
-    """The release's JSONL read line by line (the whole file is never in memory)."""
-    if not release.items_file:
-        return
-    with release.items_file.file.open("rb") as handle:
-        for raw in iter_lines(handle):
-            yield json.loads(raw)
-
-
-def iter_lines(handle) -> Iterator[bytes]:
-    """Lines ending in b"\\n" only (a JSON line may hold U+2028 or a lone \\r in no other form)."""
-    rest = b""
-    while block := handle.read(READ_BLOCK):
-        *complete, rest = (rest + block).split(b"\n")
-        yield from (line for line in complete if line)
-    if rest:
-        yield rest
 
 
 def batched(iterable: Iterable, size: int) -> Iterator[list]:
@@ -190,22 +184,18 @@ class _BucketSink:
 
 # --- The formats ------------------------------------------------------------------------------------
 
-def _dumps(data) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True)
-
-
 def write_jsonl(lines: Iterable[dict], out) -> None:
     for block in batched(lines, TEXT_BLOCK_ROWS):
-        out.write("".join(_dumps(line) + "\n" for line in block).encode())
+        out.write("".join(dumps(line) + "\n" for line in block).encode())
 
 
 def write_json(lines: Iterable[dict], out) -> None:
-    """`[`, the lines joined by `,\n`, `]`: releases.format_bytes("json") written bit by bit."""
-    write_json_raw((_dumps(line).encode() for line in lines), out)
+    """`[`, the lines joined by `,\n`, `]`, written bit by bit."""
+    write_json_raw((dumps(line).encode() for line in lines), out)
 
 
 def write_json_raw(raw_lines: Iterable[bytes], out) -> None:
-    """The same from the JSONL's own lines: each is already the line as `_dumps` writes it."""
+    """The same from the JSONL's own lines: each is already the line as `lines.dumps` writes it."""
     out.write(b"[\n")
     first = True
     for block in batched(raw_lines, TEXT_BLOCK_ROWS):
@@ -215,14 +205,14 @@ def write_json_raw(raw_lines: Iterable[bytes], out) -> None:
 
 
 def write_csv(lines: Iterable[dict], out, optional: tuple[str, ...] = ()) -> None:
-    """`optional`: columns some lines lack (release_geometry.optional_columns), empty in those rows."""
+    """`optional`: columns some lines lack (geometry.optional_columns), empty in those rows."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=False)
     writer = None
     for line in lines:
         if writer is None:
             writer = csv.DictWriter(text, fieldnames=csv_columns(line, optional), lineterminator="\n")
             writer.writeheader()
-        writer.writerow({k: v if isinstance(v, str) or v is None else _dumps(v) for k, v in line.items()})
+        writer.writerow({k: v if isinstance(v, str) or v is None else dumps(v) for k, v in line.items()})
     text.flush()
     text.detach()
 
@@ -247,25 +237,27 @@ def parquet_schema(optional: tuple[str, ...] = ()):
 
 def parquet_value(line: dict, name: str, optional: tuple[str, ...] = ()):
     if name in optional:
-        return _dumps(line[name]) if line.get(name) is not None else None
-    return _dumps(line[name]) if name in ("tags", "provenance") else line[name]
+        return dumps(line[name]) if line.get(name) is not None else None
+    return dumps(line[name]) if name in ("tags", "provenance") else line[name]
 
 
-def write_parquet(lines: Iterable[dict], out, optional: tuple[str, ...] = ()) -> None:
-    """releases._parquet_bytes' schema and compression, one row group per ROW_GROUP_ROWS lines. Each line's
-    values go straight into the columns and the line is let go: a row group holds its values, not its dicts."""
+def write_parquet(lines: Iterable[dict], out, optional: tuple[str, ...] = (), row_group_rows: int | None = None) -> None:
+    """A fixed schema (parquet_schema: texts as strings, lists of texts as lists, tags and provenance as
+    JSON text) and zstd, one row group per ROW_GROUP_ROWS lines (or `row_group_rows`); no timestamps, so the
+    same lines give the same bytes. Each line's values go straight into the columns and the line is let go:
+    a row group holds its values, not its dicts."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = parquet_schema(optional)
-    names = schema.names
+    names, group = schema.names, row_group_rows or ROW_GROUP_ROWS
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         columns, rows = {name: [] for name in names}, 0
         for line in lines:
             for name in names:
                 columns[name].append(parquet_value(line, name, optional))
             rows += 1
-            if rows == ROW_GROUP_ROWS:
+            if rows == group:
                 writer.write_table(pa.table(columns, schema=schema))
                 columns, rows = {name: [] for name in names}, 0
         if rows:
@@ -284,26 +276,34 @@ def write_format(fmt: str, lines: Iterable[dict], out, optional: tuple[str, ...]
         WRITERS[fmt](lines, out)
 
 
+def format_bytes(fmt: str, lines: list[dict]) -> bytes:
+    """One format of lines held in memory, as the writers above write it (a Parquet file as one row group)."""
+    if fmt not in FORMATS:
+        raise DomainError(f"Unknown format '{fmt}'; choose from {', '.join(FORMATS)}.", field="format")
+    out, optional = io.BytesIO(), geometry.columns_of(lines)
+    if fmt == "parquet":
+        write_parquet(lines, out, optional, row_group_rows=max(len(lines), 1))
+    else:
+        write_format(fmt, lines, out, optional)
+    return out.getvalue()
+
+
 def write_release_format(release, fmt: str, out) -> None:
     """One format of a release, read from its JSONL as it goes (JSON: the lines as they are, unparsed)."""
-    from .release_geometry import optional_columns
-
     if fmt == "json":
         with release.items_file.file.open("rb") as handle:
             write_json_raw(iter_lines(handle), out)
     else:
-        write_format(fmt, iter_release_lines(release), out, optional_columns(release.card))
+        write_format(fmt, iter_release_lines(release), out, geometry.optional_columns(release.card))
 
 
 # --- The card and the diff, accumulated as lines go by -----------------------------------------------
 
 class CardCounts:
-    """releases.dataset_card computed line by line: the same dict, without holding the lines."""
+    """The dataset card computed line by line (counts per change type, question type and split; mean words
+    per change, question and answer; the answerers' agreement), without holding the lines."""
 
     def __init__(self):
-        from .releases import split_name
-        from .services import question_types_of
-
         self._types, self._split = question_types_of, split_name
         self.n = 0
         self.change_types, self.question_types, self.splits = Counter(), Counter(), Counter()
@@ -314,7 +314,7 @@ class CardCounts:
 
     def add(self, line: dict, agreement: float | None) -> None:
         self.n += 1
-        self.with_geometry += "change_geometry" in line
+        self.with_geometry += geometry.GEOMETRY_KEY in line
         self.change_types[line["change_type"] or "none"] += 1
         self.question_types.update(self._types(line["tags"]))
         self.splits[self._split(line)] += 1
@@ -330,8 +330,6 @@ class CardCounts:
             self.agreements.append(agreement)
 
     def card(self) -> dict:
-        from .releases import _mean_words
-
         def mean(words, count):
             return round(words / count, 2) if count else None
 
@@ -340,12 +338,12 @@ class CardCounts:
             "by_change_type": dict(sorted(self.change_types.items())),
             "by_question_type": dict(sorted(self.question_types.items())),
             "by_split": dict(sorted(self.splits.items())),
-            "words_per_change": _mean_words(self.changes),
+            "words_per_change": mean_words(self.changes),
             "words_per_question": mean(self.question_words, self.questions),
             "words_per_answer": mean(self.answer_words, self.answers),
             "mean_agreement": round(sum(self.agreements) / len(self.agreements), 4) if self.agreements else None,
             "n_items_with_agreement": len(self.agreements),
-        } | ({"n_items_with_geometry": self.with_geometry} if self.with_geometry else {})
+        } | ({geometry.CARD_KEY: self.with_geometry} if self.with_geometry else {})
 
 
 def line_digest(raw: bytes) -> bytes:
@@ -353,14 +351,13 @@ def line_digest(raw: bytes) -> bytes:
 
 
 def streamed_diff(previous_lines: Iterable[dict], digests: dict[str, bytes]) -> dict:
-    """releases.release_diff from a digest per line (16 bytes) instead of the lines themselves."""
-    from .releases import _id_order
-
-    before = {line["id"]: line_digest(_dumps(line).encode()) for line in previous_lines}
+    """Release ids added, removed and changed (any field differs) since the previous release, from a digest
+    per line (16 bytes) instead of the lines themselves."""
+    before = {line["id"]: line_digest(dumps(line).encode()) for line in previous_lines}
     return {
-        "added": sorted(digests.keys() - before.keys(), key=_id_order),
-        "removed": sorted(before.keys() - digests.keys(), key=_id_order),
-        "changed": sorted((k for k in digests.keys() & before.keys() if digests[k] != before[k]), key=_id_order),
+        "added": sorted(digests.keys() - before.keys(), key=id_order),
+        "removed": sorted(before.keys() - digests.keys(), key=id_order),
+        "changed": sorted((k for k in digests.keys() & before.keys() if digests[k] != before[k]), key=id_order),
     }
 
 
@@ -370,24 +367,21 @@ def freeze_lines(release, items, frames_by_scene: dict, prefix: str,
     item list (inserted a chunk at a time) and a count on the card. Returns the JSONL asset, the card's
     counts and each line's digest (for the diff against the next release). Rows are read as values, not
     models (a third of the time)."""
-    from . import release_geometry
-    from .releases import LINE_VALUES, release_line
-
     counts, digests = CardCounts(), {}  # digests only for a diff (16 bytes and an id a line)
     texts = {scene_id: [f.text for f in frames] for scene_id, frames in frames_by_scene.items()}
-    geometry = release_geometry.ReleaseGeometry()  # a change's edit, derived answers, after-state files
-    values = (*LINE_VALUES, *release_geometry.LINE_VALUES)
+    changes = geometry.ReleaseGeometry()  # a change's edit, derived answers, after-state files
+    values = (*LINE_VALUES, *geometry.LINE_VALUES)
 
     def write(out) -> None:
         for chunk in batched(iterate_chunked(items.values(*values), CHUNK_ROWS), CHUNK_ROWS):
             add_release_items(release, [v["pk"] for v in chunk])
-            encoded, geometries = [], geometry.chunk(chunk)
+            encoded, geometries = [], changes.chunk(chunk)
             for v in chunk:
                 line = release_line(v, texts.get(v["scene_id"], []))
                 if v["pk"] in geometries:
-                    line[release_geometry.GEOMETRY_KEY] = geometries[v["pk"]]
+                    line[geometry.GEOMETRY_KEY] = geometries[v["pk"]]
                 counts.add(line, v["agreement"])
-                raw = _dumps(line).encode()
+                raw = dumps(line).encode()
                 if with_digests:
                     digests[line["id"]] = line_digest(raw)
                 encoded.append(raw)
@@ -411,8 +405,6 @@ def add_release_items(release, item_ids: list[int]) -> None:
 def frames_for(scene_ids) -> dict[int, list]:
     """The approved world frames of these scenes (a subquery: the items are not listed), by scene, in pk
     order: crowd frames waiting for review, rejected or superseded ones are not released."""
-    from .models import WorldFrame
-
     frames: dict[int, list] = {}
     for frame in WorldFrame.objects.filter(scene_id__in=scene_ids, status=WorldFrame.Status.APPROVED).select_related(
             "anchor").order_by("pk"):
