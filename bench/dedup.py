@@ -13,7 +13,9 @@ stored as context changes with their vectors (what `review.tasks.embed_arrived_t
 ARRIVALS more texts are embedded one by one as the task does on submit/import/refine
 (encode_per_text_ms, database included), and `run_dedup` at review time is timed on the 15,000
 (review_s; it must encode nothing and find the same pairs). cold_encode_s is encoding all 15,000 at
-once, what review time cost before. Last line: `review_s=N encode_per_text_ms=N cold_encode_s=N`.
+once, what review time cost before. Last line: `review_s=N encode_per_text_ms=N cold_encode_s=N
+dedup_cold_s=N encode_ms_per_text=N pairs_s=N torch_threads=N` (dedup_cold_s: encoding every text
+with an empty cache plus the all-pairs comparison, issue #49's figure, also printed as soon as known).
 """
 
 import os
@@ -86,6 +88,9 @@ def main() -> None:
     cold_s = time.perf_counter() - start
     pairs = similar_pairs(embeddings, THRESHOLD)
     seconds = time.perf_counter() - start
+    cold = (f"dedup_cold_s={seconds:.1f} encode_ms_per_text={cold_s * 1000 / len(texts):.2f} "
+            f"pairs_s={seconds - cold_s:.1f} torch_threads={torch_threads()}")
+    print(cold, flush=True)
     found = {(i, j) for i, j, _ in pairs}
     recall = sum(1 for p in planted if p in found) / len(planted)
 
@@ -99,7 +104,13 @@ def main() -> None:
     print(f"texts={len(texts)} pairs_above_{THRESHOLD}={len(pairs)} loadavg={open('/proc/loadavg').read().split()[0]}")
     print(f"dedup_s={seconds:.1f} recall={recall:.3f} rerun_s={rerun_seconds:.1f}")
     review_s, per_text_ms = stored_vectors(texts, vectors | encoded, pairs)
-    print(f"review_s={review_s:.2f} encode_per_text_ms={per_text_ms:.1f} cold_encode_s={cold_s:.1f}")
+    print(f"review_s={review_s:.2f} encode_per_text_ms={per_text_ms:.1f} cold_encode_s={cold_s:.1f} {cold}")
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 ARRIVALS = 100  # texts embedded one at a time, as the arrival task does
