@@ -19,6 +19,7 @@ is never followed: it would carry the bearer key to wherever it points."""
 
 import asyncio
 import email.utils
+import math
 import os
 import random
 import threading
@@ -241,33 +242,66 @@ class EndpointClient:
         raise AssertionError("unreachable")
 
 
+AHEAD_WINDOWS = 2  # windows' worth of bodies kept pending at least: one open, one waiting in the loop
+MAX_AHEAD_WINDOWS = 8  # and at most, however long the caller pauses (a bound on prompts and pictures held)
+
+
+def windows_ahead(paused_s: float, latency_s: float | None) -> int:
+    """How many windows' worth of requests to keep pending so that the window stays full while the
+    caller is away for `paused_s` (writing what it was handed): one open, and one more for each
+    `latency_s` the pause lasts, within AHEAD_WINDOWS..MAX_AHEAD_WINDOWS."""
+    if not latency_s or paused_s <= 0:
+        return AHEAD_WINDOWS
+    return min(MAX_AHEAD_WINDOWS, max(AHEAD_WINDOWS, 1 + math.ceil(paused_s / latency_s)))
+
+
 def answers_in_flight(client: EndpointClient, jobs: Iterable[tuple[object, dict | Exception]]
                       ) -> Iterator[tuple[object, str, Exception | None, int]]:
     """(key, content, error, latency_ms) for each (key, body) job, in the order the answers come.
 
-    Bodies are taken from `jobs` while fewer than two windows' worth are pending: the second waits in
-    the loop, so a slot that frees is filled at once, not when this thread next wakes (it also builds
-    the requests and writes the answers), and a long run does not hold every prompt and picture in
-    memory. A job whose body is an Exception (its request could not be built) comes back at once as
-    that error. Closing the iterator (a cancelled run) cancels what is still pending."""
+    Bodies are taken from `jobs` while fewer than a few windows' worth are pending: those beyond the
+    open window wait in the loop, so a slot that frees is filled at once, not when this thread next
+    wakes (it also builds the requests and writes the answers), and a long run does not hold every
+    prompt and picture in memory. How many windows wait follows the caller: the longest it has stayed
+    away between two answers (a write of predictions, a progress report) over the answers' latency
+    (`windows_ahead`), so a write that outlasts a round of answers still finds the next requests
+    queued, and the endpoint is never left idle while this thread writes. A job whose body is an
+    Exception (its request could not be built) comes back at once as that error. Closing the
+    iterator (a cancelled run) cancels what is still pending."""
     jobs = iter(jobs)
     pending: dict[Future, object] = {}
+    ahead, longest_pause_s, latency_s = AHEAD_WINDOWS, 0.0, None
+    unbuilt = []  # jobs taken whose body is an Exception, handed back before the next answer
+
+    def top_up() -> None:
+        while len(pending) < ahead * client.max_in_flight and (job := next(jobs, None)) is not None:
+            key, body = job
+            if isinstance(body, Exception):
+                unbuilt.append((key, "", body, 0))
+            else:
+                pending[client.submit(body)] = key
+
     try:
         while True:
-            while len(pending) < 2 * client.max_in_flight and (job := next(jobs, None)) is not None:
-                key, body = job
-                if isinstance(body, Exception):
-                    yield key, "", body, 0
-                    continue
-                pending[client.submit(body)] = key
-            if not pending:
+            top_up()
+            while unbuilt:
+                yield unbuilt.pop(0)
+            if not pending:  # top_up stops short only when the window is full: every job is taken
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 key = pending.pop(future)
                 error = future.exception()
                 content, latency_ms = (None, getattr(error, "latency_ms", 0)) if error else future.result()
+                if latency_ms > 0:
+                    latency_s = latency_ms / 1000 if latency_s is None else min(latency_s, latency_ms / 1000)
+                handed = time.monotonic()
                 yield key, content or "", error, latency_ms
+                paused_s = time.monotonic() - handed
+                if paused_s > longest_pause_s:
+                    longest_pause_s = paused_s
+                    ahead = windows_ahead(longest_pause_s, latency_s)
+                top_up()  # what the caller's pause (a write) drained is queued again before the next answer
     finally:
         for future in pending:
             future.cancel()

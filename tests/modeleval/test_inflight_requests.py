@@ -151,3 +151,30 @@ def test_a_max_in_flight_that_is_not_a_window_is_a_400_naming_config(client, win
     response = client.post("/api/v1/models/", body, content_type="application/json")
     assert response.status_code == 400 and "max_in_flight" in str(response.json())
     assert not ModelSpec.objects.exists()
+
+
+def test_the_window_stays_full_while_earlier_answers_are_being_written(
+        endpoints, django_capture_on_commit_callbacks, monkeypatch):
+    """A write of predictions that outlasts a round of answers (a slow disk, a busy database) does not
+    leave the endpoint idle: the requests after it are already queued in the client's loop, so at the
+    end of each later write the endpoint still holds a full window (before, two windows were queued and
+    both were answered long before the write ended)."""
+    endpoint = endpoints(latency_s=0.1)
+    batch = items(60)
+    seen_at_write_end = []
+    flush = services._flush
+
+    def slow_flush(predictions, on_write=None):
+        if predictions:
+            time.sleep(0.45)  # four rounds of answers
+            seen_at_write_end.append(endpoint.in_flight)
+        return flush(predictions, on_write)
+
+    monkeypatch.setattr(services, "FLUSH_EVERY_N", 10)
+    monkeypatch.setattr(services, "_flush", slow_flush)
+    run = launch(endpoint_model(endpoint.url, max_in_flight=4), batch[0].benchmark,
+                 django_capture_on_commit_callbacks)
+    assert run.status == "finished" and endpoint.peak == 4
+    assert_each_answer_is_its_own(run, 60)
+    # the first write teaches the client how long writes last; the last ones come when no work is left
+    assert 4 in seen_at_write_end[1:-1], seen_at_write_end
