@@ -95,6 +95,21 @@ class Server:
             time.sleep(0.2)
         raise RuntimeError("The server did not answer within 60 s.")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the server's processes (the master and its workers) have used, from
+        their own counters in /proc: what the server spends, apart from the load generator beside it."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # a process that ended while we looked
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if self.process.pid in (pid, ppid):
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        return total
+
     def __exit__(self, *exc):
         self.process.terminate()
         try:
@@ -204,14 +219,19 @@ class LoadRun(NamedTuple):
     elapsed: float  # seconds
     load_before: str
     load_after: str
+    server_cpu_s: float  # the server's CPU seconds over the load
 
     def finish(self, who: str, details: str, **figures) -> None:
         """Drop the bench database, print what ran and each endpoint's latencies, and last the
         key=value line: the worst endpoint's p95 and `figures`."""
         drop_database()
+        requests = sum(map(len, self.timings.values()))
+        cpu_ms = self.server_cpu_s * 1000 / max(requests, 1)
         print(f"{who}, {self.timings.rate(self.elapsed)}; {details}; "
-              f"loadavg {self.load_before} before, {self.load_after} after")
-        print(" ".join([f"p95_ms={self.timings.report():.0f}", *(f"{k}={v}" for k, v in figures.items())]))
+              f"loadavg {self.load_before} before, {self.load_after} after; "
+              f"server CPU {self.server_cpu_s:.1f} s ({self.server_cpu_s / self.elapsed:.2f} cores)")
+        print(" ".join([f"p95_ms={self.timings.report():.0f}", *(f"{k}={v}" for k, v in figures.items()),
+                        f"server_cpu_ms_per_request={cpu_ms:.2f}", f"load_before={self.load_before}"]))
 
 
 def run_load(seed, drive) -> LoadRun:
@@ -221,11 +241,13 @@ def run_load(seed, drive) -> LoadRun:
     target = seed()
     load_before = loadavg()
     with Server() as server:
+        cpu_before = server.cpu_seconds()
         started = time.monotonic()
         timings, outcome = run_async(drive(server.port, target))
         elapsed = time.monotonic() - started
+        server_cpu_s = server.cpu_seconds() - cpu_before
         load_after = loadavg()
-    return LoadRun(target, timings, outcome, elapsed, load_before, load_after)
+    return LoadRun(target, timings, outcome, elapsed, load_before, load_after, server_cpu_s)
 
 
 async def enter_from_link(client, timings, link: str, outcome) -> int | None:
