@@ -146,7 +146,8 @@ def _start(run: Run, item_ids: list[int]) -> None:
     if run.status != Run.Status.QUEUED:
         run.move_to(Run.Status.QUEUED)
         run.save(update_fields=["status"])
-    _send_on_commit(run, lambda: [dispatch.send_render(run.pk, scene_id) for scene_id in unrendered])
+    _send_on_commit(run, lambda: [dispatch.send_render(run.pk, scene_id, render_job(run.pk, scene_id))
+                                     for scene_id in unrendered])
 
 
 def _unrendered_scenes(run: Run) -> list[int]:
