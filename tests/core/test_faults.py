@@ -400,7 +400,7 @@ def test_a_run_whose_scoring_task_was_lost_is_scored_by_the_reaper(monkeypatch):
 
     item = ItemFactory()
     model = services.ensure_baseline_model()
-    monkeypatch.setattr(tasks.score_run, "delay", lambda *args, **kwargs: None)  # the send is lost
+    monkeypatch.setattr(tasks.score_run, "apply_async", lambda *args, **kwargs: None)  # the send is lost
     run = services.launch_run(model.pk, item.benchmark, None)
     run.refresh_from_db()
     assert run.status == Run.Status.SCORING
