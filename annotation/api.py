@@ -12,12 +12,12 @@ from rest_framework.views import APIView
 
 from benchmarks.api import SceneViewerSerializer
 from benchmarks.edit_schema import EDIT_HELP, EditField
-from benchmarks.material.viewer import cached_scene_viewer_data
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from core.api import error, validated
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 from modeleval import services as modeleval_services
+from scenes.viewer import cached_scene_viewer_data
 
 from . import drafting, families, progress, services
 from .models import Assignment, Campaign, DraftingPrompt

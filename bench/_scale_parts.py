@@ -33,8 +33,8 @@ def _django(work: Path) -> None:
 def write_scan(work: Path) -> dict:
     """scan.ply: OCTREE_POINTS points of demo room 1 as a binary PLY (17 bytes a point), written chunk
     by chunk: the room sampled once at BASE_POINTS and each copy jittered as a scanner's noise."""
-    from benchmarks.demo.rooms import generate_room
-    from benchmarks.material.scans import CANONICAL_DTYPE
+    from demo.rooms import generate_room
+    from scenes.scans import CANONICAL_DTYPE
 
     room = generate_room(0, points_per_room=BASE_POINTS)
     rng = np.random.default_rng(7)
@@ -57,8 +57,8 @@ def write_scan(work: Path) -> dict:
 
 def build_octree(work: Path) -> dict:
     """The out-of-core octree of scan.ply, as process_scene builds it for a scan over its in-memory limit."""
-    from benchmarks.material.octree_disk import build_octree_file
-    from benchmarks.material.scans import ply_chunks
+    from scenes.octree_disk import build_octree_file
+    from scenes.scans import ply_chunks
 
     started = time.perf_counter()
     meta = build_octree_file(ply_chunks(work / "scan.ply"), work / "scan.hlpc")

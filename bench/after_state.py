@@ -8,7 +8,7 @@ floor, bed, two chairs, wardrobe, desk, lamp, window) is scanned synthetically: 
 each object's box under its instance id, the rest on the floor, stored as the scene's canonical PLY (not
 timed). A change's edit then moves, turns and scales a chair, removes the lamp and adds a plant (none in the
 room: drawn as its box's surface) and a second chair (drawn from the room's chair), and
-`benchmarks.material.after_state.build_after_state(change_id)` is timed whole: at 1M points three times
+`scenes.after_state.build_after_state(change_id)` is timed whole: at 1M points three times
 (three changes on the scene; the median counts), at 10M once. Under processing.VIEWER_BUDGET_POINTS the
 viewer file is the levels file (v2), over it the octree (v3) built in memory by pointcloud.encode_octree;
 after-states never take processing's out-of-core path (OUT_OF_CORE_POINTS, octree_disk.py), which only the
@@ -67,9 +67,9 @@ def scan_points(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def scanned_room(benchmark, external_id: str, n: int):
-    from benchmarks.material.scans import write_points_ply
     from benchmarks.models import AssetRole, Scene
     from benchmarks.services import store_asset
+    from scenes.scans import write_points_ply
 
     scene = Scene.objects.create(benchmark=benchmark, external_id=external_id, caption="A bedroom.")
     for i, label, (x, y, z), (sx, sy, sz), yaw, _ in OBJECTS:
@@ -92,7 +92,7 @@ def timed(name: str, function):
 
 def instrument() -> None:
     """Wrap what after_state.py calls (its own names, and processing's encode_octree) to time each phase."""
-    from benchmarks.material import after_state, processing
+    from scenes import after_state, processing
 
     after_state.load_scene_points = timed("load", after_state.load_scene_points)
     after_state.apply_to_points = timed("edit", after_state.apply_to_points)
@@ -104,8 +104,8 @@ def instrument() -> None:
 
 
 def build(scene, label: str) -> tuple[float, dict[str, float], dict]:
-    from benchmarks.material.after_state import build_after_state
     from benchmarks.models import AssetRole, ContextChange
+    from scenes.after_state import build_after_state
     from tests.benchmarks.after_state_rooms import EDIT  # the after-state tests' edit, on the same room
 
     change = ContextChange.objects.create(scene=scene, change_type="movement", status="approved", edit=EDIT,
@@ -129,9 +129,9 @@ def main() -> None:
     faulthandler.dump_traceback_later(LIMIT_S, exit=True)
     work = use_embedded_default("after-state")
     try:
-        from benchmarks.material.pointcloud import VIEWER_BUDGET_POINTS
-        from benchmarks.material.processing import OUT_OF_CORE_POINTS
         from benchmarks.models import Benchmark
+        from scenes.pointcloud import VIEWER_BUDGET_POINTS
+        from scenes.processing import OUT_OF_CORE_POINTS
 
         instrument()
         benchmark = Benchmark.objects.create(name="After-states", slug="after-states", family="hypo3d")

@@ -33,7 +33,7 @@ def video(pattern: str, folder: Path) -> bytes:
 def forget_frame_sets() -> None:
     """Drop what this process holds, as another worker process would start."""
     try:
-        from benchmarks.material import frames
+        from scenes import frames
     except ImportError:  # the code before frame sets: nothing is kept
         return
     frames._frame_set.cache_clear()

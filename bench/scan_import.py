@@ -39,14 +39,14 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from benchmarks import tasks  # noqa: E402
-from benchmarks.demo.files import ply_bytes  # noqa: E402
-from benchmarks.material import (  # noqa: E402
+from benchmarks.models import AssetRole, Benchmark  # noqa: E402
+from demo.files import ply_bytes  # noqa: E402
+from scenes import tasks  # noqa: E402
+from scenes.services import (  # noqa: E402
     NamedFile,
     import_scan,
     processing,  # noqa: E402
 )
-from benchmarks.models import AssetRole, Benchmark  # noqa: E402
 
 N_POINTS = 1_000_000
 N_FURNITURE = 30

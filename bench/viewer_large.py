@@ -35,8 +35,8 @@ USER = "viewer-large"
 # Writes room 1 of the demo at POINTS points as scan.ply and its furniture as boxes.json in the cwd.
 WRITE_SCAN = f"""
 import json
-from benchmarks.demo.rooms import generate_room
-from benchmarks.material.scans import write_points_ply
+from demo.rooms import generate_room
+from scenes.scans import write_points_ply
 room = generate_room(0, points_per_room={POINTS})
 with open("scan.ply", "wb") as out:
     out.write(write_points_ply(room.xyz, room.rgb, room.instance * 0))

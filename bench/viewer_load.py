@@ -33,7 +33,7 @@ RUNS = 3
 USER = "viewer-load"
 # A 1M-point scene of the demo.
 SCENE = f"""
-from benchmarks.demo.sandbox import build_demo_benchmark
+from demo.sandbox import build_demo_benchmark
 scene = build_demo_benchmark(slug="viewer-load", n_rooms=1, points_per_room={POINTS}).scenes.get()
 """
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

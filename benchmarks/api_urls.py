@@ -13,7 +13,4 @@ urlpatterns = [
     path("assets/<int:pk>/", api.AssetDetail.as_view()),
     path("assets/<int:pk>/download/", api.AssetDownload.as_view()),
     path("assets/<int:pk>/file/", api.AssetFile.as_view(), name="asset-file"),
-    path("benchmarks/<slug:slug>/scans/", api.ScanImport.as_view()),
-    path("benchmarks/<slug:slug>/image-sets/", api.ImageSetImport.as_view()),
-    path("benchmarks/<slug:slug>/paired-videos/", api.PairedVideoImport.as_view()),
 ]

@@ -11,13 +11,11 @@ class BenchmarksConfig(AppConfig):
         from core.jobs import on_cancel, on_stall
 
         from . import uploads
-        from .material import processing
         from .releases import life
 
         # a cancelled job's domain row moves with it (core/jobs.py cancel_job)
         on_cancel("release_export", life.cancel_release_export)
         on_cancel("upload_check", uploads.cancel_upload_check)
-        on_cancel("scene_processing", processing.cancel_scene_processing)
         # an export whose worker died: its release fails too, so its version can be exported again
         on_stall("release_export", life.cancel_release_export,
                  stale_after_s=lambda: settings.RELEASE_EXPORT_STALE_S)

@@ -1,5 +1,5 @@
 """A change's edit as a digest: what an after-state and its assets were built from (meta `edit_digest`),
-compared wherever an after-state is looked for (material/after_state.py, modeleval's and humaneval's
+compared wherever an after-state is looked for (scenes/after_state.py, modeleval's and humaneval's
 changed scenes, release geometry, dispatch's one job per edit)."""
 
 import hashlib

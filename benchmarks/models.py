@@ -138,7 +138,7 @@ def posed_frame_upload_to(frame, filename):
 
 class PosedFrame(models.Model):
     """A colour frame of the scan's RGB-D capture with its camera (ScanNet .sens or its export, a 3RScan
-    sequence; benchmarks/material/rgbd_frames.py), shown to 3D-VLMs as `multi_view`/`egocentric` input
+    sequence; scenes/rgbd_frames.py), shown to 3D-VLMs as `multi_view`/`egocentric` input
     in place of renders. Not an Asset: releases leave it out, being the source dataset's own files."""
 
     class Source(models.TextChoices):

@@ -5,7 +5,7 @@ SVG in the image's pixels) and `draw` prints the same shapes, with the same geom
 sent to models (modeleval.visual_inputs).
 
 Two places hold them, in one shape (`type` and coordinates, `colour`, an optional `label`):
-- an image asset's meta `overlays` (imported with an image set, benchmarks/material/image_sets.py):
+- an image asset's meta `overlays` (imported with an image set, scenes/image_sets.py):
   pixel coordinates of that image;
 - an item's `overlays` (drawn on the authoring page, Item.overlays): coordinates normalised to the
   image (0-1) and the `image` they sit on (its index among the scene's images, by id), checked by

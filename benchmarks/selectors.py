@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import Benchmark, ContextChange, Item, Release, Scene
+from .edit_digest import edit_digest
+from .models import Asset, AssetRole, Benchmark, ContextChange, Item, Release, Scene
 
 
 def benchmarks_by_name():
@@ -67,6 +68,9 @@ class MaterialAndItems:
         return self.authored + self.generated + self.imported
 
 
+# A change's after-state: the roles built for it, and the meta key naming its change on each asset.
+AFTER_STATE_ROLES = (AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC)
+AFTER_STATE_KEY = "after_state"
 GENERATED = Q(provenance__source="generated")
 IMPORTED = Q(provenance__source="published") | Q(provenance__has_key="imported_from")
 
@@ -200,13 +204,17 @@ def releases_with_links():
     return Release.objects.select_related("benchmark", "previous", "job")
 
 
-def after_state_assets(change) -> dict[str, object]:
-    """The change's current after-state (material/after_state.py) by role: its viewer file and plain and
-    semantic top views, made from its edit as it is now; {} while there is none (not built yet, or an older
-    edit's). The one way other stages reach them: people's pages and runs' default inputs leave them out
-    (services.shown_to_people)."""
-    from .material.after_state import current_assets
+def current_after_state(change):
+    """The change's after-state assets made from its edit as it is now (scenes/after_state.py builds them)."""
+    return Asset.objects.filter(scene_id=change.scene_id, role__in=AFTER_STATE_ROLES,
+                                **{f"meta__{AFTER_STATE_KEY}": change.pk}, meta__edit_digest=edit_digest(change.edit))
 
+
+def after_state_assets(change) -> dict[str, object]:
+    """The change's current after-state by role: its viewer file and plain and semantic top views, made
+    from its edit as it is now; {} while there is none (not built yet, or an older edit's). The one way
+    other stages reach them: people's pages and runs' default inputs leave them out
+    (services.shown_to_people)."""
     if change is None or not change.edit:
         return {}
-    return {asset.role: asset for asset in current_assets(change).order_by("id")}
+    return {asset.role: asset for asset in current_after_state(change).order_by("id")}

@@ -50,7 +50,7 @@ def shown_to_people(assets):
     """Leaves out a top view rotated into the world frame (meta `aligned: true`, Hypo3D Table 11's
     condition): only a model run asking for it is shown it; pages, studies and releases show the scene's
     own map. A key test, not JSON containment (PostgreSQL-only); a map without the mark is not aligned.
-    Leaves out a change's after-state too (meta `after_state`, material/after_state.py): the scene as a
+    Leaves out a change's after-state too (meta `after_state`, scenes/after_state.py): the scene as a
     change leaves it, reached only through selectors.after_state_assets."""
     return assets.filter(Q(meta__aligned=False) | Q(meta__aligned__isnull=True)).exclude(meta__has_key="after_state")
 

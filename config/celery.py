@@ -79,8 +79,8 @@ app.conf.beat_schedule = {
     # (core/jobs.py): every 10 s, so a release export (RELEASE_EXPORT_STALE_S) is failed within a minute.
     "fail-stalled-jobs": {"task": "core.tasks.fail_stalled_running_jobs", "schedule": 10.0,
                           "options": {"expires": 10.0}},
-    # A scene whose processing died (its worker killed, its message lost) is sent again (benchmarks/tasks.py).
-    "reprocess-stalled-scenes": {"task": "benchmarks.tasks.reprocess_stalled_scenes", "schedule": 300.0,
+    # A scene whose processing died (its worker killed, its message lost) is sent again (scenes/tasks.py).
+    "reprocess-stalled-scenes": {"task": "scenes.tasks.reprocess_stalled_scenes", "schedule": 300.0,
                                  "options": {"expires": 300.0}},
     # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).
     # Expires unsent after one period, so a beat that could not reach the broker does not queue a backlog.

@@ -96,12 +96,14 @@ INSTALLED_APPS = [
     "core",
     "crowd",
     "benchmarks",
+    "scenes",
     "annotation",
     "review",
     "construction",
     "humaneval",
     "modeleval",
     "results",
+    "demo",
     "frontend",
 ]
 
@@ -263,7 +265,7 @@ CONTENT_SECURITY_POLICY = {
 # How long signed URLs work: browser uploads straight to storage, and asset downloads.
 UPLOAD_URL_EXPIRY_S = env.int("UPLOAD_URL_EXPIRY_S", default=900)
 DOWNLOAD_URL_EXPIRY_S = env.int("DOWNLOAD_URL_EXPIRY_S", default=300)
-# An imported .zip may unpack to at most this many bytes in all (benchmarks/material/files.py): a zip
+# An imported .zip may unpack to at most this many bytes in all (scenes/files.py): a zip
 # bomb is refused with 400 instead of filling a worker's memory.
 IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=2 * 1024**3)
 # Release files are streamed (benchmarks/releases/stream.py); the harness files (VLMEvalKit, lmms-eval, the
@@ -358,7 +360,7 @@ INFERENCE_REAPER_S = env.float("INFERENCE_REAPER_S", default=15.0)  # how often 
 LOCAL_CHECKPOINTS = env.bool("LOCAL_CHECKPOINTS", default=EMBEDDED)
 LOCAL_COMPLETION_TIMEOUT_S = env.float("LOCAL_COMPLETION_TIMEOUT_S", default=600.0)
 # A scene's scan stored this long ago with no viewer files yet: its processing died, and the beat's
-# reaper sends it again (benchmarks.material.processing.scenes_to_reprocess).
+# reaper sends it again (scenes.processing.scenes_to_reprocess).
 SCENE_PROCESSING_STALE_S = env.float("SCENE_PROCESSING_STALE_S", default=1800.0)
 # A running job (core/jobs.py) that reported no progress for this long lost its worker: it is failed.
 JOB_STALE_S = env.float("JOB_STALE_S", default=900.0)

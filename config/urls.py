@@ -9,6 +9,7 @@ from benchmarks.media import serve_media
 api_v1 = [
     path("", include("core.api_urls")),
     path("", include("benchmarks.api_urls")),
+    path("", include("scenes.api_urls")),
     path("", include("crowd.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("review.api_urls")),

@@ -18,7 +18,6 @@ from pathlib import PurePosixPath
 from django.db import transaction
 
 from benchmarks.importers import import_item_file
-from benchmarks.material.paired_videos import STATES
 from benchmarks.models import Asset, AssetRole, Benchmark, Release
 from benchmarks.releases import life
 from core.errors import Conflict, DomainError, NotFound
@@ -26,6 +25,7 @@ from core.jobs import advance_job, fail_job, finish_job, job_cancelled, request_
 from core.models import Job
 from core.validation import whole_number
 from review import services as review_services
+from scenes.paired_videos import STATES
 
 from . import dispatch
 from .generators import m3verse, spatial457

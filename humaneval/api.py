@@ -10,12 +10,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.api import SceneViewerSerializer
-from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Benchmark
 from core.api import error, validated
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
+from scenes.viewer import scene_viewer_data
 
 from .models import ItemRole
 from .services import design, onset, results, sessions, stimuli

@@ -19,9 +19,9 @@ import json
 import math
 
 from benchmarks import option_text, protocols
-from benchmarks.material.frames import frame_set
 from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
+from scenes.frames import frame_set
 
 from . import generation
 from .adapters import load_adapter, model_settings_key

@@ -8,7 +8,7 @@
   world-model frames), sent after the scene's pictures in their order; every item of the run must have them;
 - `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text);
 - `top_view: aligned | not_aligned`: the scene's top-view map whose asset meta says `aligned: true` (a map
-  rotated into the world frame, Hypo3D Table 11: made by benchmarks/material/aligned_topview.py when the
+  rotated into the world frame, Hypo3D Table 11: made by scenes/aligned_topview.py when the
   scene's world frame is approved, or uploaded), or the latest one that does not;
 - `object_captions: N`: the scene text of a caption model made of N of the scene's object captions
   (Scene.meta object_captions, imported from ScanRefer by import_object_captions) joined with ". ", as
@@ -29,9 +29,9 @@ import random
 import re
 
 from benchmarks import protocols
-from benchmarks.material.frames import frame_set
 from benchmarks.models import Asset, AssetRole, Item, Scene
 from core.errors import DomainError
+from scenes.frames import frame_set
 
 from . import chains, scene_state, visual_inputs
 from .models import ItemFrame, ModelSpec
@@ -218,7 +218,7 @@ def video_frames(model: ModelSpec, scene: Scene, frames: dict, mirrored: bool = 
     if not videos:
         raise LookupError(f"scene {scene.external_id} has no video")
     sampled = []
-    for video in videos:  # each set decoded once and stored (benchmarks/material/frames.py)
+    for video in videos:  # each set decoded once and stored (scenes/frames.py)
         sampled += frame_set(video, frame_count(video, model, frames), size)
     return [protocols.mirror_image(frame) for frame in sampled] if mirrored else sampled
 

@@ -16,9 +16,9 @@ after-state's points, from which the views are rendered)."""
 
 from benchmarks import overlays, protocols
 from benchmarks.edit_digest import edit_digest
-from benchmarks.material.pointcloud import decode_octree_node, decode_viewer_points, read_octree
 from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
+from scenes.pointcloud import decode_octree_node, decode_viewer_points, read_octree
 
 from . import visual_inputs
 from .models import ModelSpec
@@ -69,7 +69,7 @@ def _covered(edits: dict, shown: VisualInput, role: str | None = None) -> set[in
 def unrendered_changes(items, shown: VisualInput) -> dict[int, list[int]]:
     """{scene id: [change ids]} of the items' changes without a whole after-state view set of `shown`
     made from their edit as it is now: the views a `changed` run renders before its inference (the default
-    queue's render step, benchmarks.material.after_state.after_state_view_set)."""
+    queue's render step, scenes.after_state.after_state_view_set)."""
     rows = list(items.exclude(change=None).values_list("change_id", "change__scene_id", "change__edit").distinct())
     found = _covered({change: edit for change, _, edit in rows}, shown)
     missing: dict[int, list[int]] = {}

@@ -26,9 +26,6 @@ from django.db.models import Count
 
 import scoring
 from benchmarks import protocols
-from benchmarks.material import renders
-from benchmarks.material.after_state import after_state_view_set
-from benchmarks.material.scans import ScanError
 from benchmarks.models import Asset, AssetRole, Benchmark, Item, Scene
 from benchmarks.protocols import Protocol, Variant
 from benchmarks.services import gold_row
@@ -37,6 +34,9 @@ from core.errors import Conflict, DomainError, NotFound
 from core.models import Job
 from core.sql import locked
 from core.validation import whole_number
+from scenes import renders
+from scenes.after_state import after_state_view_set
+from scenes.scans import ScanError
 from scoring.records import RecordError, parse_prediction
 
 from . import dispatch, generation, run_inputs, run_options, scene_state, visual_inputs

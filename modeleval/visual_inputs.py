@@ -2,8 +2,8 @@
 
 `caption_only` (the scene caption in the prompt, no image), `top_view_plain` and `top_view_semantic`
 (the scene's latest top-view map), `multi_view:N` and `egocentric:N` (N of the scene's posed colour
-frames from its RGB-D capture, benchmarks/material/rgbd_frames.py, where it has at least N; else N
-camera views rendered from the scan, benchmarks/material/renders.py; the run records which,
+frames from its RGB-D capture, scenes/rgbd_frames.py, where it has at least N; else N
+camera views rendered from the scan, scenes/renders.py; the run records which,
 `view_sources`), `point_cloud` (the scan's points, for 3D-input models), `image` (every image of the
 scene) and `video_frames` (frames sampled from each of the scene's videos).
 
@@ -19,12 +19,12 @@ from django.db.models import Q
 
 from benchmarks import overlays, protocols
 from benchmarks.edit_digest import edit_digest
-from benchmarks.material.frames import frame_set
-from benchmarks.material.renders import MAX_VIEWS, SET_KINDS, stored_view_set
-from benchmarks.material.rgbd_frames import posed_view_set, scenes_with_frames
-from benchmarks.material.scans import load_scene_points
 from benchmarks.models import Asset, AssetRole, Family, Item, Scene
 from benchmarks.services import scene_asset, shown_to_people
+from scenes.frames import frame_set
+from scenes.renders import MAX_VIEWS, SET_KINDS, stored_view_set
+from scenes.rgbd_frames import posed_view_set, scenes_with_frames
+from scenes.scans import load_scene_points
 
 from .models import ModelSpec
 
@@ -144,7 +144,7 @@ def scene_images(visual_input: VisualInput, model: ModelSpec, scene: Scene, flip
         if not videos:
             raise LookupError(f"scene {scene.external_id} has no video")
         frames = []
-        for video in videos:  # each set decoded once and stored (benchmarks/material/frames.py)
+        for video in videos:  # each set decoded once and stored (scenes/frames.py)
             frames += frame_set(video, n, size)
         return [protocols.mirror_image(frame) for frame in frames] if flip else frames
     if visual_input.is_rendered:

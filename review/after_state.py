@@ -1,11 +1,11 @@
 """The scene after a change from review's side: a reviewer asks for it to be built again
-(benchmarks/material/after_state.py does the building, as a core.Job, on the default queue), and review
+(scenes/after_state.py does the building, as a core.Job, on the default queue), and review
 gives a release the answers a change's geometry derives for its questions (connected in apps.py to
 `benchmarks.releases.geometry.derived_answers_asked`: benchmarks does not import review)."""
 
-from benchmarks import dispatch
 from benchmarks.models import ContextChange
 from core.errors import DomainError, NotFound
+from scenes import dispatch
 
 
 def request_after_state(change_id: int, reviewer):

@@ -4,9 +4,9 @@ supersedes any frame approved before it, or rejects one. Only the approved frame
 
 from django.db import transaction
 
-from benchmarks.material.aligned_topview import world_frames_changed
 from benchmarks.models import Scene, WorldFrame
 from core.errors import DomainError, NotFound
+from scenes.aligned_topview import world_frames_changed
 
 APPROVE, REJECT = "approve", "reject"
 

@@ -7,9 +7,9 @@ The geometry itself is annotation's (annotation/change_edits.py, reached through
 from django.db import transaction
 
 from annotation import services as annotation_services
-from benchmarks import dispatch as benchmark_dispatch
 from benchmarks.models import ContextChange
 from core.errors import DomainError, NotFound
+from scenes import dispatch as scene_dispatch
 from scoring.hypo3d import normalize_answer
 
 from . import services
@@ -29,7 +29,7 @@ def edit_change_geometry(change_id: int, reviewer, edit, expected_version) -> Co
     change.edit = annotation_services.checked_edit(change.scene, change.text, change.change_type, edit)
     services.bump(change, ["edit"])
     if change.status == ContextChange.Status.APPROVED and change.edit:  # its after-state follows the new edit
-        transaction.on_commit(lambda: benchmark_dispatch.send_after_state(change.pk, reviewer))
+        transaction.on_commit(lambda: scene_dispatch.send_after_state(change.pk, reviewer))
     return change
 
 

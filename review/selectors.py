@@ -4,8 +4,8 @@ its queues, and an item's gold read as yes/no or flipped for its complement."""
 from dataclasses import dataclass
 
 from benchmarks import overlays
-from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import AnswerFormat, AssetRole, Benchmark, Item
+from scenes.viewer import scene_viewer_data
 
 from . import polish, services
 from .models import DedupRun, ItemDecision, Polish

@@ -9,13 +9,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import services as annotation_services
-from benchmarks import dispatch as benchmark_dispatch
 from benchmarks.counterfactual import checked_counterfactual, with_effect
 from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.protocols import FLIP_DECISIONS
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
 from core.sql import locked
+from scenes import dispatch as scene_dispatch
 from scoring.engine import get_family
 
 from . import dedup, families
@@ -117,8 +117,8 @@ def refine_change(change_id: int, reviewer, text: str, expected_version) -> Cont
 def approve_change(change_id: int, reviewer, expected_version) -> ContextChange:
     change = locked_change(change_id, reviewer, expected_version)
     _decide(change, reviewer, ContextChange.Status.APPROVED, action=ReviewDecision.Action.APPROVE)
-    if change.edit:  # the scene after the change (benchmarks/material/after_state.py), once this commits
-        transaction.on_commit(lambda: benchmark_dispatch.send_after_state(change.pk, reviewer))
+    if change.edit:  # the scene after the change (scenes/after_state.py), once this commits
+        transaction.on_commit(lambda: scene_dispatch.send_after_state(change.pk, reviewer))
     return change
 
 

@@ -1,5 +1,5 @@
 """Releases carry a change's geometry: each line of an item whose change has an edit gets
-`change_geometry`, and the change's after-state files (material/after_state.py) travel as release assets.
+`change_geometry`, and the change's after-state files (scenes/after_state.py) travel as release assets.
 
     "change_geometry": {"change": "<key>",              # the change's release key (change_key)
                         "object_ids": [3, 5],           # the scene objects the edit moves, turns, scales or removes
@@ -31,7 +31,7 @@ import json
 from django.dispatch import Signal
 
 from ..edit_digest import edit_digest
-from ..material.after_state import META_KEY
+from ..selectors import AFTER_STATE_KEY
 from .lines import release_asset_path
 
 # Sent with `change_ids`; a receiver returns {item id: {"derived": str | None, "agrees": bool | None}}.
@@ -111,12 +111,12 @@ def manifest_assets(assets, change_keys: dict[int, str], current: dict[int, str]
     edit digest), its `after_state` the change's release key."""
     for asset in assets:
         meta = asset.meta or {}
-        if META_KEY not in meta:
+        if AFTER_STATE_KEY not in meta:
             yield asset, meta
             continue
-        change_id = meta[META_KEY]
+        change_id = meta[AFTER_STATE_KEY]
         if change_id in change_keys and current.get(change_id) == meta.get("edit_digest"):
-            yield asset, {**meta, META_KEY: change_keys[change_id]}
+            yield asset, {**meta, AFTER_STATE_KEY: change_keys[change_id]}
 
 
 def released_changes(items) -> tuple[dict[int, str], dict[int, str]]:
@@ -143,13 +143,13 @@ def imported_meta(entry: dict, changes_by_key: dict) -> dict:
     from core.errors import DomainError
 
     meta = entry.get("meta") or {}
-    if META_KEY not in meta:
+    if AFTER_STATE_KEY not in meta:
         return meta
-    change = changes_by_key.get(meta[META_KEY])
+    change = changes_by_key.get(meta[AFTER_STATE_KEY])
     if change is None:
         raise DomainError(f"Asset file {entry.get('path')} is the after-state of a change the release does not "
                           "hold.", field="assets")
-    return {**meta, META_KEY: change.pk}
+    return {**meta, AFTER_STATE_KEY: change.pk}
 
 
 def published_geometry(items) -> tuple[dict[int, dict], dict[int, dict]]:

@@ -12,12 +12,12 @@ from annotation.family_tags import tag_fields
 from annotation.guidelines import render_guidelines
 from annotation.kinds import UNFLIPPED
 from annotation.models import Assignment, Campaign
-from benchmarks.material.viewer import cached_scene_viewer_data
 from config.throttle import crowd_entry_limited
 from core import roles
 from core.errors import DomainError
 from crowd import services as crowd_services
 from crowd.models import scope_key
+from scenes.viewer import cached_scene_viewer_data
 
 from ..access import role_required
 from ..templatetags.safe_urls import http_url

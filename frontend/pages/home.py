@@ -14,12 +14,12 @@ from annotation.models import Assignment
 from benchmarks import selectors as benchmark_selectors
 from core import roles
 from crowd import services as crowd_services
+from demo import visit as demo_visit
 from humaneval import selectors as humaneval_selectors
 from humaneval.services import invitations
 from results import services as results_services
 from review import selectors as review_selectors
 
-from .. import demo_visit
 from ..benchmark_steps import benchmark_steps, facts_by_benchmark
 
 # Query strings the crowd platforms fill in. Prolific and CloudResearch Connect replace the

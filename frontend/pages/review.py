@@ -3,7 +3,6 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.family_tags import tag_fields
 from benchmarks import selectors as benchmark_selectors
-from benchmarks.material.viewer import after_state_viewer_data, scene_viewer_data
 from benchmarks.models import Benchmark
 from core import roles
 from core.errors import DomainError
@@ -16,6 +15,7 @@ from review import frames as review_frames
 from review import polish as review_polish
 from review import selectors as review_selectors
 from review import services as review_services
+from scenes.viewer import after_state_viewer_data, scene_viewer_data
 
 from ..access import role_required
 from .common import error_page

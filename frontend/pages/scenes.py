@@ -7,9 +7,9 @@ import math
 from django.shortcuts import get_object_or_404, render
 
 from benchmarks import selectors as benchmark_selectors
-from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import AssetRole
 from core import roles
+from scenes.viewer import scene_viewer_data
 
 from ..access import role_required
 

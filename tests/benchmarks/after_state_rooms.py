@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from annotation import services as annotation_services
-from benchmarks.material.scans import write_points_ply
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
+from scenes.scans import write_points_ply
 from tests.annotation.geometry_rooms import CHAIR, LAMP, OBJECTS, approve_frame, create_objects, move
 from tests.factories import ChangeFactory, SceneFactory
 

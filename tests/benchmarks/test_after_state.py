@@ -9,20 +9,20 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import dispatch, tasks
 from benchmarks.edit_digest import edit_digest
-from benchmarks.material import processing
-from benchmarks.material.after_state import ROLES, apply_to_points, label_colour, to_local
-from benchmarks.material.pointcloud import decode_viewer_points
-from benchmarks.material.scans import load_scene_points
-from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Asset, AssetRole
+from benchmarks.selectors import AFTER_STATE_ROLES as ROLES
 from benchmarks.selectors import after_state_assets
 from benchmarks.services import scene_asset, shown_to_people
 from core import roles
 from core.models import Job
 from modeleval import visual_inputs
 from review import services as review_services
+from scenes import dispatch, processing, tasks
+from scenes.after_state import apply_to_points, label_colour, to_local
+from scenes.pointcloud import decode_viewer_points
+from scenes.scans import load_scene_points
+from scenes.viewer import scene_viewer_data
 from tests.annotation.geometry_rooms import CHAIR, LAMP, OBJECTS
 from tests.benchmarks.after_state_rooms import EDIT, POINTS_PER_OBJECT, moved_chair, scan_points, scanned_room
 from tests.factories import ChangeFactory, UserFactory
@@ -249,7 +249,7 @@ def test_the_study_pages_preload_rule_weighs_the_scenes_own_viewer_file_not_an_a
 
 
 def test_the_reviewers_after_view_has_the_after_states_files_and_the_boxes_where_the_edit_puts_them(change):
-    from benchmarks.material.viewer import after_state_viewer_data
+    from scenes.viewer import after_state_viewer_data
 
     assert after_state_viewer_data(change) is None  # not made yet
     tasks.make_after_state(change.pk)

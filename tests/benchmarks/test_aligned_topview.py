@@ -14,10 +14,6 @@ import pytest
 from django.core.management import call_command
 from PIL import Image
 
-from benchmarks import dispatch, tasks
-from benchmarks.material import import_scan
-from benchmarks.material.aligned_topview import made_here, quarter_turns, render_aligned
-from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole, WorldFrame
 from benchmarks.releases.published import scene_media
 from benchmarks.services import scene_asset, shown_to_people, store_asset
@@ -26,6 +22,10 @@ from core.models import Job
 from modeleval import recipes, visual_inputs
 from modeleval.models import ModelSpec
 from review.frames import review_frame
+from scenes import dispatch, tasks
+from scenes.aligned_topview import made_here, quarter_turns, render_aligned
+from scenes.scans import write_points_ply
+from scenes.services import import_scan
 from tests.benchmarks.test_import_scans import scannet_inputs
 from tests.factories import BenchmarkFactory, ItemFactory
 

@@ -4,12 +4,13 @@ files; each task then stops without writing more or raising."""
 
 import pytest
 
-from benchmarks import dispatch, tasks, uploads
-from benchmarks.material import import_scan
+from benchmarks import uploads
 from benchmarks.models import Asset, AssetRole, Release, Scene, Upload
 from benchmarks.releases import life
 from core import jobs, roles
 from core.models import Job
+from scenes import dispatch, tasks
+from scenes.services import import_scan
 from tests.benchmarks.test_import_scans import scannet_inputs
 from tests.benchmarks.test_upload_check_job import CONTENT, admin_api, large, sent  # noqa: F401 -- fixtures
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory

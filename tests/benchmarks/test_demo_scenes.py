@@ -9,12 +9,12 @@ import pytest
 from django.template.loader import render_to_string
 from PIL import Image
 
-from benchmarks.demo.rooms import generate_room
-from benchmarks.demo.sandbox import build_demo_benchmark
-from benchmarks.material.pointcloud import decode_viewer_points
-from benchmarks.material.topview import render_topview
-from benchmarks.material.viewer import scene_viewer_data
 from benchmarks.models import Asset, AssetRole, Benchmark, Scene, SceneObject, WorldFrame
+from demo.rooms import generate_room
+from demo.sandbox import build_demo_benchmark
+from scenes.pointcloud import decode_viewer_points
+from scenes.topview import render_topview
+from scenes.viewer import scene_viewer_data
 
 FRAME_TEXT = re.compile(r"^The (?P<label>[a-z ]+) is to the (?P<side>left|right|front|back) of the scene\.$")
 

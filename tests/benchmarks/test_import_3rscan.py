@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 from PIL import Image
 
-from benchmarks.material import MaterialError, NamedFile, detect_scan_format, import_3rscan
-from benchmarks.material.alignment import transform
-from benchmarks.material.obj import read_obj
-from benchmarks.material.scans import read_ply
 from benchmarks.models import AssetRole, ContextChange, Item, Scene, SceneObject
+from scenes.alignment import transform
+from scenes.obj import read_obj
+from scenes.scans import read_ply
+from scenes.services import MaterialError, NamedFile, detect_scan_format, import_3rscan
 from tests.benchmarks.test_scan_alignment import (
     FURNITURE,
     SOFA_YAW,

@@ -9,9 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from PIL import Image, ImageDraw
 
-from benchmarks.material import MaterialError, NamedFile, import_image_set
 from benchmarks.models import Asset, AssetRole, Item, Scene
 from core.errors import DomainError
+from scenes.services import MaterialError, NamedFile, import_image_set
 from tests.factories import BenchmarkFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ import laspy
 import numpy as np
 import pytest
 
-from benchmarks.material import MaterialError, NamedFile, detect_scan_format, import_scan, import_scan_files
-from benchmarks.material.scans import read_ply
 from benchmarks.models import AssetRole
+from scenes.scans import read_ply
+from scenes.services import MaterialError, NamedFile, detect_scan_format, import_scan, import_scan_files
 from tests.factories import BenchmarkFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,12 +8,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from benchmarks.demo.files import ply_bytes
-from benchmarks.material import MaterialError, NamedFile, import_scan
-from benchmarks.material.alignment import transform
-from benchmarks.material.scans import ScanError, read_ply, write_points_ply
 from benchmarks.models import Asset, AssetRole, Scene, SceneObject, WorldFrame
-from benchmarks.tasks import process_scene
+from demo.files import ply_bytes
+from scenes.alignment import transform
+from scenes.scans import ScanError, read_ply, write_points_ply
+from scenes.services import MaterialError, NamedFile, import_scan
+from scenes.tasks import process_scene
 from tests.factories import BenchmarkFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from PIL import Image
 
-from benchmarks.material import MaterialError, NamedFile, import_paired_videos
 from benchmarks.models import Asset, AssetRole, Scene
+from scenes.services import MaterialError, NamedFile, import_paired_videos
 from tests.clips import make_clip
 from tests.factories import BenchmarkFactory, UserFactory
 from tests.needs import need
@@ -70,7 +70,7 @@ def test_each_scene_gets_both_videos_with_facts_posters_states_and_operations(cl
 
 def test_each_video_is_probed_once(clips, monkeypatch):
     """A video is opened once for its facts and once for its poster, which reuses the facts' duration."""
-    from benchmarks.material import video
+    from scenes import video
 
     opened, open_video = [], video.av.open
 

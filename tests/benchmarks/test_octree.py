@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from django.test import Client
 
-from benchmarks.material import processing
-from benchmarks.material.pointcloud import (
+from benchmarks.services import store_asset
+from scenes import processing
+from scenes.pointcloud import (
     OCTREE_VERSION,
     decode_octree_node,
     encode_octree,
@@ -16,7 +17,6 @@ from benchmarks.material.pointcloud import (
     octree_nodes,
     read_octree,
 )
-from benchmarks.services import store_asset
 from tests.factories import SceneFactory, UserFactory
 
 from .test_pointcloud_format import grid_cloud

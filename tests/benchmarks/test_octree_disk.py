@@ -1,4 +1,4 @@
-"""The out-of-core octree (benchmarks/material/octree_disk.py): the same HLPC v3 bytes as the in-memory
+"""The out-of-core octree (scenes/octree_disk.py): the same HLPC v3 bytes as the in-memory
 builder for the same cloud, whether the nodes are split through spill files or finished in memory;
 from a PLY mapped chunk by chunk; every point in exactly one node when points repeat; and LAS/LAZ
 read in chunks giving what the whole-file reader gives."""
@@ -6,10 +6,10 @@ read in chunks giving what the whole-file reader gives."""
 import numpy as np
 import pytest
 
-from benchmarks.material.las import las_chunks, read_las, read_las_file
-from benchmarks.material.octree_disk import array_chunks, build_octree_file
-from benchmarks.material.pointcloud import decode_octree_node, encode_octree, read_octree
-from benchmarks.material.scans import ScanError, ply_chunks, read_ply, write_points_ply
+from scenes.las import las_chunks, read_las, read_las_file
+from scenes.octree_disk import array_chunks, build_octree_file
+from scenes.pointcloud import decode_octree_node, encode_octree, read_octree
+from scenes.scans import ScanError, ply_chunks, read_ply, write_points_ply
 
 from .test_import_las import las_bytes
 from .test_pointcloud_format import grid_cloud
@@ -106,10 +106,10 @@ def test_an_unreadable_las_file_is_refused(tmp_path):
 
 @pytest.mark.django_db
 def test_a_scan_over_the_in_memory_limit_is_processed_from_its_file(monkeypatch):
-    from benchmarks.material import processing
     from benchmarks.models import AssetRole
     from benchmarks.services import store_asset
-    from benchmarks.tasks import process_scene
+    from scenes import processing
+    from scenes.tasks import process_scene
     from tests.factories import SceneFactory
 
     xyz, rgb, instance = grid_cloud(40_000, seed=8)
@@ -117,7 +117,7 @@ def test_a_scan_over_the_in_memory_limit_is_processed_from_its_file(monkeypatch)
     store_asset(scene, AssetRole.POINT_CLOUD, "scan.ply", write_points_ply(xyz, rgb, instance), {"points": 40_000})
     monkeypatch.setattr(processing, "OUT_OF_CORE_POINTS", 10_000)
     monkeypatch.setattr(processing, "TOPVIEW_POINTS", 5_000)  # the top views drawn from a sample, as for 10M+
-    monkeypatch.setattr("benchmarks.tasks.load_scene_points",
+    monkeypatch.setattr("scenes.tasks.load_scene_points",
                         lambda scene: pytest.fail("the scan must not be loaded whole"))
 
     process_scene.apply(args=[scene.pk]).get()

@@ -4,9 +4,10 @@ processing step that turns a cloud into a scene's viewer assets."""
 import numpy as np
 import pytest
 
-from benchmarks.demo.rooms import generate_room
-from benchmarks.demo.sandbox import build_demo_benchmark
-from benchmarks.material.pointcloud import (
+from benchmarks.models import Asset, AssetRole, Benchmark, SceneObject, WorldFrame
+from demo.rooms import generate_room
+from demo.sandbox import build_demo_benchmark
+from scenes.pointcloud import (
     FIRST_LEVEL_POINTS,
     HEADER,
     MIN_STEP,
@@ -18,9 +19,8 @@ from benchmarks.material.pointcloud import (
     quantisation,
     read_header,
 )
-from benchmarks.material.processing import DERIVED_ROLES, build_viewer_assets
-from benchmarks.material.viewer import scene_viewer_data
-from benchmarks.models import Asset, AssetRole, Benchmark, SceneObject, WorldFrame
+from scenes.processing import DERIVED_ROLES, build_viewer_assets
+from scenes.viewer import scene_viewer_data
 
 
 def grid_cloud(n: int, seed: int = 0):

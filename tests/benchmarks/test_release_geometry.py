@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from benchmarks import tasks
 from benchmarks.models import Benchmark, ContextChange, Release
 from benchmarks.releases import life
 from benchmarks.releases.geometry import change_key
 from benchmarks.releases.hub import datasets_layout
 from benchmarks.selectors import after_state_assets
+from scenes import tasks
 from tests.benchmarks.after_state_rooms import LEFT_OF_BED, moved_chair, scanned_room
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory
 

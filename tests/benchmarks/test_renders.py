@@ -1,4 +1,4 @@
-"""Camera views rendered from a stored scan (benchmarks/material/renders.py): real offscreen OpenGL
+"""Camera views rendered from a stored scan (scenes/renders.py): real offscreen OpenGL
 (pyrender on OSMesa), checked by what each picture shows."""
 
 import io
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmarks.material import renders
-from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole
 from benchmarks.services import store_asset
+from scenes import renders
+from scenes.scans import write_points_ply
 from tests.factories import SceneFactory
 
 RED, BLUE, FLOOR = (220, 30, 30), (30, 30, 220), (150, 150, 150)

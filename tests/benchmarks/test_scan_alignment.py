@@ -12,18 +12,18 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from benchmarks.demo.files import ply_bytes
-from benchmarks.material import MaterialError, NamedFile, import_scan
-from benchmarks.material.alignment import (
+from benchmarks.models import AssetRole, SceneObject
+from demo.files import ply_bytes
+from scenes.alignment import (
     _monotone_hull,
     convex_hull_2d,
     estimate_alignment,
     min_area_rectangle,
     transform,
 )
-from benchmarks.material.scans import read_ply
-from benchmarks.material.topview import render_topview
-from benchmarks.models import AssetRole, SceneObject
+from scenes.scans import read_ply
+from scenes.services import MaterialError, NamedFile, import_scan
+from scenes.topview import render_topview
 from tests.factories import BenchmarkFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

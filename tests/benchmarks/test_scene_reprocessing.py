@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from benchmarks import tasks
-from benchmarks.material.processing import MAX_PROCESSING_ATTEMPTS
 from benchmarks.models import Asset, AssetRole, Scene
 from benchmarks.services import store_asset
+from scenes import tasks
+from scenes.processing import MAX_PROCESSING_ATTEMPTS
 from tests.factories import SceneFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""A scan's posed colour frames imported from its RGB-D capture (benchmarks/material/rgbd_frames.py):
+"""A scan's posed colour frames imported from its RGB-D capture (scenes/rgbd_frames.py):
 a ScanNet .sens made here, streamed and subsampled, its poses, intrinsics and timestamps read back;
 a truncated file or a lying header refused with nothing written; a 3RScan sequence folder; the
 management command."""
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmarks.material import NamedFile, files_from_folder
-from benchmarks.material.files import MaterialError
-from benchmarks.material.rgbd_frames import import_sens, import_sequence, posed_view_set
 from benchmarks.models import PosedFrame
 from core.errors import DomainError
+from scenes.files import MaterialError
+from scenes.rgbd_frames import import_sens, import_sequence, posed_view_set
+from scenes.services import NamedFile, files_from_folder
 from tests.factories import SceneFactory
 from tests.rgbd_files import COLOUR, INTRINSIC, frames, jpeg, sens_bytes, write_rscan_sequence, write_sens
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 from PIL import Image
 
-from benchmarks.material.topview import render_topview
+from scenes.topview import render_topview
 
 
 def cloud():

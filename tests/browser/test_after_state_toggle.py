@@ -18,7 +18,7 @@ SETUP = """
 import json
 from annotation import change_edits, change_geometry as geo
 from benchmarks.models import Benchmark, ContextChange
-from benchmarks.tasks import make_after_state
+from scenes.tasks import make_after_state
 
 made = {}
 for scene in Benchmark.objects.get(slug="hypo3d-finished").scenes.order_by("pk"):

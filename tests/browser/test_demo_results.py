@@ -4,7 +4,7 @@ finishes its model runs while seeding, so the README's results screenshots are t
 
 import pytest
 
-from benchmarks.demo.files import FAMILY_SLUGS
+from demo.files import FAMILY_SLUGS
 
 from .conftest import SCREENSHOTS, login
 

@@ -199,7 +199,7 @@ def test_a_built_item_is_written_seen_edited_approved_and_tabled(stacks, new_pag
 
 
 def test_the_seeded_demo_reaches_every_authoring_page_and_each_reads_clean(stacks, new_page):
-    """The demo holds one campaign of every kind with the demo annotator's lease (frontend/demo_campaigns.py):
+    """The demo holds one campaign of every kind with the demo annotator's lease (demo/campaigns.py):
     from the annotator's home, every kind's authoring page opens and passes the crawl's checks (axe: no
     critical or serious violation). The crawl itself visits one page per address shape."""
     need(Path(CHROMIUM).exists(), CHROMIUM)

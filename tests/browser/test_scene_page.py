@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(600
 # Imports the synthetic room of tests/benchmarks/test_scan_alignment.py (turned 20 degrees, tilted, with a
 # sofa turned 30 degrees) into the demo benchmark once per stack; prints the scene's id.
 IMPORT_ROOM = """
-from benchmarks.material import import_scan
+from scenes.services import import_scan
 from benchmarks.models import Benchmark, Scene
 from tests.benchmarks.test_scan_alignment import Scan
 scene = Scene.objects.filter(external_id="scene0707_00").first()

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.material.pointcloud import encode_octree, read_octree
+from scenes.pointcloud import encode_octree, read_octree
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 HLPC_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "hypolab" / "hlpc.js"

@@ -14,8 +14,8 @@ BUDGET = 100_000
 
 # A scene whose viewer file is an octree of 400k points in nodes of 20k; prints the scene's id.
 MAKE_SCENE = f"""
-from benchmarks.demo.rooms import generate_room
-from benchmarks.material.pointcloud import encode_octree
+from demo.rooms import generate_room
+from scenes.pointcloud import encode_octree
 from benchmarks.models import Benchmark, Scene
 from benchmarks.services import store_asset
 scene = Scene.objects.filter(external_id="octree_room").first()

@@ -1,5 +1,6 @@
 """The house as scripts/house draws it from the code: no import circle between product modules (imports
-inside functions count too; a TYPE_CHECKING block runs nothing), and no function over 80 lines."""
+inside functions count too; a TYPE_CHECKING block runs nothing), no function over 80 lines, no module over
+600 and no room (app or top-level package) over 20 % of the product's lines."""
 
 import importlib.machinery
 import importlib.util
@@ -36,3 +37,10 @@ def test_an_import_under_type_checking_is_not_a_circle(tmp_path):
 def test_no_function_is_over_80_lines():
     found = _house().survey()["long_functions"]
     assert not found, "\n".join(f"{name}: {count} lines" for name, count in found)
+
+
+def test_no_room_holds_over_a_fifth_of_the_product_and_no_module_is_over_600_lines():
+    found = _house().survey()
+    large = {room: round(share, 1) for room, (_, share) in found["rooms"].items() if share > 20}
+    assert not large, f"rooms over 20 % of the product's lines: {large}"
+    assert not found["long_modules"], found["long_modules"]

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 STAGES = {"annotation", "construction", "review", "humaneval", "modeleval"}
-OURS = {"config", "core", "crowd", "benchmarks", "results", "scoring", "frontend"} | STAGES
+OURS = {"config", "core", "crowd", "benchmarks", "scenes", "results", "scoring", "frontend", "demo"} | STAGES
 
 # room -> the rooms it may import (itself always). A stage may also call another stage's services.py,
 # read through its selectors.py or connect to its signals.py.
@@ -19,8 +19,12 @@ MAY_IMPORT = {
     "core": {"scoring"},
     "crowd": {"core"},
     "benchmarks": {"core", "scoring"},
-    **{stage: {"benchmarks", "core", "crowd", "scoring"} for stage in STAGES},
+    "scenes": {"benchmarks", "core", "scoring"},
+    **{stage: {"benchmarks", "scenes", "core", "crowd", "scoring"} for stage in STAGES},
     "results": {"benchmarks", "core", "scoring", "humaneval", "modeleval"},
+    # the demo builds its benchmarks through every room's services, as a research team would; only the
+    # pages import it (the home and login list its accounts)
+    "demo": OURS - {"config", "frontend", "demo"},
 }
 
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import dispatch, tasks
-from benchmarks.material import import_scan
 from benchmarks.models import AssetRole
 from core.models import Job
+from scenes import dispatch, tasks
+from scenes.services import import_scan
 from tests.benchmarks.test_import_scans import scannet_inputs
 from tests.factories import BenchmarkFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("annotation", "benchmarks", "core", "crowd", "frontend", "humaneval", "modeleval", "results", "review",
-        "construction", "config")
+        "construction", "config", "scenes", "demo")
 
 
 def project_sources():
@@ -34,7 +34,7 @@ QUICK_OR_PERIODIC = {
     "annotation.tasks.expire_stale_leases": "beat sweep: one UPDATE of lapsed leases",
     "core.tasks.purge_idempotency_keys": "beat sweep: one DELETE of keys older than 24 h",
     "core.tasks.fail_stalled_running_jobs": "beat sweep over the jobs themselves",
-    "benchmarks.tasks.reprocess_stalled_scenes": "beat sweep: sends scene processing, each its job",
+    "scenes.tasks.reprocess_stalled_scenes": "beat sweep: sends scene processing, each its job",
     "modeleval.tasks.reap_stalled_batches": "beat sweep: hands on dead workers' batches and lost scorings",
     "modeleval.tasks.complete_prompt": "one prompt whose caller (a job's task) waits for the answer",
     "review.tasks.embed_arrived_texts": "the few texts one import or submission just wrote, as they arrive",

@@ -9,8 +9,8 @@ import laspy
 import numpy as np
 import pytest
 
-from benchmarks.material.las import read_las, read_las_file
-from benchmarks.material.scans import ScanError
+from scenes.las import read_las, read_las_file
+from scenes.scans import ScanError
 
 
 def las_bytes(n=10) -> bytes:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = ("annotation", "benchmarks", "config", "construction", "core", "crowd", "frontend", "humaneval",
-         "modeleval", "results", "review", "scoring")
+         "modeleval", "results", "review", "scoring", "scenes", "demo")
 SOURCES = {".py", ".html", ".js"}
 SKIP = {"migrations", "vendor", "__pycache__"}
 # "#47", "(#33)", "issue 7", "issues 20 and 32"; a colour (#333, #1a2b3c) is not one: issues here have two digits

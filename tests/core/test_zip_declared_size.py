@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from benchmarks.material.files import MaterialError, files_from_zip
+from scenes.files import MaterialError, files_from_zip
 
 
 def zipped(data: bytes) -> bytes:

@@ -10,7 +10,7 @@ import pytest
 from benchmarks.models import Release
 from benchmarks.selectors import BenchmarkProgress, MaterialAndItems
 from core import roles
-from frontend import demo_visit
+from demo import visit as demo_visit
 from frontend.benchmark_steps import StepFacts, benchmark_steps, facts_by_benchmark
 from humaneval.selectors import SessionCounts
 from humaneval.services.design import StudyDesign, create_study
@@ -136,7 +136,7 @@ def test_the_login_page_says_what_hypolab_is_and_names_the_demo_accounts_only_wh
     page = client.get("/accounts/login/").content.decode()
     assert "spatial-reasoning benchmarks with a human baseline" in page and 'id="demo-accounts"' not in page
 
-    from frontend.demo_visit import demo_user
+    from demo.visit import demo_user
 
     demo_user(roles.ADMIN, roles.ADMIN, staff=True)
     demo_user(roles.EVALUATOR, roles.EVALUATOR)

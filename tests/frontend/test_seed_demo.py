@@ -17,7 +17,8 @@ from django.core.management import call_command
 from annotation.models import Assignment, Campaign
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from core import roles
-from frontend import demo_seed, demo_visit
+from demo import seed as demo_seed
+from demo import visit as demo_visit
 from humaneval.models import EvalSession, Response, Study
 from modeleval.models import ModelSpec, Run
 from results.services import benchmark_results

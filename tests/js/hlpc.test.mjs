@@ -1,4 +1,4 @@
-// The viewer's HLPC reader against files the platform writes (benchmarks/material/pointcloud.py): the same
+// The viewer's HLPC reader against files the platform writes (scenes/pointcloud.py): the same
 // points, colours and instance ids as the Python decoder gives, for a levelled file (v2) streamed whole
 // and an octree (v3) whose root comes with the stream and every other node by a range request.
 import assert from "node:assert/strict";
@@ -17,7 +17,7 @@ const WRITE = `
 import base64, importlib.util, json, sys
 import numpy as np
 # the module alone (it needs numpy only), without the package's Django imports
-spec = importlib.util.spec_from_file_location("pointcloud", "benchmarks/material/pointcloud.py")
+spec = importlib.util.spec_from_file_location("pointcloud", "scenes/pointcloud.py")
 pc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pc)
 rng = np.random.default_rng(7)

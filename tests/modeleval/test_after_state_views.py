@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmarks.material import renders
-from benchmarks.material.after_state import after_state_view_set, build_after_state
-from benchmarks.material.rgbd_frames import import_sens
 from benchmarks.models import Asset, AssetRole
 from core.errors import DomainError
 from modeleval import services
 from modeleval.models import Run
+from scenes import renders
+from scenes.after_state import after_state_view_set, build_after_state
+from scenes.rgbd_frames import import_sens
 from tests.benchmarks.after_state_rooms import moved_chair, scanned_room
 from tests.factories import ItemFactory
 from tests.modeleval.test_posed_frames import hosted_3d_vlm, sent_pictures

@@ -1,13 +1,13 @@
-"""Video frames decoded once (benchmarks/material/frames.py): a frame set (video, count, size) is
+"""Video frames decoded once (scenes/frames.py): a frame set (video, count, size) is
 decoded in one pass, stored as an asset, and read by every item, variant, repeat and run after."""
 
 import pytest
 
-from benchmarks.material import frames
 from benchmarks.models import Asset, AssetRole
 from benchmarks.services import store_asset
 from modeleval import services
 from modeleval.models import ModelSpec
+from scenes import frames
 from tests.clips import clip_bytes
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory
 from tests.latency_endpoint import LatencyEndpoint

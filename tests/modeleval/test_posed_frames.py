@@ -7,15 +7,15 @@ import base64
 
 import pytest
 
-from benchmarks.demo.rooms import generate_room
-from benchmarks.material.rgbd_frames import import_sens
-from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole
 from benchmarks.protocols import mirror_image
 from benchmarks.services import store_asset
+from demo.rooms import generate_room
 from modeleval import labels, services, visual_inputs
 from modeleval.models import ModelSpec, Prediction, Run
 from modeleval.visual_inputs import VisualInput
+from scenes.rgbd_frames import import_sens
+from scenes.scans import write_points_ply
 from tests.factories import ItemFactory, SceneFactory
 from tests.modeleval.test_visual_inputs import rendered
 from tests.rgbd_files import frames, write_sens

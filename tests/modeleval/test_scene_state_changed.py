@@ -11,19 +11,19 @@ import io
 import pytest
 from PIL import Image
 
-from benchmarks.demo.rooms import generate_room
 from benchmarks.edit_digest import edit_digest
-from benchmarks.material import processing
-from benchmarks.material.after_state import build_after_state
-from benchmarks.material.processing import viewer_points
-from benchmarks.material.scans import load_scene_points, write_points_ply
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
 from core.errors import DomainError
+from demo.rooms import generate_room
 from modeleval import recipes, services
 from modeleval.adapters import PointCloudModel
 from modeleval.labels import run_label
 from modeleval.models import ModelSpec, Run
+from scenes import processing
+from scenes.after_state import build_after_state
+from scenes.processing import viewer_points
+from scenes.scans import load_scene_points, write_points_ply
 from tests.factories import ItemFactory, SceneFactory
 from tests.modeleval.test_run_inputs import endpoint_model, finished, png
 
@@ -167,7 +167,7 @@ def test_a_point_cloud_model_is_given_the_after_states_points(django_capture_on_
 
 def test_the_platforms_after_state_of_a_moved_chair_is_what_a_changed_run_is_shown(
         chat_servers, django_capture_on_commit_callbacks):
-    """The after-state as benchmarks.material.after_state builds it from the change's geometry (a bedroom's
+    """The after-state as scenes.after_state builds it from the change's geometry (a bedroom's
     chair moved to the left of the bed), in both conditions against the loopback endpoint."""
     from tests.benchmarks.after_state_rooms import moved_chair, scanned_room
 

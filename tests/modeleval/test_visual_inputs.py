@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmarks.demo.rooms import generate_room
-from benchmarks.material.scans import write_points_ply
 from benchmarks.models import Asset, AssetRole
 from benchmarks.services import store_asset
 from core import roles
+from demo.rooms import generate_room
 from modeleval import services
 from modeleval.adapters import HFLocal, PointCloudModel
 from modeleval.models import ModelSpec, Prediction, Run
 from modeleval.prompts import HYPO3D_SCENE_INTRO
+from scenes.scans import write_points_ply
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 from tests.needs import need_module
 from tests.tiny_vlm import build_tiny_qwen2_vl

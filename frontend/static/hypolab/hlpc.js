@@ -1,5 +1,5 @@
 /**
- * Reading HLPC point files (layout in benchmarks/material/pointcloud.py): version 1 (one block),
+ * Reading HLPC point files (layout in scenes/pointcloud.py): version 1 (one block),
  * version 2 (disjoint levels, read as one stream) and version 3 (an octree: the stream gives the
  * header, the node table and the root; every other node is one HTTP range request).
  *

@@ -73,7 +73,7 @@ export function frontDirection(worldFrame, objects, centre) {
   const length = Math.hypot(dx, dy);
   if (length < 1e-6) return null;
   const d = [dx / length, dy / length];
-  // Sides as on the top-view map seen from the front (benchmarks/demo.py): with front at the
+  // Sides as on the top-view map seen from the front (demo/): with front at the
   // bottom, left is the map's left, so left is front turned -90 degrees about Z.
   const front = { front: d, back: [-d[0], -d[1]], left: [-d[1], d[0]], right: [d[1], -d[0]] }[worldFrame.side];
   return new THREE.Vector3(front[0], front[1], 0);

@@ -9,7 +9,7 @@ import * as THREE from "three";
 
 import { fetchNode } from "./hlpc.js";
 
-// Also benchmarks/material/pointcloud.py VIEWER_BUDGET_POINTS: files up to it are read whole.
+// Also scenes/pointcloud.py VIEWER_BUDGET_POINTS: files up to it are read whole.
 export const VIEWER_BUDGET_POINTS = 2_000_000;
 // A node of 100k points this small on screen already draws several points per pixel.
 const MIN_NODE_PX = 100;

@@ -1,5 +1,5 @@
 /**
- * Point-cloud viewer for HLPC files (layout in benchmarks/material/pointcloud.py, read by hlpc.js).
+ * Point-cloud viewer for HLPC files (layout in scenes/pointcloud.py, read by hlpc.js).
  * Version 2 files hold disjoint levels: the file is read as a stream, level 0 (a uniform sample) is
  * drawn as soon as its bytes are in, and each further level is added to the frame on screen as it
  * arrives, so one level is decompressed while the previous one is drawn.
@@ -65,7 +65,7 @@ const mounted = new WeakMap();
 
 /**
  * Fetch the HLPC file at `pointsUrl` and draw it inside `element` (which sets the size).
- * `scene` (optional) is the page's scene data (benchmarks/material/viewer.py): `objects` with boxes for
+ * `scene` (optional) is the page's scene data (scenes/viewer.py): `objects` with boxes for
  * hover and click, `world_frame` for the compass; `redBoxes` lists instance ids outlined in red;
  * `pointBudget` the most points held at once (an octree file's; default VIEWER_BUDGET_POINTS).
  * Resolves, once the first level is drawn, to a handle with the three.js objects, the decoded

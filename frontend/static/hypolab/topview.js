@@ -1,5 +1,5 @@
 /**
- * Top-view map with hoverable objects. The map data comes from benchmarks/material/topview.py:
+ * Top-view map with hoverable objects. The map data comes from scenes/topview.py:
  * {width, height, bounds, labels: [{instance_id, label, x, y, box: [left, top, right, bottom],
  * corners: [[x, y] x 4]}]} in the image's pixel coordinates. Hover is a lookup of the pointer in the
  * objects' footprints (the `corners` polygon, turned by the object's yaw; the `box` for maps made

@@ -93,7 +93,7 @@ async function showDerived() {
 }
 showDerived();
 
-// Before and after the change: the after-state's viewer (benchmarks/material/after_state.py), mounted the
+// Before and after the change: the after-state's viewer (scenes/after_state.py), mounted the
 // first time it is asked for; the scene's own viewer, and the editor over it, stay as they were, hidden meanwhile.
 const afterToggle = byId("toggle-after-state");
 if (afterToggle) {

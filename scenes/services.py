@@ -1,7 +1,5 @@
-"""A benchmark's material: scans (alignment, oriented boxes), image sets, paired videos, and what is
-built from them for the pages and the models (viewer level-of-detail files, top views).
-
-The importers' entry points are the package's face; the modules behind them are its rooms."""
+"""The importers' entry points, the scenes app's face for other apps, the API, the admin and the
+commands; the modules beside it are its rooms."""
 
 from .files import MaterialError, NamedFile, files_from_folder, files_from_zip
 from .image_sets import import_image_set

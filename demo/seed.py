@@ -2,7 +2,7 @@
 builds one, through the same importers and services (no row is written around them):
 
 1. `create_benchmark`, then the family's material and item files in their published shapes
-   (`benchmarks.demo`): scans (`import_scan`), image sets (`import_image_set`), paired videos
+   (this package): scans (`import_scan`), image sets (`import_image_set`), paired videos
    (`import_paired_videos`), item files (`import_item_file`);
 2. review: reviewer edits (revisions) and a rejection; for Hypo3D a movement campaign whose crowd workers
    arrive from Prolific links, lease rooms, autosave and submit, and whose changes a reviewer refines,
@@ -15,7 +15,7 @@ builds one, through the same importers and services (no row is written around th
 5. a release (`export_release`);
 6. its results made public (`set_results_public`); and, beside the five, an open study on 3DSRBench's demo
    that the signed-out home links as "Try it as a participant";
-7. the two demo reviewers' independent answers on the approved items (`demo_agreement`), so that each
+7. the two demo reviewers' independent answers on the approved items (`agreement.py`), so that each
    agreement page shows Krippendorff's alpha.
 
 History is given plausible times by a simulated clock (`DemoClock`): everything a service stamps with
@@ -40,26 +40,40 @@ from django.utils import timezone
 from annotation import services as annotation_services
 from annotation.models import Campaign
 from benchmarks import services as benchmark_services
-from benchmarks.demo import FAMILY_FILES
-from benchmarks.demo.files import FAMILY_NAMES, FAMILY_SLUGS, MODEL_NAME, FamilyFiles
-from benchmarks.demo.hypo3d import HYPO3D_CROWD, hypo3d_distractors, hypo3d_prediction_file
-from benchmarks.demo.spatial457 import spatial457_pool
 from benchmarks.importers import import_item_file
-from benchmarks.material import NamedFile, import_image_set, import_paired_videos, import_scan
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from benchmarks.releases import life
 from core import roles
 from crowd import services as crowd_services
+from demo.files import FAMILY_NAMES, FAMILY_SLUGS, MODEL_NAME, FamilyFiles
+from demo.hypo3d import HYPO3D_CROWD, hypo3d_distractors, hypo3d_prediction_file
+from demo.spatial457 import spatial457_pool
 from humaneval.models import EvalSession, Study
 from humaneval.services import sessions as humaneval_sessions
 from humaneval.services.design import StudyDesign, create_study
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Run
 from review import services as review_services
+from scenes.services import NamedFile, import_image_set, import_paired_videos, import_scan
 
-from . import demo_agreement, demo_campaigns, demo_visit
-from .demo_visit import demo_user
+from . import agreement as demo_agreement
+from . import campaigns as demo_campaigns
+from . import visit as demo_visit
+from .causalspatial import causalspatial_files
+from .hypo3d import hypo3d_files
+from .m3verse import m3verse_files
+from .spatial457 import spatial457_files
+from .threedsrbench import srbench_files
+from .visit import demo_user
 
+# What `seed_demo` imports for each family, in the order a finished benchmark is built.
+FAMILY_FILES = {
+    "hypo3d": hypo3d_files,
+    "3dsrbench": srbench_files,
+    "causalspatial": causalspatial_files,
+    "spatial457": spatial457_files,
+    "m3verse": m3verse_files,
+}
 SECOND_REVIEWER = "reviewer2"
 RANDOM_PLUS_PLUS_NAME = "Random++ (seed 0)"
 RELEASE_VERSION = "1.0.0"

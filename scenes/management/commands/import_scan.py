@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material import MaterialError, NamedFile, files_from_folder, import_scan, import_scan_files
 from benchmarks.models import Benchmark
 from core.errors import DomainError
+from scenes.services import MaterialError, NamedFile, files_from_folder, import_scan, import_scan_files
 
 
 def named(path: str | None) -> NamedFile | None:

@@ -1,5 +1,5 @@
 """What the demo shows a first visitor: its accounts (made here, named on the login page), and an open study
-the signed-out home links as "Try it as a participant". Seeded by frontend/demo_seed.py; the home and login
+the signed-out home links as "Try it as a participant". Seeded by demo/seed.py; the home and login
 pages read them here, and find nothing where the demo was not seeded."""
 
 from functools import cache
@@ -7,9 +7,9 @@ from functools import cache
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 
-from benchmarks.demo.files import FAMILY_SLUGS
 from benchmarks.models import Benchmark, Item
 from core import roles
+from demo.files import FAMILY_SLUGS
 from humaneval.models import Study
 from humaneval.services.design import StudyDesign, create_study
 

@@ -50,7 +50,7 @@ def scene_viewer_data(scene: Scene) -> dict:
 
 def after_state_viewer_data(change) -> dict | None:
     """The scene as the change's edit leaves it, for the reviewer's before/after toggle: its after-state's
-    files (material/after_state.py) in scene_viewer_data's shape, the boxes where the edit puts them; None
+    files (after_state.py) in scene_viewer_data's shape, the boxes where the edit puts them; None
     until the after-state of the change's current edit is made."""
     made = after_state_assets(change)
     points = made.get(AssetRole.VIEWER_POINTS)

@@ -1,14 +1,15 @@
 """Build the demo: one account per role, the Hypo3D sandbox (three procedural rooms, a movement campaign,
 the random baseline) and a finished benchmark of each of the five families, built through the importers
-and services a researcher uses (frontend/demo_seed.py). Safe to run twice."""
+and services a researcher uses (demo/seed.py). Safe to run twice."""
 
 from django.core.management.base import BaseCommand
 
 from annotation import services as annotation_services
 from annotation.models import Campaign
-from benchmarks.demo.sandbox import build_demo_benchmark
 from core import roles
-from frontend import demo_seed, demo_visit
+from demo import seed as demo_seed
+from demo import visit as demo_visit
+from demo.sandbox import build_demo_benchmark
 from humaneval.models import Study
 from humaneval.services import invitations
 from modeleval import services as modeleval_services

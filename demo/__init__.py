@@ -1,4 +1,6 @@
-"""Demo material, made procedurally and seeded (the same call gives the same bytes).
+"""The demo: its material, made procedurally and seeded (the same call gives the same bytes), and the
+seeding that builds the finished demo from it through the importers and services (`seed.py`, run by
+`manage.py seed_demo`, with its campaigns, reviewers' agreement and participant visit beside it).
 
 The sandbox (`rooms.py`, `sandbox.py`): furnished rooms sampled as point clouds and written as the
 `hypo3d-demo` benchmark, so a fresh install has scenes to show.
@@ -23,18 +25,3 @@ questions) are JSON files in `data/`, read once at import into the modules' data
 Each family also has the outputs of a made-up model ("Demo VLM") in a prediction-file shape its tools
 write, right about half the time, so the leaderboard has a model row that is neither chance nor human.
 Every answer is computed from the generated scene it asks about."""
-
-from .causalspatial import causalspatial_files
-from .hypo3d import hypo3d_files
-from .m3verse import m3verse_files
-from .spatial457 import spatial457_files
-from .threedsrbench import srbench_files
-
-# What `seed_demo` imports for each family, in the order a finished benchmark is built.
-FAMILY_FILES = {
-    "hypo3d": hypo3d_files,
-    "3dsrbench": srbench_files,
-    "causalspatial": causalspatial_files,
-    "spatial457": spatial457_files,
-    "m3verse": m3verse_files,
-}

@@ -5,14 +5,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material import (
+from benchmarks.models import Benchmark
+from scenes.services import (
     MaterialError,
     NamedFile,
     files_from_folder,
     files_from_zip,
     import_paired_videos,
 )
-from benchmarks.models import Benchmark
 
 
 def scene_files(source: Path) -> list[NamedFile]:

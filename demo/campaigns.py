@@ -53,6 +53,6 @@ def seed_campaigns(annotator, log=print) -> list[Campaign]:
 
 
 def demo_annotator():
-    from .demo_visit import demo_user
+    from .visit import demo_user
 
     return demo_user(roles.ANNOTATOR, roles.ANNOTATOR)

@@ -1,7 +1,7 @@
 """Derived viewer assets of a scene: the HLPC point file (levels, or an octree for a cloud over the
 viewer's point budget) and the plain and semantic top views.
 
-Importers (the demo generator, PLY/ScanNet scans through `benchmarks.tasks.process_scene`) hand
+Importers (the demo generator, PLY/ScanNet scans through `scenes.tasks.process_scene`) hand
 the decoded cloud here; this is the one place that turns points into what pages show. A processed
 scene with an approved world frame also gets its top views turned into that frame from the same
 points (aligned_topview.py, Hypo3D Table 11's aligned map; `topview_points` reads them again for it).

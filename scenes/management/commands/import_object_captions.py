@@ -5,9 +5,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material.object_captions import import_object_captions, read_scanrefer
 from benchmarks.models import Benchmark
 from core.errors import DomainError
+from scenes.object_captions import import_object_captions, read_scanrefer
 
 
 class Command(BaseCommand):

@@ -8,10 +8,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material import MaterialError, files_from_folder, files_from_zip
-from benchmarks.material.rgbd_frames import DEFAULT_KEEP, import_sens, import_sequence
 from benchmarks.models import Benchmark
 from core.errors import DomainError
+from scenes.rgbd_frames import DEFAULT_KEEP, import_sens, import_sequence
+from scenes.services import MaterialError, files_from_folder, files_from_zip
 
 
 class Command(BaseCommand):

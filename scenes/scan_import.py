@@ -9,10 +9,10 @@ from pathlib import PurePosixPath
 import numpy as np
 from django.db import transaction
 
-from benchmarks import dispatch
 from benchmarks.models import AssetRole, Benchmark, Scene, SceneObject, Side, WorldFrame
 from core.errors import DomainError
 
+from . import dispatch
 from .alignment import IDENTITY, box_through, estimate_alignment, transform
 from .files import MaterialError, NamedFile, all_or_nothing, read_json
 from .las import LAS_SUFFIXES, read_las
@@ -105,7 +105,7 @@ def import_scan(
 
     The stored cloud and boxes are in the aligned frame (floor on XY, Z up, walls on the axes):
     ScanNet's `axisAlignment` from the scene's .txt (`meta`) when it has one, else an estimate from
-    the scan itself (benchmarks/material/alignment.py); `align=False` keeps the scan's own frame. How it
+    the scan itself (scenes/alignment.py); `align=False` keeps the scan's own frame. How it
     was aligned goes into the scene's meta and the point cloud's meta as `alignment`."""
     scene_id = _check_scene_id(scene_id)
     if boxes is not None and (aggregation or segments) or boxes is None and not (aggregation and segments):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material import MaterialError, files_from_folder, files_from_zip, import_image_set
 from benchmarks.models import Benchmark
 from core.errors import DomainError
+from scenes.services import MaterialError, files_from_folder, files_from_zip, import_image_set
 
 
 class Command(BaseCommand):

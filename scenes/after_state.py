@@ -15,7 +15,7 @@ The assets are the scene's, with meta `after_state: <change id>` and `edit_diges
 edit's JSON), which keeps them from people and from a run's default inputs (services.shown_to_people);
 `after_state_assets(change)` (benchmarks.selectors) gives the current ones. Building again for the same
 edit keeps them (one of each role); a changed edit replaces them in one transaction (their files once it
-commits). Sent by `benchmarks.tasks.make_after_state` (a core.Job, kind `after_state`) when a change with
+commits). Sent by `scenes.tasks.make_after_state` (a core.Job, kind `after_state`) when a change with
 an edit is approved (review/services.py) and on a reviewer's request.
 
 Its camera views (`after_state_view_set`, a `multi_view:N` or `egocentric:N` set) are rendered when a run
@@ -33,6 +33,7 @@ from django.db import transaction
 
 from benchmarks.edit_digest import edit_digest
 from benchmarks.models import Asset, AssetRole, ContextChange
+from benchmarks.selectors import AFTER_STATE_KEY, AFTER_STATE_ROLES, current_after_state
 from benchmarks.services import delete_assets, scene_asset, store_asset
 
 from . import renders
@@ -41,8 +42,6 @@ from .rgbd_frames import posed_view_set
 from .scans import load_scene_points
 from .topview import render_topview
 
-ROLES = (AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC)
-META_KEY = "after_state"
 # An added box drawn as its surface: points per square metre (at least MIN, at most MAX points a box).
 SURFACE_DENSITY, MIN_SURFACE_POINTS, MAX_SURFACE_POINTS = 4000, 400, 50_000
 SURFACE_SEED = 47
@@ -166,12 +165,6 @@ def apply_to_points(xyz, rgb, instance, objects: list[dict], edit: dict):
 # --- the stored after-state ------------------------------------------------------------------------
 
 
-def current_assets(change: ContextChange):
-    """The change's after-state assets made from its edit as it is now."""
-    return Asset.objects.filter(scene_id=change.scene_id, role__in=ROLES, meta__after_state=change.pk,
-                                meta__edit_digest=edit_digest(change.edit))
-
-
 def after_state_files(change: ContextChange) -> list[tuple[str, str, bytes, dict]]:
     """(role, filename, content, meta) of the change's after-state, built from its scene's scan."""
     xyz, rgb, instance, objects = load_scene_points(change.scene)
@@ -179,7 +172,7 @@ def after_state_files(change: ContextChange) -> list[tuple[str, str, bytes, dict
     points, points_meta = viewer_points(xyz, rgb, instance)
     sample = _topview_sample(len(xyz))
     top_xyz, top_rgb = xyz[sample], rgb[sample]
-    made_from = {META_KEY: change.pk, "edit_digest": edit_digest(change.edit), "changed": changed}
+    made_from = {AFTER_STATE_KEY: change.pk, "edit_digest": edit_digest(change.edit), "changed": changed}
     name = f"{change.scene.external_id}_after_{change.pk}"
     files = [(AssetRole.VIEWER_POINTS, f"{name}.hlpc", points, points_meta)]
     for role, kind, semantic in ((AssetRole.TOPVIEW_PLAIN, "plain", False),
@@ -202,8 +195,8 @@ def build_after_state(change_id: int) -> list[Asset]:
         return []
     if scene_asset(change.scene, AssetRole.POINT_CLOUD) is None:
         return []  # no scan to build it from (the job's report says so)
-    kept = list(current_assets(change).order_by("role"))
-    if sorted(a.role for a in kept) == sorted(ROLES):
+    kept = list(current_after_state(change).order_by("role"))
+    if sorted(a.role for a in kept) == sorted(AFTER_STATE_ROLES):
         return kept
     files = after_state_files(change)
     with transaction.atomic():
@@ -256,5 +249,5 @@ def after_state_view_set(change_id: int, name: str) -> list[Asset]:
         return [store_asset(change.scene, AssetRole.RENDER, f"{change.scene.external_id}_after_{change.pk}_{kind}-"
                             f"{count}-{index}.png", picture,
                             {"set": name, "index": index, "pose": pose.round(6).tolist(), "intrinsics": camera,
-                             "cameras_from": source, META_KEY: change.pk, "edit_digest": digest})
+                             "cameras_from": source, AFTER_STATE_KEY: change.pk, "edit_digest": digest})
                 for index, (picture, pose) in enumerate(zip(pictures, poses, strict=True))]

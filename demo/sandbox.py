@@ -3,8 +3,8 @@ and viewer assets, so a fresh install has scenes to show."""
 
 from django.db import IntegrityError, transaction
 
-from benchmarks.material.processing import build_viewer_assets
 from benchmarks.models import Benchmark, Family, Scene, SceneObject, WorldFrame
+from scenes.processing import build_viewer_assets
 
 from .rooms import RoomCloud, generate_room
 
@@ -17,7 +17,7 @@ def build_demo_benchmark(
     if existing:
         return existing
     # Sampling happens before the transaction; encoding and top views run inside it (one code path,
-    # benchmarks.material.processing), so a failed build leaves no scene without its viewer assets.
+    # scenes.processing), so a failed build leaves no scene without its viewer assets.
     rooms = [generate_room(i, points_per_room, seed) for i in range(n_rooms)]
     name = "Hypo3D demo" if slug == "hypo3d-demo" else f"Hypo3D demo ({slug})"
     try:

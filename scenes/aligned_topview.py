@@ -13,10 +13,10 @@ the new image.
 The maps are TOPVIEW_PLAIN / TOPVIEW_SEMANTIC assets with meta `aligned: true` (so people never see
 them: services.shown_to_people), `rotation_quarter_turns: k`, `world_frame` (the newest approved frame
 they were made from) and `world_frames` (every approved frame's id). They are made with the scene's
-other top views when its scan is processed (benchmarks.tasks.process_scene: an imported scan's frames
+other top views when its scan is processed (scenes.tasks.process_scene: an imported scan's frames
 arrive approved), and when a frame is approved (`world_frames_changed`, from review/frames.py): the
 maps of frames no longer approved are deleted in the approval's transaction, and
-`benchmarks.tasks.make_aligned_topviews` renders the new ones after it commits. `manage.py
+`scenes.tasks.make_aligned_topviews` renders the new ones after it commits. `manage.py
 make_aligned_topviews` makes them for scenes approved before (and the demo's rooms). An aligned map
 uploaded by hand (no `world_frames` in its meta) is left alone.
 """
@@ -157,7 +157,7 @@ def world_frames_changed(scene_id: int) -> None:
     of frames no longer approved go now, and where the scene has an approved frame without its two
     maps, a task renders them once the transaction commits (approving the frame in force again keeps
     its maps; a rejected submission changes nothing)."""
-    from benchmarks import dispatch
+    from . import dispatch
 
     kept = remove_superseded_maps(scene_id)
     if kept != set(ROLES) and WorldFrame.objects.filter(scene_id=scene_id, status=WorldFrame.Status.APPROVED).exists():

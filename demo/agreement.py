@@ -7,8 +7,8 @@ a benchmark that already has independent answers is skipped, so a second seed wr
 
 import random
 
-from benchmarks.demo.files import seeded_rng
 from benchmarks.models import Benchmark, Item
+from demo.files import seeded_rng
 from review import consensus
 from review.models import IndependentAnswer
 

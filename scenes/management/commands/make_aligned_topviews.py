@@ -1,13 +1,13 @@
 """Make the aligned top views (Hypo3D Table 11) of scenes whose world frame was approved before the
-platform made them on approval (benchmarks/material/aligned_topview.py)."""
+platform made them on approval (scenes/aligned_topview.py)."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.material.aligned_topview import ROLES, approved_frames, is_current, made_here
-from benchmarks.material.processing import build_aligned_topviews
 from benchmarks.models import Asset, Benchmark, Scene, WorldFrame
+from scenes.aligned_topview import ROLES, approved_frames, is_current, made_here
+from scenes.processing import build_aligned_topviews
 
 
 class Command(BaseCommand):
