@@ -54,7 +54,8 @@ admin.site.register(
 )
 
 admin.site.register(
-    DraftRequest, list_display=["id", "template", "model", "scene", "change", "status", "created_at"],
-    list_filter=["status", "template"],
-    readonly_fields=["prompt", "output", "error", "created"],
+    DraftRequest, list_display=["id", "template", "model", "scene", "change", "job__status", "job", "created_at"],
+    list_select_related=["template", "model", "scene", "change", "job"],
+    list_filter=["job__status", "template"],
+    readonly_fields=["prompt", "output", "created", "job"],
 )

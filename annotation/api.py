@@ -14,6 +14,7 @@ from benchmarks.api import SceneViewerSerializer
 from benchmarks.edit_schema import EDIT_HELP, EditField
 from benchmarks.models import Benchmark, ChangeType, ContextChange, Scene
 from core.api import error, validated
+from core.models import Job
 from core.permissions import IsAdmin
 from core.plain_views import PageFastPathView
 from modeleval import services as modeleval_services
@@ -288,7 +289,7 @@ class DraftRequestSerializer(serializers.Serializer):
 
 class DraftRequestQueuedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Job.Status.choices, help_text="Its job's status.")
     scene = serializers.IntegerField(allow_null=True)
     change = serializers.IntegerField(allow_null=True)
     job = serializers.IntegerField(allow_null=True, help_text="Its progress: /api/v1/jobs/<job>/.")
@@ -307,5 +308,5 @@ class DraftRequests(APIView):
         model = modeleval_services.language_model(fields["model"])
         requests = drafting.request_drafts(fields["template"], model, fields.get("scenes", []),
                                            fields.get("changes", []), user=request.user)
-        return Response([{"id": r.pk, "status": r.status, "scene": r.scene_id, "change": r.change_id, "job": r.job_id}
-                         for r in requests], status=202)
+        return Response([{"id": r.pk, "status": r.job.status, "scene": r.scene_id, "change": r.change_id,
+                          "job": r.job_id} for r in requests], status=202)

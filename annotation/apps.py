@@ -7,14 +7,12 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from benchmarks.media import register_screen
-        from core.jobs import on_cancel
         from crowd.prolific_services import register_target
         from crowd.signals import participant_left
 
-        from . import crowd_platform, drafting, screens
+        from . import crowd_platform, screens
 
         participant_left.connect(crowd_platform.release_leases_of, dispatch_uid="annotation_release_leases_of")
-        on_cancel("drafting", drafting.cancel_draft)
         register_target("campaign", crowd_platform.prolific_target)
         register_screen(screens.shows_asset)
         self._forget_progress_on_writes()

@@ -4,8 +4,8 @@ semantic top-view map; M3-Verse: frames of the before and after videos); its JSO
 changes or draft items marked as model-made, which enter the same review queue as crowd work.
 Question drafts may come without answers (Hypo3D's Fig. 8/9 shape: questions keyed by change); a
 reviewer gives the answer when approving. One keyed DraftRequest per (template, model, scene,
-change), so a retried task never drafts twice; each runs as its core.Job ("drafting"), which its
-task reports to and which, cancelled, cancels the request before it writes."""
+change), so a retried task never drafts twice; each runs as its core.Job ("drafting"), whose status
+and message are the request's: cancelled, the request writes nothing."""
 
 import json
 import re
@@ -16,7 +16,7 @@ from django.db import transaction
 
 from benchmarks.models import AnswerFormat, ContextChange, Family, Item, Scene
 from core.errors import DomainError
-from core.jobs import request_job
+from core.jobs import fail_job, finish_job, request_job, start_job
 from core.models import Job
 from core.sending import send
 from modeleval import services as modeleval_services
@@ -43,7 +43,6 @@ DEFAULT_PROMPTS = (
 # Figs. 8 and 9 leave two unnamed slots, "Object List for Question Generation {} Context Changes for
 # Question Generation {}": filled in that order.
 POSITIONAL = ("object_list", "change")
-ENDED = (DraftRequest.Status.DONE, DraftRequest.Status.CANCELLED)  # a request in these writes nothing more
 
 
 def paper_prompt(path: str) -> str:
@@ -142,12 +141,6 @@ def draft_job(request: DraftRequest, user=None) -> Job:
     return request.job
 
 
-def cancel_draft(job: Job) -> None:
-    """on_cancel: a request not yet written is cancelled; its task then writes nothing."""
-    DraftRequest.objects.filter(job=job, status=DraftRequest.Status.QUEUED).update(
-        status=DraftRequest.Status.CANCELLED, error=job.message)
-
-
 @transaction.atomic
 def request_drafts(template: DraftingPrompt, model, scenes=(), changes=(), user=None) -> list[DraftRequest]:
     """Queue one keyed request per target, each its job; targets already requested are not asked again."""
@@ -171,26 +164,36 @@ def request_drafts(template: DraftingPrompt, model, scenes=(), changes=(), user=
     return requests
 
 
+def _running(job_id: int, lock: bool = False) -> bool:
+    """Is the request's job still running (not cancelled, not ended by another delivery)? Locked, a
+    cancel waits until what is being written is written (and then finds the job ended)."""
+    jobs = Job.objects.select_for_update() if lock else Job.objects
+    return jobs.filter(pk=job_id, status=Job.Status.RUNNING).values_list("pk", flat=True).first() is not None
+
+
 def run_draft_request(request_id: int) -> DraftRequest:
-    """Call the model once and write its drafts; a request already done (or cancelled) is left as it is."""
+    """Call the model once and write its drafts, as the request's job: a queued job is started here (or
+    by its task's running_job); one done, cancelled or failed is left as it is (asking for a failed one
+    again queues it). A failed call or output fails the job with the reason and writes nothing."""
     request = DraftRequest.objects.select_related("template", "model", "scene__benchmark",
                                                                  "change").get(pk=request_id)
-    if request.status in ENDED:
-        return request
-    template = request.template
-    prompt = build_prompt(template, request.scene, request.change)
+    job_id = draft_job(request).pk
+    start_job(job_id, message="Asking the model")  # None: its task's running_job started it, or it ended
+    if not _running(job_id):
+        return _with_job(request)
+    template, prompt = request.template, ""
     try:
+        prompt = build_prompt(template, request.scene, request.change)
         output = modeleval_services.complete(request.model, prompt, drafting_images(request.model, request.scene))
         drafts = parse_output(output, template.target)
     except Exception as exc:  # the endpoint or the output failed: record it for the admin, write nothing
-        DraftRequest.objects.filter(pk=request.pk).exclude(status__in=ENDED).update(
-            status=DraftRequest.Status.FAILED, prompt=prompt, error=str(exc)[:2000])
-        request.refresh_from_db()
-        return request
+        DraftRequest.objects.filter(pk=request.pk).update(prompt=prompt)
+        fail_job(job_id, str(exc))
+        return _with_job(request)
     with transaction.atomic():
         request = DraftRequest.objects.select_for_update().get(pk=request.pk)
-        if request.status in ENDED:  # a concurrent delivery wrote it, or it was cancelled meanwhile
-            return request
+        if not _running(job_id, lock=True):  # a concurrent delivery wrote it, or it was cancelled meanwhile
+            return _with_job(request)
         provenance = {"source": "model", "model": request.model.name, "template": template.pk,
                       "draft_request": request.pk}
         if template.target == DraftingPrompt.Target.CHANGES:
@@ -211,6 +214,12 @@ def run_draft_request(request_id: int) -> DraftRequest:
                 for draft in drafts
             ])
             request.created = {"items": [row.pk for row in rows]}
-        request.status, request.prompt, request.output, request.error = DraftRequest.Status.DONE, prompt, output, ""
-        request.save()
-    return request
+        request.prompt, request.output = prompt, output
+        request.save(update_fields=["prompt", "output", "created"])
+        finish_job(job_id, {kind: len(ids) for kind, ids in request.created.items()})
+    return _with_job(request)
+
+
+def _with_job(request: DraftRequest) -> DraftRequest:
+    """The request as it now is, with its job (its status, message, report)."""
+    return DraftRequest.objects.select_related("template", "model", "scene", "change", "job").get(pk=request.pk)

@@ -178,26 +178,20 @@ class DraftingPrompt(models.Model):
 
 class DraftRequest(models.Model):
     """One model call for one template on one scene (changes) or change (questions), run as its
-    core.Job. Keyed, so a retried or redelivered task never drafts twice."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+    core.Job (kind `drafting`, key `draft:<request>`): the job's status and message are the request's
+    (`request.job.status`). Keyed, so a retried or redelivered task never drafts twice."""
 
     template = models.ForeignKey(DraftingPrompt, on_delete=models.CASCADE, related_name="requests")
     model = models.ForeignKey("modeleval.ModelSpec", on_delete=models.CASCADE, related_name="+")
     scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="+")
     change = models.ForeignKey(ContextChange, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     prompt = models.TextField(blank=True)
     output = models.TextField(blank=True, help_text="The model's raw output.")
-    error = models.TextField(blank=True)
     created = models.JSONField(default=dict, blank=True, help_text="Ids of the raw rows it produced.")
     created_at = models.DateTimeField(auto_now_add=True)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                            help_text="Its progress record (core/jobs.py).")
+                            help_text="Its status, message and report (core/jobs.py); made with the request "
+                                      "(its key names the request's id).")
 
     class Meta:
         constraints = [

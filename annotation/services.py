@@ -122,10 +122,13 @@ def _units_with_room(campaign: Campaign, worker):
     return units.order_by("filled", "id")
 
 
-def lease_assignment(campaign: Campaign, worker) -> Assignment:
+def lease_assignment(campaign: Campaign, worker, new_account: bool = False) -> Assignment:
     """Resume the worker's open lease; else go back to the scene of their expired draft; else lease
     the least-filled scene with room. Refuses blocked workers, a reached cap, an unpassed quiz.
-    Leasers lock only the unit they take (others skip it), so arrivals do not queue on the campaign."""
+    Leasers lock only the unit they take (others skip it), so arrivals do not queue on the campaign.
+    new_account: the account was made by the crowd link this request came in on, so it holds no
+    assignment to read (a lease another browser took for it since is met by the one-open-lease
+    constraint and resumed, as for any two leases at once)."""
     if not campaign.is_active:
         raise DomainError("This campaign is closed.", field="campaign")
     if crowd_services.is_blocked(worker, scope_key("campaign", campaign.pk)):
@@ -135,15 +138,16 @@ def lease_assignment(campaign: Campaign, worker) -> Assignment:
     expire_stale_leases(campaign)
     try:
         with transaction.atomic():
-            return _lease(campaign, worker)
+            return _lease(campaign, worker, new_account)
     except IntegrityError:
         # The same worker leased in another request at the same moment: resume that lease.
         return campaign.assignments.get(worker=worker, status=Assignment.Status.LEASED)
 
 
-def _lease(campaign: Campaign, worker) -> Assignment:
-    mine = list(campaign.assignments.filter(worker=worker).exclude(status=Assignment.Status.RELEASED)
-                .select_related("draft").order_by("-id"))
+def _lease(campaign: Campaign, worker, new_account: bool = False) -> Assignment:
+    mine = [] if new_account else list(
+        campaign.assignments.filter(worker=worker).exclude(status=Assignment.Status.RELEASED)
+        .select_related("draft").order_by("-id"))
     open_lease = next((a for a in mine if a.status == Assignment.Status.LEASED), None)
     if open_lease:
         return open_lease

@@ -127,7 +127,6 @@ def stored_vectors(texts: list[str], vectors: dict, pairs: list) -> tuple[float,
     try:
         from benchmarks.models import Benchmark, ContextChange, Scene
         from review import dedup
-        from review.models import DedupRun
 
         version = dedup.encoder_version()
         dedup.store_vectors(version, vectors)
@@ -150,14 +149,14 @@ def stored_vectors(texts: list[str], vectors: dict, pairs: list) -> tuple[float,
         loads = []
         real_load = dedup.load_encoder
         dedup.load_encoder = lambda: loads.append(1) or real_load()
-        run = DedupRun.objects.create(benchmark=benchmark, threshold=THRESHOLD)
+        run = dedup.new_dedup_run(benchmark, None, THRESHOLD)
         start = time.perf_counter()
         run = dedup.run_dedup(run.pk)
         review_s = time.perf_counter() - start
         dedup.load_encoder = real_load
         index = {change.pk: n for n, change in enumerate(changes)}
         found = {(index[a], index[b]) for a, b in run.pairs.values_list("first_id", "second_id")}
-        assert run.status == "finished" and not loads, "review time encoded texts"
+        assert run.job.status == "done" and not loads, "review time encoded texts"
         assert found == {(i, j) for i, j, _ in pairs}, "review time found other pairs"
         return review_s, per_text_ms
     finally:

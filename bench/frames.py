@@ -44,7 +44,7 @@ def main():
     from benchmarks.models import AssetRole, Benchmark, Scene
     from benchmarks.services import store_asset
     from modeleval.models import ModelSpec
-    from modeleval.visual_inputs import VisualInput, scene_images
+    from modeleval.prompting.visual_inputs import VisualInput, scene_images
 
     benchmark = Benchmark.objects.create(name="frames bench", slug="frames-bench", family="m3verse")
     scene = Scene.objects.create(benchmark=benchmark, external_id="scene_800")

@@ -138,7 +138,7 @@ def baseline_throughput(benchmark, model) -> float:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from benchmarks.models import Item
-    from modeleval.prompts import build_request
+    from modeleval.prompting.prompts import build_request
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     checkpoint = model.config["checkpoint"]

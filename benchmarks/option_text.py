@@ -21,7 +21,7 @@ from string import ascii_uppercase as LETTERS
 
 from .importers.causalspatial import spelled_options
 
-# A prompt template's slot for the options (modeleval.prompts; chains' `options_text`).
+# A prompt template's slot for the options (modeleval.prompting.prompts; chains' `options_text`).
 OPTION_SLOTS = ("{choices}", "{options_text}")
 # CausalSpatial writes short options in a sentence ("Answer by (A) Yes, (B) No or (C) Not sure.",
 # PROTOCOLS.md 3.3 (c)) and longer ones as a list ("- (A) Remove the vase;", collision L2).

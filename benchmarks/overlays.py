@@ -2,7 +2,7 @@
 3DSRBench's (red) bounding boxes. The papers print them into the image, so what the human sees the
 model gets: the session page draws them over the image (frontend/static/hypolab/image-viewer.js, an
 SVG in the image's pixels) and `draw` prints the same shapes, with the same geometry, into the pixels
-sent to models (modeleval.visual_inputs).
+sent to models (modeleval.prompting.visual_inputs).
 
 Two places hold them, in one shape (`type` and coordinates, `colour`, an optional `label`):
 - an image asset's meta `overlays` (imported with an image set, scenes/image_sets.py):
@@ -211,7 +211,7 @@ def stimulus_image(asset, index: int, item=None, mirrored: bool = False) -> byte
     """One image of a scene as it is shown: the image (on a mirrored variant its stored twin, or the
     image mirrored now) with its own overlays and `item`'s marks on it (its `index`-th image) printed
     into the pixels, as PNG; the file's bytes when nothing is drawn on it. What the model is sent
-    (modeleval.visual_inputs) and the same pixels the evaluator's page draws over the image."""
+    (modeleval.prompting.visual_inputs) and the same pixels the evaluator's page draws over the image."""
     from .protocols import flipped_image_bytes
 
     if mirrored:

@@ -21,7 +21,7 @@ TWIN_OF = "flipped_from"
 # An item's `flip` tag, its flip decision (asked by choice-on-image campaigns, edited on review): on
 # the mirrored image its answer swaps left and right, stays the same, or there is no mirrored copy
 # (`none`: mirroring would change what is asked, e.g. text in the image). Only swap and same get a
-# flipped variant; FlipEval refuses items with no decision at all (modeleval.run_options).
+# flipped variant; FlipEval refuses items with no decision at all (modeleval.runs.run_options).
 FLIP_SWAPS, FLIP_SAME, FLIP_NONE = "swap", "same", "none"
 FLIP_DECISIONS = (FLIP_SWAPS, FLIP_SAME, FLIP_NONE)
 

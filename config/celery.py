@@ -82,7 +82,7 @@ app.conf.beat_schedule = {
     # A scene whose processing died (its worker killed, its message lost) is sent again (scenes/tasks.py).
     "reprocess-stalled-scenes": {"task": "scenes.tasks.reprocess_stalled_scenes", "schedule": 300.0,
                                  "options": {"expires": 300.0}},
-    # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/inflight.py).
+    # A GPU worker that stopped beating mid-batch is gone: hand its batch to another (modeleval/runs/inflight.py).
     # Expires unsent after one period, so a beat that could not reach the broker does not queue a backlog.
     "reap-stalled-batches": {"task": "modeleval.tasks.reap_stalled_batches", "schedule": settings.INFERENCE_REAPER_S,
                              "options": {"expires": settings.INFERENCE_REAPER_S}},

@@ -12,8 +12,9 @@ its database read, and every signed-in request answered 500)."""
 
 import logging
 
-from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError, UpdateError
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
+from django.db import DatabaseError, IntegrityError, connections, router
 from django.utils.crypto import get_random_string
 
 log = logging.getLogger("django.contrib.sessions")
@@ -31,15 +32,40 @@ class SessionStore(CachedDBStore):
         if self.session_key is None:
             self.create()
         if self._key_stored:
-            return super().save(must_create)
+            return self._save(must_create)
         while True:
             try:
-                super().save(must_create=True)
+                self._save(must_create=True)
             except CreateError:
                 self._session_key = get_random_string(32, VALID_KEY_CHARS)
                 continue
             self._key_stored = True
             return
+
+    def _save(self, must_create):
+        """Django's cached_db save. Outside a transaction (a response's session, as ATOMIC_REQUESTS is
+        off) without the transaction Django's db save opens around its one INSERT or UPDATE: a single
+        statement is atomic by itself and a failed one leaves nothing to roll back, and BEGIN and COMMIT
+        were two more round trips for every arrival. Inside one, Django's savepoint keeps a taken key
+        from breaking the caller's transaction."""
+        if connections[router.db_for_write(self.model)].in_atomic_block:
+            return super().save(must_create)
+        obj = self.create_model_instance(self._get_session(no_load=must_create))
+        using = router.db_for_write(self.model, instance=obj)
+        try:
+            obj.save(force_insert=must_create, force_update=not must_create, using=using)
+        except IntegrityError:
+            if must_create:
+                raise CreateError from None
+            raise
+        except DatabaseError:
+            if not must_create:
+                raise UpdateError from None
+            raise
+        try:
+            self._cache.set(self.cache_key, self._session, self.get_expiry_age())
+        except Exception:
+            log.exception("Error saving to cache (%s)", self._cache)
 
     def load(self):
         try:

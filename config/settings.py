@@ -317,7 +317,7 @@ if BROKER_REDIS_URL:
     }
     # A killed GPU worker's batch does not wait for that hour: each batch beats every
     # INFERENCE_HEARTBEAT_S while it runs, and the reaper (beat, every 15 s) puts back the message of a
-    # batch not beaten for INFERENCE_STALE_S (modeleval/inflight.py): running again within ~35 s.
+    # batch not beaten for INFERENCE_STALE_S (modeleval/runs/inflight.py): running again within ~35 s.
     if REDIS_KEY_PREFIX:
         CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = REDIS_KEY_PREFIX
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = dict(CELERY_BROKER_TRANSPORT_OPTIONS)
@@ -394,7 +394,7 @@ SPECTACULAR_SETTINGS = {
         "ChangeStatusEnum": "benchmarks.models.ContextChange.Status",
         "ItemStatusEnum": "benchmarks.models.Item.Status",
         "ReleaseStatusEnum": "benchmarks.models.Release.Status",
-        "DedupRunStatusEnum": "review.models.DedupRun.Status",
+        "JobStatusEnum": "core.models.Job.Status",
         "PipelineStageKindEnum": "construction.models.PipelineStage.Kind",
     },
 }
@@ -431,7 +431,7 @@ PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
 PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_URL = env("PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
 
-# Model endpoints (modeleval/secrets.py): the environment variables a model's config.api_key_env may
+# Model endpoints (modeleval/clients/secrets.py): the environment variables a model's config.api_key_env may
 # name (besides any HYPOLAB_MODEL_KEY_*), and the hosts its endpoint may be on besides loopback (empty:
 # loopback only).
 MODEL_API_KEYS = env.list("MODEL_API_KEYS", default=[])
@@ -451,6 +451,6 @@ LOGGING = {
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request when the folder is missing
 
-# Hypo3D runs store SBERT when scored (modeleval.secondary_metrics); SCORE_SBERT=0 skips it (the test
+# Hypo3D runs store SBERT when scored (modeleval.analysis.secondary_metrics); SCORE_SBERT=0 skips it (the test
 # suite, where loading the sentence model in each process would dominate the timings it measures).
 SCORE_SBERT = os.environ.get("SCORE_SBERT", "1") != "0"

@@ -29,6 +29,21 @@ class CachedModelBackend(ModelBackend):
         return user
 
 
+def remember_signed_in(user) -> None:
+    """Cache a user this request just signed in (login() saved last_login, which dropped the cached
+    copy), with the role names the request read or granted (`cached_role_names`): the first page after
+    a crowd arrival then reads neither the user row nor its groups. Cached as get_user would (the row's
+    fields, nothing the request hung on the object); a user without role names, or one get_user would
+    refuse (inactive), is left to get_user."""
+    names = getattr(user, "cached_role_names", None)
+    if names is None or not CachedModelBackend().user_can_authenticate(user):
+        return
+    fields = [field.attname for field in user._meta.concrete_fields]
+    row = type(user).from_db(user._state.db, fields, [getattr(user, name) for name in fields])
+    row.cached_role_names = frozenset(names)
+    cache.set(_cache_key(user.pk), row, USER_CACHE_S)
+
+
 def forget_cached_user(sender, instance, **kwargs):
     cache.delete(_cache_key(instance.pk))
 

@@ -69,6 +69,20 @@ class TrackStatusHistory(Operation):
         return f"Record the status history of {self.model_name}"
 
 
+class UntrackStatusHistory(TrackStatusHistory):
+    """Migration operation: the model's table stops recording (its status moved elsewhere, e.g. to its
+    core.Job); run it before the status column goes. The history it wrote is kept."""
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        super().database_backwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def describe(self):
+        return f"Stop recording the status history of {self.model_name}"
+
+
 def reinstall_sqlite_triggers(using: str, **kwargs) -> None:
     """post_migrate: SQLite alters a table by copying it into a new one, which drops its triggers;
     put back any a later migration of a tracked model removed."""

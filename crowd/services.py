@@ -255,13 +255,19 @@ def enter_checked(ids: dict, params, role: str, signed_in=None, scope: str = "",
         except IntegrityError:  # the name is taken by an account made some other way
             raise Conflict("This participant id cannot be used here; contact the researchers.",
                            field="account") from None
-    elif ids["session_id"] != worker.session_id:
-        # The same browser (or the same person, as Prolific says) on a new session, or an account made
-        # before sessions were bound.
-        worker.session_id = ids["session_id"]
-        worker.study_id = ids["study_id"] or worker.study_id
-        worker.save(update_fields=["session_id", "study_id"])
-    roles.grant_role(worker.user, role)
+        user.cached_role_names = frozenset()  # a new account is in no group; grant_role adds the role
+    else:
+        if ids["session_id"] != worker.session_id:
+            # The same browser (or the same person, as Prolific says) on a new session, or an account made
+            # before sessions were bound.
+            worker.session_id = ids["session_id"]
+            worker.study_id = ids["study_id"] or worker.study_id
+            worker.save(update_fields=["session_id", "study_id"])
+        # Its groups, read under the entry's lock: the role is granted only where missing, and the
+        # names go with the account to the cache once it is signed in (core.auth.remember_signed_in).
+        worker.user.cached_role_names = frozenset(worker.user.groups.values_list("name", flat=True))
+    if role not in worker.user.cached_role_names:
+        roles.grant_role(worker.user, role)
     _record_session(worker, ids, scope, verified)
     return worker.user, created
 

@@ -1,5 +1,5 @@
 """The frame-count sweep (M3-Verse Fig. 4) as an inline SVG line chart, drawn on the server from
-`modeleval.sweep.frame_sweep`: one line per model, the metric (0-100 %) against frames per video on a
+`modeleval.analysis.sweep.frame_sweep`: one line per model, the metric (0-100 %) against frames per video on a
 log scale (the counts run from a few to 1,000)."""
 
 import math

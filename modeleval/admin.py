@@ -3,12 +3,12 @@ from django.contrib import admin
 
 from core.errors import DomainError
 
-from . import secrets as model_secrets
+from .clients import secrets as model_secrets
 from .models import ModelSpec, Prediction, PromptTemplate, RecordedOutput, Run
 
 
 class ModelSpecForm(forms.ModelForm):
-    """Refuses an api_key_env or endpoint the secrets rule does not allow (modeleval/secrets.py)."""
+    """Refuses an api_key_env or endpoint the secrets rule does not allow (modeleval/clients/secrets.py)."""
 
     class Meta:
         model = ModelSpec

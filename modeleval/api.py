@@ -10,10 +10,12 @@ from core.errors import DomainError
 from core.idempotency import idempotent
 from core.permissions import IsAdmin
 
-from . import generation, labels, recipes, services
-from . import secrets as model_secrets
-from .item_frames import import_item_frames
+from . import recipes, services
+from .analysis import labels
+from .clients import secrets as model_secrets
 from .models import ModelSpec
+from .prompting import generation
+from .prompting.item_frames import import_item_frames
 
 
 class LaunchRunSerializer(serializers.Serializer):
@@ -49,7 +51,7 @@ class LaunchRunSerializer(serializers.Serializer):
     inputs = serializers.JSONField(
         default=dict, help_text='{"frames_per_video": N} or {"fps": F} (video frames per video), {"extra_frames": '
         'source} (imported item frames), {"chain": {caption_model, clips | clip_length, clip_frames, ...}} '
-        "(captions -> summary -> answer, stored and reused): modeleval.run_inputs.",
+        "(captions -> summary -> answer, stored and reused): modeleval.prompting.run_inputs.",
     )
 
 

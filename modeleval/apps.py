@@ -4,7 +4,7 @@ from django.apps import AppConfig
 def harness_prompt(sender, family, kind, **kwargs) -> dict | None:
     """The prompt a release's lmms-eval task sends (benchmarks/harness.py): the family's latest main
     template, its scene intro for what the task shows, and M3-Verse's answer-count sentences."""
-    from .prompts import M3VERSE_ANSWER_COUNT, latest_template
+    from .prompting.prompts import M3VERSE_ANSWER_COUNT, latest_template
 
     template = latest_template(family)
     if template is None:

@@ -1,5 +1,6 @@
-"""Model runs: launch over a benchmark's approved items, infer in batches on the gpu queue,
-record one prediction per (run, item, variant, repeat), then score (run_scoring.py). A run can
+"""Model runs: launch over a benchmark's approved items, infer in batches on the gpu queue
+(runs/inference.py), record one prediction per (run, item, variant, repeat), then score
+(runs/run_scoring.py). A run can
 be cancelled and resumed; resuming infers only what is missing. Outputs produced elsewhere are
 scored from their files, or recorded as a model whose runs replay them.
 
@@ -12,13 +13,13 @@ A run shown camera views (`multi_view:N`, `egocentric:N`) waits queued while the
 renders the view sets its scenes are missing, one task (and job) per scene; the last one rendered
 sends the batches, so a GPU worker only reads stored PNGs.
 
-What a launch may ask for is checked in run_options.py, what a model is shown in visual_inputs.py,
-prediction files are read in prediction_files.py, a 3DSRBench judge is asked in judge.py, tasks are
-sent through dispatch.py."""
+What a launch may ask for is checked in runs/run_options.py, what a model is shown in
+prompting/visual_inputs.py, prediction files are read in runs/prediction_files.py, a 3DSRBench judge is
+asked in clients/judge.py, tasks are sent through dispatch.py. Other stages ask a language model through
+the facade of clients/calling.py, reached here (`complete`, `scene_pictures`, `language_model`)."""
 
 import hashlib
 import json
-import time
 from collections import Counter
 
 from django.db import transaction
@@ -39,16 +40,17 @@ from scenes.after_state import after_state_view_set
 from scenes.scans import ScanError
 from scoring.records import RecordError, parse_prediction
 
-from . import dispatch, generation, run_inputs, run_options, scene_state, visual_inputs
-from . import secrets as model_secrets
-from .adapters import HFLocal, OpenAICompatible, load_adapter, local_checkpoints_here, model_settings_key
-from .endpoint_client import predictions_in_flight
-from .models import ModelSpec, Prediction, RecordedOutput, Run
-from .prediction_files import RecordedFile, file_protocol, read_prediction_files, resolve_predictions
-from .prompts import InferenceRequest, latest_template, template_for
-from .run_options import item_variants
-from .run_scoring import run_summary
-from .visual_inputs import VisualInput
+from . import dispatch
+from .clients import secrets as model_secrets
+from .clients.calling import complete, language_model, scene_pictures  # noqa: F401 -- other stages call these
+from .models import ModelSpec, RecordedOutput, Run
+from .prompting import generation, run_inputs, scene_state, visual_inputs
+from .prompting.prompts import latest_template, template_for
+from .prompting.visual_inputs import VisualInput
+from .runs import run_options
+from .runs.prediction_files import RecordedFile, file_protocol, read_prediction_files, resolve_predictions
+from .runs.run_options import item_variants
+from .runs.run_scoring import run_summary
 
 RANDOM_BASELINE_NAME = "Random baseline (seed 0)"
 MAX_REPEATS = 10
@@ -310,137 +312,6 @@ def inference_failures(run: Run, limit: int = FAILURES_LISTED) -> list[dict]:
             for item, external_id, variant, repeat, error in failed]
 
 
-def report_inference(run: Run) -> None:
-    """The run's job advanced to the predictions stored: a count, not a step, so a redelivered batch
-    (whose predictions were stored already) counts nothing twice."""
-    if run.job_id:
-        errors = run.predictions.exclude(error="").count()
-        jobs.advance_job(run.job_id, done=run.predictions.count(),
-                         message=f"Inferring{f' ({errors} failed, scored as wrong)' if errors else ''}")
-
-
-FLUSH_EVERY_S = 1.0  # a crash loses at most about this much inference work
-FLUSH_EVERY_N = 100
-
-
-def infer_items(run_id: int, item_ids: list[int], on_write=None) -> int:
-    """Predict what one batch is missing; returns how many predictions were written.
-    Safe to repeat: the unique constraint and the 'missing only' filter make retries no-ops.
-    `on_write(n)` is told each time n predictions are stored (the batch's heartbeat record)."""
-    run = Run.objects.select_related("model", "prompt_template").filter(pk=run_id).first()
-    if run is None or run.status != Run.Status.RUNNING:
-        return 0
-    # The job runs from its first batch on: queued while its batches wait for a GPU worker, so the stale
-    # sweep (core.jobs.fail_stalled_jobs) never fails a run that waits behind others. (Runs started before
-    # runs had jobs have none.)
-    if run.job_id and jobs.start_job(run.job_id, total=run.total) is not None:
-        report_inference(run)  # a resumed run starts from the predictions it has
-    done = set(run.predictions.filter(item_id__in=item_ids).values_list("item_id", "variant", "repeat"))
-    protocol = run_options.run_protocol(run)
-    items = (
-        Item.objects.filter(pk__in=item_ids).select_related("scene", "change")
-        .prefetch_related("scene__world_frames").order_by("pk")
-    )
-    adapter = load_adapter(run.model_id, model_settings_key(run.model), run.benchmark_id)
-    work = [
-        (item, variant, repeat)
-        for item in items
-        for variant in item_variants(protocol, item.choices, item.tags)
-        for repeat in range(run.repeats)
-        if (item.pk, variant.name, repeat) not in done
-    ]
-    # An endpoint keeps requests in flight; batch generators get chunks of `generation_batch`.
-    chunk = max(int(run.model.config.get("generation_batch", 1)) if hasattr(adapter, "answer_batch") else 1, 1)
-    predicted = (predictions_in_flight(adapter, run, work, _request, _prediction) if hasattr(adapter, "answers_in_flight")
-                 else (_predict_chunk(adapter, run, work[i : i + chunk]) for i in range(0, len(work), chunk)))
-    pending, written, last_flush = [], 0, time.monotonic()
-    for predictions in predicted:
-        pending += predictions
-        # Fast adapters write in chunks; slow ones (real models) about every second, with live progress.
-        if len(pending) >= FLUSH_EVERY_N or time.monotonic() - last_flush >= FLUSH_EVERY_S:
-            written += _flush(pending, on_write)
-            pending, last_flush = [], time.monotonic()
-            report_inference(run)
-            if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
-                predicted.close()  # cancelled mid-batch: stop, with what is in flight; keep what is stored
-                return written
-    written += _flush(pending, on_write)
-    report_inference(run)
-    _finish_inference_when_complete(run_id)
-    return written
-
-
-def _flush(predictions: list[Prediction], on_write=None) -> int:
-    Prediction.objects.bulk_create(predictions, ignore_conflicts=True)
-    if on_write is not None and predictions:
-        on_write(len(predictions))
-    return len(predictions)
-
-
-def _request(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> InferenceRequest:
-    """The prompt, stimulus and settings (with the repeat's seed); an adapter that reads no prompt
-    (recorded outputs) gets the options only."""
-    if getattr(adapter, "reads_prompts", True):
-        seed = generation.run_seed(run, item, variant.name, repeat)
-        return run_inputs.request(run, template_for(run, item), item, variant,
-                                  {**run.settings, **({"seed": seed} if seed is not None else {})})
-    return InferenceRequest(prompt="", choices=protocols.shown_choices(item.choices, variant), variant=variant.name)
-
-
-def _prediction(run: Run, item: Item, variant: Variant, repeat: int, **fields) -> Prediction:
-    return Prediction(run=run, item=item, variant=variant.name, repeat=repeat, visual_input=run.visual_input,
-                      seed=generation.run_seed(run, item, variant.name, repeat), **fields)
-
-
-def _predict(adapter, run: Run, item: Item, variant: Variant, repeat: int) -> Prediction:
-    prediction = _prediction(run, item, variant, repeat)
-    started = time.monotonic()
-    try:
-        request = _request(adapter, run, item, variant, repeat)
-        prediction.prompt_sha256 = request.prompt_sha256 if request.prompt else ""
-        prediction.output = adapter.answer(request, item, repeat)
-    except Exception as exc:  # one bad item must not stop the run; record why, never a silent fallback
-        prediction.error = f"{type(exc).__name__}: {exc}"
-    prediction.latency_ms = int((time.monotonic() - started) * 1000)
-    return prediction
-
-
-def _predict_chunk(adapter, run: Run, work: list[tuple[Item, Variant, int]]) -> list[Prediction]:
-    if len(work) == 1:
-        return [_predict(adapter, run, *work[0])]
-    ready, failed = [], []
-    for item, variant, repeat in work:
-        try:
-            ready.append((item, variant, repeat, _request(adapter, run, item, variant, repeat)))
-        except Exception as exc:  # a missing stimulus fails this item only
-            failed.append(_prediction(run, item, variant, repeat, error=f"{type(exc).__name__}: {exc}"))
-    if not ready:
-        return failed
-    started = time.monotonic()
-    try:
-        outputs = adapter.answer_batch([r for *_, r in ready], [i for i, *_ in ready], [k for _, _, k, _ in ready])
-    except Exception:  # find the item at fault: one at a time, each failure recorded on its own item
-        return failed + [_predict(adapter, run, item, variant, repeat) for item, variant, repeat, _ in ready]
-    latency = int((time.monotonic() - started) * 1000 / len(ready))
-    return failed + [
-        _prediction(run, item, variant, repeat, prompt_sha256=request.prompt_sha256, output=output,
-                    latency_ms=latency)
-        for (item, variant, repeat, request), output in zip(ready, outputs, strict=True)
-    ]
-
-
-def _finish_inference_when_complete(run_id: int) -> None:
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run_id)
-        if run.status != Run.Status.RUNNING or run.predictions.count() < run.total:
-            return
-        run.move_to(Run.Status.SCORING)
-        run.save(update_fields=["status"])
-        if run.job_id:
-            transaction.on_commit(lambda: jobs.advance_job(run.job_id, done=run.total, message="Scoring …"))
-        transaction.on_commit(lambda: dispatch.send_scoring(run_id))
-
-
 def run_for_staff(run_id) -> Run:
     run = Run.objects.select_related("model", "benchmark").filter(pk=run_id).first()
     if run is None:
@@ -541,37 +412,4 @@ def register_recorded_outputs(benchmark: Benchmark, name: str, recorded: Recorde
          for (key, variant, repeat), output in ordered],
         batch_size=1000,
     )
-    return model
-
-
-def complete(model: ModelSpec, prompt: str, images: list[bytes] = ()) -> str:
-    """One prompt, with pictures if given, through a language model's adapter (model-drafted raw
-    items, polishing, filters). Only endpoint and local checkpoints write text; the baselines answer
-    benchmark items, not prompts."""
-    if model.adapter == ModelSpec.Adapter.HF_LOCAL and not local_checkpoints_here():
-        return dispatch.complete_on_gpu_worker(model, prompt, list(images))
-    adapter = load_adapter(model.pk, model_settings_key(model), 0)
-    if not isinstance(adapter, OpenAICompatible | HFLocal):
-        raise DomainError("This needs a language model (an OpenAI-compatible endpoint or a local checkpoint).",
-                          field="model")
-    return adapter.answer(InferenceRequest(prompt=prompt, images=list(images)), item=None)
-
-
-def scene_pictures(model: ModelSpec, scene: Scene, visual_input: str) -> list[bytes]:
-    """A scene's pictures as the visual input named (`top_view_semantic`, `video_frames`, ...) shows
-    them to this model: what another stage sends with its prompt (model drafting)."""
-    return visual_inputs.scene_images(VisualInput.parse(visual_input), model, scene)
-
-
-TEXT_ADAPTERS = (ModelSpec.Adapter.OPENAI_COMPATIBLE, ModelSpec.Adapter.HF_LOCAL)
-
-
-def language_model(model_id) -> ModelSpec:
-    """The registered model that writes text for another stage (polishing, drafting)."""
-    # a row id, never anything a bigint cannot hold (PostgreSQL would refuse the query)
-    known = str(model_id).isdigit() and int(model_id) < 2**63
-    model = ModelSpec.objects.filter(pk=int(model_id) if known else None, adapter__in=TEXT_ADAPTERS).first()
-    if model is None:
-        raise DomainError("Choose a language model (an OpenAI-compatible endpoint or a local checkpoint).",
-                          field="model")
     return model

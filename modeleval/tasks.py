@@ -1,17 +1,19 @@
-"""Celery tasks: thin wrappers over services; `infer_batch` and `complete_prompt` go to the queue of the GPU
+"""Celery tasks: thin wrappers over services and runs/; `infer_batch` and `complete_prompt` go to the queue of the GPU
 workers that hold the model (modeleval/dispatch.py)."""
 
 from celery import shared_task
 
-from . import inflight, run_scoring, services
+from . import services
+from .clients import calling
+from .runs import inference, inflight, run_scoring
 
 
 @shared_task(name="modeleval.tasks.infer_batch", acks_late=True, bind=True)
 def infer_batch(self, run_id: int, item_ids: list[int]) -> int:
-    # Recorded and beaten while it runs, so a killed worker's batch is handed on (modeleval/inflight.py).
+    # Recorded and beaten while it runs, so a killed worker's batch is handed on (modeleval/runs/inflight.py).
     watched = None if self.request.is_eager else self.request.id
     with inflight.watch(watched, run_id, item_ids, self.request.hostname or "") as batch:
-        return services.infer_items(run_id, item_ids, on_write=batch.progress)
+        return inference.infer_items(run_id, item_ids, on_write=batch.progress)
 
 
 @shared_task(name="modeleval.tasks.complete_prompt", ignore_result=False)  # its caller waits for it
@@ -20,7 +22,7 @@ def complete_prompt(model_id: int, prompt: str, images_hex: list[str]) -> str:
     queue by dispatch.complete_on_gpu_worker; its caller waits for the result)."""
     from .models import ModelSpec
 
-    return services.complete(ModelSpec.objects.get(pk=model_id), prompt, [bytes.fromhex(h) for h in images_hex])
+    return calling.complete(ModelSpec.objects.get(pk=model_id), prompt, [bytes.fromhex(h) for h in images_hex])
 
 
 @shared_task(name="modeleval.tasks.render_views")

@@ -25,7 +25,7 @@ class ResultRowSerializer(serializers.Serializer):
     result = serializers.JSONField(allow_null=True, help_text="The scorer's output (overall, by, ...).")
     run = serializers.IntegerField(required=False, help_text="Model rows: the run.")
     setting = serializers.JSONField(required=False, help_text="Model rows: condition, visual_input, subset, "
-                                    "protocol, examples, prompts and the settings that differ (modeleval.labels).")
+                                    "protocol, examples, prompts and the settings that differ (modeleval.analysis.labels).")
     comparable = serializers.CharField(required=False, help_text="Model rows with equal keys are ranked together.")
 
 
@@ -56,7 +56,7 @@ class BenchmarkResultsSerializer(ResultTablesSerializer):
         "{metric: [{column, key, metric, changed, imagined, difference, ci, p_value, p_holm, n_items}]}}]}; null without a "
         "changed-scene run or study and its imagined partner (results.imagination_gap).")
     sweep = serializers.JSONField(help_text="The frame-count sweep: {metric, x, series: [{name, model, points: "
-                                  "[{frames, value, run}]}]}, one line per model (modeleval.sweep).")
+                                  "[{frames, value, run}]}]}, one line per model (modeleval.analysis.sweep).")
     benchmark = serializers.CharField()
     family = serializers.CharField()
     study = serializers.IntegerField(allow_null=True)

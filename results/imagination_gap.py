@@ -16,8 +16,8 @@ P-values are Holm-corrected across the table (`comparison.holm`), as the tables'
 import json
 
 from benchmarks.models import ChangeType
-from modeleval import scene_state
-from modeleval.labels import run_label, run_setting
+from modeleval.analysis.labels import run_label, run_setting
+from modeleval.prompting import scene_state
 from scoring.comparison import holm, paired_tallies
 from scoring.ranking import TABLE_RESAMPLES, _paired
 

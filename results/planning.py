@@ -18,7 +18,7 @@ import statistics
 from benchmarks.models import Benchmark, Item
 from core.errors import DomainError
 from humaneval.models import Response, Study
-from modeleval.prediction_files import gold_lines
+from modeleval.runs.prediction_files import gold_lines
 from scoring.comparison import plan_cells
 from scoring.engine import questions_per_group
 from scoring.tables import breakdowns

@@ -5,14 +5,14 @@ LaTeX), the study page and both results API endpoints call it, so they carry the
 
 - a human row per study: `humaneval.services.results.study_results` (each scored response of a session not
   excluded is one scorer row);
-- a model row per finished run: the run's stored `scores` (scored by `modeleval.run_scoring.score_run`
+- a model row per finished run: the run's stored `scores` (scored by `modeleval.runs.run_scoring.score_run`
   with `by=breakdowns(family)`);
 - chance rows (the Random / Random++ the family's paper reports): `scoring.chance_levels` on the gold
   lines of the items.
 
 With a study, every row is restricted to that study's scored items: its own human row, each run
 scored again from its stored predictions on those items (every variant and repeat, the lines built
-by `modeleval.run_scoring.scoring_lines` as `score_run` builds them), chance on those items.
+by `modeleval.runs.run_scoring.scoring_lines` as `score_run` builds them), chance on those items.
 """
 
 import re
@@ -24,13 +24,13 @@ from benchmarks.protocols import Protocol
 from core.errors import NotFound
 from humaneval.models import ItemRole, Study
 from humaneval.services.results import study_results
-from modeleval import run_scoring
-from modeleval.ablations import ablation_tables
-from modeleval.counterfactual import counterfactual_tables
-from modeleval.labels import comparable_key, run_label, run_setting
+from modeleval.analysis.ablations import ablation_tables
+from modeleval.analysis.counterfactual import counterfactual_tables
+from modeleval.analysis.labels import comparable_key, run_label, run_setting
+from modeleval.analysis.sweep import frame_sweep
 from modeleval.models import Run
-from modeleval.prediction_files import gold_lines
-from modeleval.sweep import frame_sweep
+from modeleval.runs import run_scoring
+from modeleval.runs.prediction_files import gold_lines
 from scoring.tables import breakdowns, family_record, paper_tables, radar_chart
 from scoring.uncertainty import TABLE_LEVEL
 

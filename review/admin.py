@@ -27,9 +27,9 @@ admin.site.register(
 admin.site.register(IndependentAnswer, list_display=["item", "answerer", "answer", "created_at"])
 
 admin.site.register(
-    DedupRun, list_display=["benchmark", "status", "job", "threshold", "n_texts", "created_at"],
+    DedupRun, list_display=["benchmark", "job__status", "job", "threshold", "n_texts", "created_at"],
     list_select_related=["benchmark", "job"],
-    list_filter=["status"],
+    list_filter=["job__status"],
 )
 
 admin.site.register(

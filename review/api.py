@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from benchmarks.models import Benchmark, ContextChange, Item
 from core.api import error, validated
 from core.idempotency import idempotent
+from core.models import Job
 from core.permissions import IsAdmin, IsReviewer
 
 from . import consensus, dedup, polish, services
@@ -418,21 +419,33 @@ class DuplicatePairSerializer(serializers.Serializer):
 
 
 class DedupRunSerializer(serializers.ModelSerializer):
+    """A run reads its status, error and finish time from its job (the job's words: queued, running,
+    done, failed, cancelled)."""
+
     benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
     pairs = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(source="job.status", choices=Job.Status.choices, read_only=True,
+                                     help_text="Its job's status.")
     progress = serializers.SerializerMethodField(help_text="Percent of the search done (its job's).")
+    error = serializers.SerializerMethodField(help_text="Why it failed or was cancelled (its job's message).")
+    finished_at = serializers.DateTimeField(source="job.finished_at", read_only=True, allow_null=True,
+                                            help_text="When its job ended.")
 
     class Meta:
         model = DedupRun
         fields = ["id", "benchmark", "threshold", "status", "progress", "job", "n_texts", "error", "created_at",
                   "finished_at", "pairs"]
-        read_only_fields = ["status", "progress", "job", "n_texts", "error", "created_at", "finished_at"]
+        read_only_fields = ["job", "n_texts", "created_at"]
 
     def get_progress(self, run) -> int:
-        if run.status == DedupRun.Status.FINISHED:
-            return 100
         job = run.job
+        if job is not None and job.status == Job.Status.DONE:
+            return 100
         return 100 * min(job.done, job.total) // job.total if job is not None and job.total else 0
+
+    def get_error(self, run) -> str:
+        job = run.job
+        return job.message if job is not None and job.status in (Job.Status.FAILED, Job.Status.CANCELLED) else ""
 
     @extend_schema_field(DuplicatePairSerializer(many=True, help_text="The first 500 pairs found."))
     def get_pairs(self, run):

@@ -15,11 +15,10 @@ class ReviewConfig(AppConfig):
         from benchmarks.importers import texts_imported
         from benchmarks.releases.geometry import derived_answers_asked
         from benchmarks.releases.life import release_card_extras
-        from core.jobs import on_cancel
 
         from .after_state import derived_answers_by_item
         from .consensus import crowd_answer_arrived, release_agreement
-        from .dedup import cancel_dedup, texts_arrived
+        from .dedup import texts_arrived
 
         # imported and submitted texts are embedded for near-duplicate search as they arrive
         for texts_written, source in ((texts_imported, "imported"), (texts_submitted, "submitted")):
@@ -34,4 +33,3 @@ class ReviewConfig(AppConfig):
         # a release's `change_geometry`: the answers each change's geometry derives (review/after_state.py)
         derived_answers_asked.connect(lambda sender, change_ids, **kwargs: derived_answers_by_item(change_ids),
                                       weak=False, dispatch_uid="review-release-derived-answers")
-        on_cancel("dedup", cancel_dedup)  # a cancelled search's run fails with the cancel as its reason

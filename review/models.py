@@ -6,7 +6,6 @@ from django.db import models
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, ContextChange, Item
-from core.status import StatusTransitions
 
 
 class ChangeRevision(models.Model):
@@ -87,31 +86,19 @@ class IndependentAnswer(models.Model):
         constraints = [models.UniqueConstraint(fields=["item", "answerer"], name="one_answer_per_answerer")]
 
 
-class DedupRun(StatusTransitions, models.Model):
-    """One near-duplicate search over a benchmark's changes and questions."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
-
-    TRANSITIONS = {
-        Status.QUEUED: {Status.RUNNING, Status.FAILED},
-        Status.RUNNING: {Status.FINISHED, Status.FAILED},
-        Status.FAILED: {Status.RUNNING},
-    }
+class DedupRun(models.Model):
+    """One near-duplicate search over a benchmark's changes and questions, run as its core.Job (kind
+    `dedup`, key `dedup:<run>`): the job's status, message and finish time are the run's (`run.job.status`);
+    the row keeps what the search is and what it found."""
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="dedup_runs")
     threshold = models.FloatField(default=0.8, help_text="Cosine similarity above which a pair is listed.")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                            help_text="The search as a job: its progress and report (core/jobs.py).")
+                            help_text="The search as a job: its status, progress and report (core/jobs.py); "
+                                      "made with the run (its key names the run's id).")
     n_texts = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -14,13 +14,14 @@ from benchmarks.models import AnswerFormat, ContextChange, Item
 from benchmarks.protocols import FLIP_DECISIONS
 from benchmarks.services import question_types_of
 from core.errors import Conflict, DomainError, Forbidden
+from core.models import Job
 from core.sql import locked
 from scenes import dispatch as scene_dispatch
 from scoring.engine import get_family
 
 from . import dedup, families
 from .dedup import texts_arrived
-from .models import ChangeRevision, DedupRun, ItemDecision, ItemRevision, ReviewDecision
+from .models import ChangeRevision, ItemDecision, ItemRevision, ReviewDecision
 
 # Reviewers write questions on changes and judge them as Hypo3D did: its question criteria (a rejected
 # item names the ones it fails) and question types are facts of scoring's Hypo3D family record.
@@ -472,15 +473,11 @@ def dedup_threshold(threshold) -> float:
 
 def search_duplicates(benchmark, user, threshold: float, progress) -> dict:
     """A near-duplicate search run here and now (the filter_duplicates stage, itself a job) reporting
-    through `progress`: what it found; DomainError with the reason when it failed."""
-    run_id = dedup.new_dedup_run(benchmark, user, threshold).pk
-    try:
-        run = dedup.run_dedup(run_id, progress)
-    except Exception as exc:  # the stage stopped (cancelled) or broke: the run does not stay running
-        dedup.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
-        raise
-    if run.status == DedupRun.Status.FAILED:
-        raise DomainError(run.error, field="dedup")
+    through `progress` and its own job: what it found; DomainError with the reason when its job failed.
+    When the stage stops (cancelled) or breaks, the run's job fails with the reason and the error goes on."""
+    run = dedup.run_dedup(dedup.new_dedup_run(benchmark, user, threshold).pk, progress)
+    if run.job.status != Job.Status.DONE:
+        raise DomainError(run.job.message, field="dedup")
     return dedup.run_report(run)
 
 

@@ -2,30 +2,20 @@
 
 from celery import shared_task
 
-from core.jobs import advance_job, fail_job, finish_job, running_job
+from core.jobs import running_job
 
 from . import dedup, polish
-from .models import DedupRun
 
 
 @shared_task
 def find_near_duplicates(run_id: int, job_id: int | None = None) -> int:
     """The run as its core.Job (dedup.dedup_job): progress through advance_job, what it found as the
-    job's report. Idempotent: a redelivered message of a job that ran or runs does nothing."""
+    job's report, the reason it failed as the job's message (dedup.run_dedup ends the job). Idempotent:
+    a redelivered message of a job that ran or runs does nothing."""
     job_id = job_id or dedup.dedup_job(run_id)
-    try:
-        with running_job(job_id, message="Reading the texts") as job:
-            if job is None:
-                return run_id
-            run = dedup.run_dedup(run_id, lambda done=None, total=None, message=None: advance_job(
-                job_id, done=done, total=total, message=message))
-            if run.status == DedupRun.Status.FAILED:
-                fail_job(job_id, run.error)
-            else:
-                finish_job(job_id, dedup.run_report(run), message=f"{run.pairs.count()} pairs found")
-    except Exception as exc:
-        dedup.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
-        raise
+    with running_job(job_id, message="Reading the texts") as job:
+        if job is not None:
+            dedup.run_dedup(run_id)
     return run_id
 
 

@@ -1,7 +1,7 @@
 """Object captions of scan scenes (ScanRefer: one description per annotated object), kept in the scene's
 meta as `object_captions`. Hypo3D's LLM input is 30 of them, sampled and joined with ". " (Table 15 tries
 30 / 50 / 100 / 200): a run with inputs {"object_captions": N} builds the caption model's scene text
-from them (modeleval.run_inputs)."""
+from them (modeleval.prompting.run_inputs)."""
 
 import json
 

@@ -14,6 +14,7 @@ Two sets are built from a room's extent when no poses are given:
 A set is stored once per scene as `render` assets (PNG) with each view's pose and intrinsics in the
 asset's meta, and reused by every run that asks for it."""
 
+import importlib.util
 import io
 import math
 import os
@@ -95,9 +96,19 @@ def pose_from_file(text: str) -> np.ndarray:
     return matrix @ OPENCV_TO_OPENGL
 
 
+def _load_triton_before_mesa() -> None:
+    """Mesa's software GL (llvmpipe, under OSMesa) and Triton each carry their own LLVM: Triton's library
+    loaded after Mesa's crashes the process (a segfault), loaded before it does not. A process that
+    renders and later loads a vision model (torchvision reaches Triton through torch._dynamo) therefore
+    loads Triton first, where it is installed (0.2 s, once)."""
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
+
+
 def render_views(xyz: np.ndarray, rgb: np.ndarray, poses: list[np.ndarray], *, size=DEFAULT_SIZE,
                  yfov: float = DEFAULT_YFOV) -> list[bytes]:
     """One PNG per pose of the coloured points."""
+    _load_triton_before_mesa()
     import pyrender  # OpenGL loads here, after PYOPENGL_PLATFORM is set
 
     scene = pyrender.Scene(bg_color=[1.0, 1.0, 1.0, 1.0], ambient_light=[1.0, 1.0, 1.0])

@@ -4,16 +4,11 @@ from django.core.cache import cache
 
 from benchmarks.models import AssetRole, Scene
 from benchmarks.selectors import after_state_assets
-from benchmarks.services import scene_asset
+from benchmarks.services import shown_to_people
 from benchmarks.uploads import lasting_url
-from benchmarks.world_frames import frame_texts
+from benchmarks.world_frames import approved
 
 from .after_state import boxes_after
-
-
-def _asset_url(scene: Scene, role: str) -> str | None:
-    asset = scene_asset(scene, role)
-    return asset.file.url if asset else None
 
 
 def _object_box(obj) -> dict:
@@ -26,23 +21,36 @@ def _object_box(obj) -> dict:
     }
 
 
+def _viewer_assets(scene: Scene) -> dict:
+    """The viewer's files in one query: per role, what scene_asset gives (the newest shown to people)."""
+    roles = (AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_PLAIN, AssetRole.TOPVIEW_SEMANTIC)
+    newest = {}
+    for asset in shown_to_people(scene.assets.filter(role__in=roles)).order_by("-id"):
+        newest.setdefault(asset.role, asset)
+    return newest
+
+
 def scene_viewer_data(scene: Scene) -> dict:
     """URLs of the point cloud and both top-view maps, the plain map's data for hover, world frames
     (texts, and the latest as anchor + side for the compass) and the scene's objects with their
     boxes; a missing asset gives None for its URL (and for the map)."""
-    plain = scene_asset(scene, AssetRole.TOPVIEW_PLAIN)
-    # the approved frame only: crowd frames waiting for review are not shown (benchmarks/world_frames.py)
-    frame = scene.world_frames.select_related("anchor").filter(status="approved").order_by("-id").first()
+    assets = _viewer_assets(scene)
+    plain, points, semantic = (assets.get(role) for role in (
+        AssetRole.TOPVIEW_PLAIN, AssetRole.VIEWER_POINTS, AssetRole.TOPVIEW_SEMANTIC))
+    # the approved frames only, oldest first: crowd frames waiting for review are not shown
+    # (benchmarks/world_frames.py); their texts, and the newest as the compass's anchor and side
+    frames = approved(scene.world_frames.select_related("anchor"))
+    frame = frames[-1] if frames else None
     return {
         "scene_id": scene.pk,
         "external_id": scene.external_id,
         "caption": scene.caption,
         # read by range for as long as the page is open: a URL that does not expire (uploads.lasting_url)
-        "points_url": lasting_url(points) if (points := scene_asset(scene, AssetRole.VIEWER_POINTS)) else None,
+        "points_url": lasting_url(points) if points else None,
         "topview_plain_url": plain.file.url if plain else None,
-        "topview_semantic_url": _asset_url(scene, AssetRole.TOPVIEW_SEMANTIC),
+        "topview_semantic_url": semantic.file.url if semantic else None,
         "map": plain.meta if plain else None,
-        "world_frames": frame_texts(scene),
+        "world_frames": [f.text for f in frames],
         "world_frame": {"anchor_instance_id": frame.anchor.instance_id, "side": frame.side} if frame else None,
         "objects": [_object_box(obj) for obj in scene.scene_objects.order_by("instance_id")],
     }

@@ -14,6 +14,7 @@ from annotation.kinds import UNFLIPPED
 from annotation.models import Assignment, Campaign
 from config.throttle import crowd_entry_limited
 from core import roles
+from core.auth import remember_signed_in
 from core.errors import DomainError
 from crowd import services as crowd_services
 from crowd.models import scope_key
@@ -43,15 +44,17 @@ def crowd_enter_campaign(request, campaign_id):
             return error_page(request, exc)
         return proceed_page(request, campaign.name, "Press Start to get your first scene.", "Start")
     try:
-        user, _ = crowd_services.enter_from_crowd_link(entry_params(request),
-                                                       role=roles.ANNOTATOR, signed_in=request.user,
-                                                       scope=scope_key("campaign", campaign.pk))
+        user, created = crowd_services.enter_from_crowd_link(entry_params(request),
+                                                             role=roles.ANNOTATOR, signed_in=request.user,
+                                                             scope=scope_key("campaign", campaign.pk))
     except crowd_services.SessionSquatted as exc:
         return squatted_page(request, exc)
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
-    return _next_assignment(request, campaign)  # the annotator role was just granted: no check
+    remember_signed_in(user)  # the page this redirects to finds the account (and its roles) in the cache
+    # the annotator role was just granted: no check
+    return _next_assignment(request, campaign, new_account=created)
 
 
 @role_required(roles.ANNOTATOR)
@@ -59,9 +62,10 @@ def next_assignment(request, campaign_id):
     return _next_assignment(request, get_object_or_404(Campaign, pk=campaign_id))
 
 
-def _next_assignment(request, campaign):
+def _next_assignment(request, campaign, new_account=False):
     """Quiz first if the campaign has one; then the open lease, the unfinished draft, or a new scene.
-    A GET only reads: it goes to the open lease, or shows the page whose POST leases."""
+    A GET only reads: it goes to the open lease, or shows the page whose POST leases. new_account: the
+    crowd link of this request made the account (annotation.services.lease_assignment)."""
     if annotation_services.needs_quiz(campaign, request.user):
         return redirect("campaign_quiz", campaign_id=campaign.pk)
     if request.method != "POST":
@@ -71,7 +75,7 @@ def _next_assignment(request, campaign):
         return proceed_page(request, campaign.name, "Press Continue to get your next scene.", "Continue",
                             action=reverse("campaign_next", args=[campaign.pk]))
     try:
-        assignment = annotation_services.lease_assignment(campaign, request.user)
+        assignment = annotation_services.lease_assignment(campaign, request.user, new_account=new_account)
     except DomainError as exc:
         return error_page(request, exc)
     return redirect("annotate", assignment_id=assignment.pk)

@@ -15,6 +15,7 @@ from benchmarks import selectors as benchmark_selectors
 from benchmarks.models import Benchmark
 from config.throttle import crowd_entry_limited
 from core import roles
+from core.auth import remember_signed_in
 from core.errors import DomainError
 from crowd import services as crowd_services
 from humaneval import selectors as humaneval_selectors
@@ -63,6 +64,7 @@ def crowd_enter_study(request, study_id):
     except DomainError as exc:
         return error_page(request, exc)
     login(request, user, backend=BACKEND)
+    remember_signed_in(user)  # the session page this redirects to finds the account (and its roles) in the cache
     return redirect("eval_session", session_id=session.pk)
 
 

@@ -24,10 +24,11 @@ from core.idempotency import new_form_key, once_per_form
 from core.labels import words
 from humaneval import selectors as humaneval_selectors
 from humaneval.services import design as humaneval_design
-from modeleval import recipes, visual_inputs
+from modeleval import recipes
 from modeleval import selectors as modeleval_selectors
 from modeleval import services as modeleval_services
-from modeleval.sweep import sweep_rows
+from modeleval.analysis.sweep import sweep_rows
+from modeleval.prompting import visual_inputs
 from results import services as results_services
 from scoring.engine import get_family
 from scoring.tables import csv_rows, interval_text, latex_table

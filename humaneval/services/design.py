@@ -170,7 +170,7 @@ def create_study(benchmark: Benchmark, design: StudyDesign, created_by) -> Study
         scored = stratified_sample(tagged, design.per_stratum, seed)
     else:
         scored = [(i.pk, "") for i in sorted(pool, key=lambda i: i.pk)]
-    if design.flip_images:  # FlipEval for humans, as for runs (modeleval.run_options): no item silently vanilla
+    if design.flip_images:  # FlipEval for humans, as for runs (modeleval.runs.run_options): no item silently vanilla
         tags = {i.pk: i.tags for i in pool}
         undecided = protocols.undecided_flips((pk, tags[pk]) for pk, _ in scored)
         if undecided:

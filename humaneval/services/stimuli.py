@@ -1,5 +1,5 @@
 """What an item's page shows a participant. Humans see what models see: an item's page carries every
-piece of context the family's prompt gives a model (modeleval.prompts.render_prompt): the scene's
+piece of context the family's prompt gives a model (modeleval.prompting.prompts.render_prompt): the scene's
 world-frame sentences in the prompt's order, the context change as refined, the question with its
 options, what the prompt says about the answer, the same images (the mirrored twin where the model's
 image is mirrored) and the before/after videos, named as such. Never the gold.
@@ -84,7 +84,7 @@ def stimulus_files(item: Item, mirrored: bool = False) -> dict:
     if mirrored:
         assets = [protocols.ensure_flipped_twin(a) if a.role == AssetRole.IMAGE else a for a in assets]
     # the image's own overlays and the item's marks, in the shown image's pixels: what the model's
-    # pixels have printed in (benchmarks.overlays; modeleval.visual_inputs)
+    # pixels have printed in (benchmarks.overlays; modeleval.prompting.visual_inputs)
     images = [
         {"url": a.file.url, "overlays": overlays.shown_overlays(a, index, item, mirrored)}
         for index, a in enumerate(a for a in assets if a.role in (AssetRole.IMAGE, protocols.FLIPPED_IMAGE_ROLE))

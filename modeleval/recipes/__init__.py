@@ -17,10 +17,10 @@ A recipe object:
   rule that fits a model (and, with `shown`, a run showing it one of those kinds) adds its settings and
   inputs, later rules over earlier ones (the paper's per-model temperatures, token limits, thinking
   controls, image size and detail, message layout, frames per video or fps). A setting given as null is
-  left unsent (modeleval.generation). A rule's frame count replaces an earlier rule's (frames_per_video
+  left unsent (modeleval.prompting.generation). A rule's frame count replaces an earlier rule's (frames_per_video
   and fps are one choice), and an entry's own inputs win over every rule's;
 - `runs`: [{"key", "condition", "visual_inputs": {model modality: visual input}, ...defaults' fields}];
-  `inputs` (frames_per_video or fps, extra_frames, chain, camera_view, map_first: modeleval.run_inputs);
+  `inputs` (frames_per_video or fps, extra_frames, chain, camera_view, map_first: modeleval.prompting.run_inputs);
   `shown`: [visual input kinds]: the entry is launched only for a model shown one of them (Hypo3D
   Table 2's "w. camera" is a 2D-VLM row); `scene_sample`: {"scenes": N, "seed": S}, the run scored on
   N sampled scenes (recipes.scene_sample); an entry that comes out the same as an earlier one for a
@@ -40,9 +40,11 @@ from django.db import transaction
 from benchmarks.protocols import Protocol
 from core.errors import DomainError
 
-from .. import generation, labels, run_inputs, services, visual_inputs
+from .. import services
+from ..analysis import labels
 from ..models import ModelSpec, PromptTemplate, Run
-from ..visual_inputs import VisualInput
+from ..prompting import generation, run_inputs, visual_inputs
+from ..prompting.visual_inputs import VisualInput
 from . import scene_sample, shots
 
 FOLDER = Path(__file__).parent

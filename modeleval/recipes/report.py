@@ -1,13 +1,13 @@
 """A recipe's runs as the paper's tables: each finished run a row named by its label, ranked among
-comparable rows, and the ablation tables of the runs that differ on one axis (modeleval.ablations)."""
+comparable rows, and the ablation tables of the runs that differ on one axis (modeleval.analysis.ablations)."""
 
 from scoring.tables import csv_rows, paper_tables
 
-from ..ablations import ablation_tables
-from ..counterfactual import counterfactual_tables
-from ..labels import comparable_key, run_label, run_setting
+from ..analysis.ablations import ablation_tables
+from ..analysis.counterfactual import counterfactual_tables
+from ..analysis.labels import comparable_key, run_label, run_setting
+from ..analysis.sweep import frame_sweep, sweep_rows
 from ..models import Run
-from ..sweep import frame_sweep, sweep_rows
 
 
 def recipe_report(runs: list[Run]) -> dict:

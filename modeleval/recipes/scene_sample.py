@@ -8,7 +8,7 @@ import random
 from benchmarks.models import Benchmark, Item
 from core.errors import DomainError
 
-from .. import run_options
+from ..runs import run_options
 
 MAX_SCENES = 10_000
 

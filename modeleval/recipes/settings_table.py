@@ -5,7 +5,8 @@ is listed by `unsourced`, and a test keeps that empty."""
 
 import json
 
-from .. import labels, run_options
+from ..analysis import labels
+from ..runs import run_options
 
 UNSENT = "unset (provider default)"
 EVERY_RUN = "every run"

@@ -1,7 +1,7 @@
 """In-context shots drawn from the benchmark's own items, for a recipe whose run names them as
 {"from_items": N, "seed": S} (Hypo3D Table 13's three-shot ICL: the paper states neither how its shots
 were chosen nor their format). N approved items (of the run's subset) are sampled with the seed, in
-row order; each becomes {question, answer} as modeleval.prompts.with_examples puts it before the prompt:
+row order; each becomes {question, answer} as modeleval.prompting.prompts.with_examples puts it before the prompt:
 the context change and the question as the paper's prompt writes them, and the first gold answer. The
 shots are held out of the scored items of every run of the recipe for that model, zero-shot included,
 so the rows compare the same items (an item shown with its answer is not a test of it)."""
@@ -11,7 +11,7 @@ import random
 from benchmarks.models import Benchmark, Item
 from core.errors import DomainError
 
-from .. import run_options
+from ..runs import run_options
 
 MAX_SHOTS = run_options.MAX_EXAMPLES
 

@@ -52,7 +52,7 @@ def test_model_drafts_raw_changes_from_the_template_once(chat_servers, committed
     model = model_at(server.url)
     [request] = committed(drafting.request_drafts, template, model, scenes=[scene])
     request.refresh_from_db()
-    assert request.status == "done", request.error
+    assert request.job.status == "done", request.job.message
     assert "Objects in the scene: 1 chair, 1 desk." in server.prompts[0] and "Generate 2 unique movement" in server.prompts[0]
     changes = ContextChange.objects.order_by("id")
     assert [c.raw_text for c in changes] == ["The chair has been moved from the desk to the door.",
@@ -87,7 +87,8 @@ def test_unparseable_output_fails_the_request_and_writes_nothing(chat_servers, c
                                              text="{objects}")
     [request] = committed(drafting.request_drafts, template, model_at(server.url), scenes=[scene])
     request.refresh_from_db()
-    assert request.status == "failed" and "expected JSON form" in request.error
+    assert request.job.status == "failed" and "expected JSON form" in request.job.message
+    assert request.prompt  # what was asked, kept for the admin
     assert not ContextChange.objects.exists()
 
 
@@ -102,6 +103,7 @@ def test_staff_request_drafts_by_api_and_others_cannot(chat_servers, client, com
     client.force_login(UserFactory(is_staff=True))
     response = committed(client.post, "/api/v1/drafting/requests/", body, content_type="application/json")
     assert response.status_code == 202 and response.json()[0]["scene"] == scene.pk
+    assert response.json()[0]["status"] == "queued"  # its job's status when it was queued
     assert ContextChange.objects.get().provenance["source"] == "model"
     bad = client.post("/api/v1/drafting/requests/", {**body, "scenes": []}, content_type="application/json")
     assert bad.status_code == 400 and "targets" in bad.json()
@@ -127,6 +129,6 @@ def test_a_draft_request_runs_as_its_job_and_a_cancelled_one_writes_nothing(chat
     [queued] = drafting.request_drafts(template, model, scenes=scenes[1:], user=admin)  # not yet committed: not sent
     jobs.cancel_job(queued.job_id, admin)
     queued.refresh_from_db()
-    assert queued.status == "cancelled" and queued.error == f"Cancelled by {admin.username}."
+    assert (queued.job.status, queued.job.message) == (Job.Status.CANCELLED, f"Cancelled by {admin.username}.")
     tasks.run_draft_request(queued.pk, queued.job_id)  # its message arrives after the cancel
     assert len(server.prompts) == 1 and ContextChange.objects.count() == 1

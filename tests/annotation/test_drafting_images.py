@@ -50,7 +50,7 @@ def test_hypo3d_changes_are_drafted_from_the_semantic_top_view(chat_servers, cli
                                              text="Objects: {objects}. Draft {count} {change_type} changes.")
     request = drafted(template, model_at(chat.url), scenes=[scene])
 
-    assert request.status == "done", request.error
+    assert request.job.status == "done", request.job.message
     assert image_urls(chat.requests[0]) == ["data:image/png;base64," + base64.b64encode(TOP_VIEW).decode()]
     change = ContextChange.objects.get()
     assert change.raw_text == "The chair has been moved next to the window." and change.provenance["source"] == "model"
@@ -61,7 +61,7 @@ def test_a_scene_without_its_top_view_fails_the_request_and_writes_nothing(chat_
     chat = chat_servers('{"changes": ["The desk has been removed."]}')
     template = DraftingPrompt.objects.create(name="removal", target="changes", change_type="removal", text="{objects}")
     request = drafted(template, model_at(chat.url), scenes=[SceneFactory()])
-    assert request.status == "failed" and "no top_view_semantic" in request.error
+    assert request.job.status == "failed" and "no top_view_semantic" in request.job.message
     assert not chat.requests and not ContextChange.objects.exists()
 
 
@@ -73,7 +73,7 @@ def test_m3verse_drafts_send_frames_of_the_before_and_after_videos(chat_servers)
     template = DraftingPrompt.objects.create(name="m3 questions", target="questions", text="Change: {change}")
     change = ChangeFactory(scene=scene, status="approved")
     request = drafted(template, model_at(chat.url), changes=[change])
-    assert request.status == "done", request.error
+    assert request.job.status == "done", request.job.message
     urls = image_urls(chat.requests[0])
     assert len(urls) == 4 and all(url.startswith("data:image/png;base64,") for url in urls)  # 2 frames x 2 videos
 
@@ -87,7 +87,7 @@ def test_question_drafts_without_answers_wait_for_a_reviewers_answer(chat_server
     template = DraftingPrompt.objects.create(name="proximity", target="questions", question_type="Proximity",
                                              text="Change: {change}. Write {count} questions, no answers.")
     request = drafted(template, model_at(chat.url), changes=[change])
-    assert request.status == "done", request.error
+    assert request.job.status == "done", request.job.message
     first, second = Item.objects.order_by("id")
     assert [first.question, second.question] == ["What is next to the window now?", "Where is the chair now?"]
     assert first.status == "draft" and first.answers == [] and first.change == change

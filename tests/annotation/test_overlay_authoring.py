@@ -14,7 +14,7 @@ from benchmarks.models import Item
 from benchmarks.services import store_asset
 from core.errors import DomainError
 from modeleval.models import ModelSpec
-from modeleval.prompts import build_request, latest_template
+from modeleval.prompting.prompts import build_request, latest_template
 from tests.annotation.test_annotation_kinds import enter, submit
 from tests.factories import BenchmarkFactory, SceneFactory
 

@@ -16,7 +16,7 @@ from benchmarks.selectors import after_state_assets
 from benchmarks.services import scene_asset, shown_to_people
 from core import roles
 from core.models import Job
-from modeleval import visual_inputs
+from modeleval.prompting import visual_inputs
 from review import services as review_services
 from scenes import dispatch, processing, tasks
 from scenes.after_state import apply_to_points, label_colour, to_local

@@ -19,8 +19,9 @@ from benchmarks.releases.published import scene_media
 from benchmarks.services import scene_asset, shown_to_people, store_asset
 from core.errors import DomainError
 from core.models import Job
-from modeleval import recipes, visual_inputs
+from modeleval import recipes
 from modeleval.models import ModelSpec
+from modeleval.prompting import visual_inputs
 from review.frames import review_frame
 from scenes import dispatch, tasks
 from scenes.aligned_topview import made_here, quarter_turns, render_aligned

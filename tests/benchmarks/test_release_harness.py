@@ -17,7 +17,7 @@ from benchmarks import services as benchmark_services
 from benchmarks.models import AssetRole, Release, WorldFrame
 from benchmarks.releases import life
 from benchmarks.releases.harness import GENERATION
-from modeleval.prompts import latest_template
+from modeleval.prompting.prompts import latest_template
 from tests.benchmarks.test_import_published import RED, jpeg
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory
 

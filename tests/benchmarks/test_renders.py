@@ -2,6 +2,10 @@
 (pyrender on OSMesa), checked by what each picture shows."""
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +16,7 @@ from benchmarks.services import store_asset
 from scenes import renders
 from scenes.scans import write_points_ply
 from tests.factories import SceneFactory
+from tests.needs import need_module
 
 RED, BLUE, FLOOR = (220, 30, 30), (30, 30, 220), (150, 150, 150)
 
@@ -101,3 +106,24 @@ def test_scannet_pose_files_are_read_in_opencv_axes():
     assert np.allclose(pose[:3, 1], [0, 0, 1])  # and +y is up
     with pytest.raises(renders.RenderError):
         renders.pose_from_file("-inf " * 16)
+
+
+RENDER_THEN_TORCHVISION = """
+import numpy as np
+from scenes import renders
+renders.render_views(np.random.rand(500, 3).astype(np.float32), np.full((500, 3), 128, np.uint8),
+                     [renders.look_at(np.array([2.0, 2.0, 2.0]), np.zeros(3))], size=(64, 48))
+import torchvision.models  # a vision model's loading path, after the render (torch._dynamo reaches Triton)
+print("loaded")
+"""
+
+
+def test_a_process_that_rendered_can_load_a_vision_model_afterwards():
+    """Mesa's LLVM and Triton's clash when Triton is loaded second: without renders loading Triton first
+    the child process dies of a segfault at `import torchvision.models`."""
+    need_module("torchvision", "a vision model's loading path")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    setup = "import django; django.setup()\n"
+    done = subprocess.run([sys.executable, "-c", setup + RENDER_THEN_TORCHVISION], cwd=Path(__file__).parents[2],
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0 and "loaded" in done.stdout, done.stderr[-2000:]

@@ -1,5 +1,5 @@
 """Humans see what models see: for each family, every piece of context the model's prompt carries
-(modeleval.prompts.build_request with the family's main template) is on the evaluator's item as the
+(modeleval.prompting.prompts.build_request with the family's main template) is on the evaluator's item as the
 session API gives it to the page: world-frame sentences, the context change as refined, the question,
 the option texts in the order shown, the same images (the mirrored twin where the model's image
 is mirrored), the before and after videos named as such, and what the prompt says about the answer.
@@ -28,9 +28,9 @@ from humaneval.models import SessionItem
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import start_session
 from humaneval.services.stimuli import question_as_shown, shown_choices
-from modeleval import prompts, visual_inputs
 from modeleval.models import ModelSpec
-from modeleval.prompts import build_request, latest_template
+from modeleval.prompting import prompts, visual_inputs
+from modeleval.prompting.prompts import build_request, latest_template
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,10 +14,10 @@ from .test_crawl_roles import page_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-# Runs inside the stack: a movement campaign on one of the demo's scanned rooms, and a plan the server's own
-# checks accept: an object resting on the floor, alone under the sky (the top view's press finds it), of a
-# label no other object has, moved next to another object; and a destination the same move disagrees with.
-SETUP = """
+# Runs inside the stack, before each test's own plan: the objects a drag in the top view can move, each an
+# object resting on the floor, alone under the sky (the top view's press finds it), of a label no other
+# object has, with the object nearest to it (where it was moved from) and the server's check of an edit.
+MOVABLE = """
 import json
 from annotation import change_edits, change_geometry as geo
 from annotation import services as annotation_services
@@ -25,11 +25,8 @@ from benchmarks.models import Benchmark
 from core.errors import DomainError
 
 demo = Benchmark.objects.get(slug="hypo3d-demo")
-plan = None
-for scene in demo.scenes.order_by("pk"):
-    geometry = change_edits.SceneGeometry(scene)
-    if geometry.room is None:
-        continue
+
+def movable(scene, geometry):
     boxes = [b for b in geometry.boxes if b.label not in geo.STRUCTURE]
     counts = {}
     for b in boxes:
@@ -48,6 +45,19 @@ for scene in demo.scenes.order_by("pk"):
             continue
         origin = min((o for o in boxes if o.label != box.label),
                      key=lambda o: (o.center[0] - box.center[0]) ** 2 + (o.center[1] - box.center[1]) ** 2)
+        yield box, origin, boxes, counts, alone, checked
+"""
+
+# Runs inside the stack: a movement campaign on one of the demo's scanned rooms, and a plan the server's own
+# checks accept: an object resting on the floor, alone under the sky (the top view's press finds it), of a
+# label no other object has, moved next to another object; and a destination the same move disagrees with.
+SETUP = MOVABLE + """
+plan = None
+for scene in demo.scenes.order_by("pk"):
+    geometry = change_edits.SceneGeometry(scene)
+    if geometry.room is None:
+        continue
+    for box, origin, boxes, counts, alone, checked in movable(scene, geometry):
         for dest in boxes:
             if dest.label in (box.label, origin.label) or counts[dest.label] > 1:
                 continue

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import stack_json
-from .test_change_editor import drag, edit_of, screen
+from .test_change_editor import MOVABLE, drag, edit_of, screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -19,34 +19,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 # object away from the room's centre, when none has), an object resting on the floor, alone under the sky, of
 # a label no other object has, and a place to the world right of another such object where the server's checks
 # accept "to the right of" it and refuse "to the left of" it for the side alone.
-SETUP = """
-import json
-from annotation import change_edits, change_geometry as geo
-from annotation import services as annotation_services
-from benchmarks.models import Benchmark
-from core.errors import DomainError
-
-demo = Benchmark.objects.get(slug="hypo3d-demo")
-
+SETUP = MOVABLE + """
 def plan_for(scene, geometry):
-    boxes = [b for b in geometry.boxes if b.label not in geo.STRUCTURE]
-    counts = {}
-    for b in boxes:
-        counts[b.label] = counts.get(b.label, 0) + 1
-    def alone(box, x, y):
-        return not any(o is not box and geo.contains_xy(o, x, y, 0.05) for o in boxes)
-    def checked(text, box, t):
-        raw = {"objects": [{"instance_id": box.instance_id, "translation": t}], "added": []}
-        try:
-            change_edits.checked_edit(scene, text, "movement", raw, geometry)
-            return None
-        except DomainError as exc:
-            return exc.message
-    for box in sorted(boxes, key=lambda b: b.size[0] * b.size[1]):
-        if box.label in ("door", "window") or counts[box.label] > 1 or abs(box.bottom - geometry.room.floor_z) > 0.05 or not alone(box, *box.center[:2]):
-            continue
-        origin = min((o for o in boxes if o.label != box.label),
-                     key=lambda o: (o.center[0] - box.center[0]) ** 2 + (o.center[1] - box.center[1]) ** 2)
+    for box, origin, boxes, counts, alone, checked in movable(scene, geometry):
         for dest in boxes:
             if dest.label in (box.label, origin.label) or counts[dest.label] > 1:
                 continue

@@ -17,6 +17,8 @@ from annotation import services as annotation_services
 from benchmarks.models import Benchmark, ContextChange, Item, Release
 from humaneval.services.design import StudyDesign, create_study
 from modeleval.models import Run
+from core.jobs import finish_job, start_job
+from review.dedup import new_dedup_run
 from review.models import DedupRun
 
 demo = Benchmark.objects.get(slug="hypo3d-demo")  # scanned rooms for crowd work
@@ -27,7 +29,10 @@ approved = Item.objects.filter(benchmark=done, status="approved").order_by("pk")
 items = list(approved.values_list("pk", flat=True))[:2]
 study = create_study(done, StudyDesign("CSP study", items, 120, 1200), None)
 dedup = DedupRun.objects.filter(benchmark=done).first()
-dedup = dedup or DedupRun.objects.create(benchmark=done, status="finished")
+if dedup is None:  # a finished search (its job done)
+    dedup = new_dedup_run(done, None)
+    start_job(dedup.job_id)
+    finish_job(dedup.job_id)
 print(json.dumps({
     "slug": done.slug, "campaign": campaign.pk, "study": study.pk, "scene": scenes[0].pk, "dedup": dedup.pk,
     "change": ContextChange.objects.order_by("pk").first().pk, "item": items[0],

@@ -39,7 +39,7 @@ WRITTEN = """
 import json
 from benchmarks.models import Item
 from modeleval.models import ModelSpec
-from modeleval.prompts import build_request, latest_template
+from modeleval.prompting.prompts import build_request, latest_template
 from PIL import Image
 import io
 

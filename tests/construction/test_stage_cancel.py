@@ -93,7 +93,7 @@ def test_a_duplicate_search_stage_cancelled_mid_run_fails_its_run_without_pairs(
         pipeline.run_stage(stage, admin)
 
     run = DedupRun.objects.get(benchmark=spatial)
-    assert run.status == DedupRun.Status.FAILED and "cancelled" in run.error
+    assert run.job.status == Job.Status.FAILED and "cancelled" in run.job.message  # stopped with its stage
     assert not DuplicatePair.objects.exists()
     assert job_of(stage).status == Job.Status.CANCELLED
 

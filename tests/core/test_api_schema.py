@@ -29,7 +29,8 @@ from core import roles
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import current_item, start_session
 from modeleval import services as modeleval_services
-from review.models import DedupRun, DuplicatePair
+from review.dedup import new_dedup_run
+from review.models import DuplicatePair
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 from tests.prolific_fake import delivery
 
@@ -74,7 +75,7 @@ def world(settings):
     current_item(session.pk, evaluator)
     run = modeleval_services.launch_run(modeleval_services.ensure_baseline_model().pk, benchmark, admin)
     asset = Asset.objects.create(scene=scene, role="image", file="schema/pixel.png", size=1, sha256="0" * 64)
-    dedup = DedupRun.objects.create(benchmark=benchmark, created_by=admin)
+    dedup = new_dedup_run(benchmark, admin)
     pair = DuplicatePair.objects.create(run=dedup, kind="change", first_id=change.pk, second_id=change.pk,
                                         first_text="a", second_text="b", similarity=0.9)
     ids = {  # first segment of the path: its parameters, and who owns the object

@@ -6,13 +6,16 @@ import asyncio
 
 import pytest
 from channels.layers import get_channel_layer
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from annotation.services import create_campaign
 from config import sessions
 from core import broadcast, roles
-from tests.factories import UserFactory
+from tests.factories import BenchmarkFactory, SceneFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +108,59 @@ def test_a_group_message_reaches_a_listener_from_synchronous_code():
         return await asyncio.wait_for(layer.receive(channel), 5)
 
     assert asyncio.run(listen()) == {"type": "test.message", "n": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_session_is_one_statement_and_a_taken_key_is_still_replaced(monkeypatch):
+    """A response's session (no transaction open: ATOMIC_REQUESTS is off) is written without BEGIN and
+    COMMIT around its one INSERT or UPDATE (config/sessions.py)."""
+    taken = sessions.SessionStore()
+    taken["x"] = 1
+    with CaptureQueriesContext(connection) as queries:
+        taken.save()
+    assert [q["sql"].split()[0] for q in queries] == ["INSERT"]
+    keys = iter([taken.session_key, "c" * 32])
+    monkeypatch.setattr(sessions, "get_random_string", lambda *args: next(keys))
+    fresh = sessions.SessionStore()
+    fresh["y"] = 2
+    fresh.save()
+    assert fresh.session_key == "c" * 32
+    fresh["y"] = 3
+    with CaptureQueriesContext(connection) as queries:
+        fresh.save()
+    assert [q["sql"].split()[0] for q in queries] == ["UPDATE"]
+    assert sessions.SessionStore(taken.session_key).load() == {"x": 1}
+    assert sessions.SessionStore("c" * 32).load() == {"y": 3}
+
+
+def _enter_campaign(client, campaign, pid):
+    link, ids = f"/crowd/campaigns/{campaign.pk}/", {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"}
+    client.get(link, ids)
+    return client.post(link, {**ids, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+
+@pytest.mark.parametrize("returning", [False, True])
+def test_the_page_after_a_crowd_entry_finds_the_account_and_its_roles_in_the_cache(returning):
+    benchmark = BenchmarkFactory()
+    campaign = create_campaign(benchmark, "Moves", "movement", [SceneFactory(benchmark=benchmark)])
+    if returning:  # an account made by an earlier entry, entered again from another browser
+        assert _enter_campaign(Client(), campaign, "CACHED").status_code == 302
+    browser = Client()
+    entered = _enter_campaign(browser, campaign, "CACHED")
+    assert entered.status_code == 302
+    with CaptureQueriesContext(connection) as queries:
+        assert browser.get(entered["Location"]).status_code == 200
+    assert _user_reads(queries) == 0
+    assert not any('"auth_group"' in q["sql"] for q in queries)
+
+
+def test_a_deactivated_crowd_account_is_not_signed_in_by_its_link():
+    benchmark = BenchmarkFactory()
+    campaign = create_campaign(benchmark, "Moves", "movement", [SceneFactory(benchmark=benchmark)])
+    assert _enter_campaign(Client(), campaign, "GONE").status_code == 302
+    get_user_model().objects.filter(username="prolific-GONE").update(is_active=False)
+    browser = Client()
+    entered = _enter_campaign(browser, campaign, "GONE")
+    assert entered.status_code == 302
+    page = browser.get(entered["Location"])
+    assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")

@@ -25,8 +25,9 @@ from annotation import services as annotation
 from annotation.models import AssignmentDraft
 from config.celery import app as celery_app
 from core import roles
-from modeleval import inflight, run_scoring, services
+from modeleval import services
 from modeleval.models import Prediction, Run
+from modeleval.runs import inference, inflight, run_scoring
 from tests.celery_workers import (
     ROOT,
     kill_mid_batch,
@@ -72,7 +73,7 @@ def test_a_batch_whose_worker_stopped_beating_is_sent_again_and_fills_only_what_
     items = [first] + [ItemFactory(change__scene__benchmark=first.benchmark) for _ in range(3)]
     run = services.launch_run(services.ensure_baseline_model().pk, first.benchmark, None, batch_size=4, repeats=2)
     assert run.status == Run.Status.RUNNING and run.predictions.count() == 0  # nothing sent: on_commit
-    services.infer_items(run.pk, [items[0].pk])  # the dead worker stored the first item before it died
+    inference.infer_items(run.pk, [items[0].pk])  # the dead worker stored the first item before it died
     stale = stale_batch(clean_inflight, run, [item.pk for item in items])
     alive = stale_batch(clean_inflight, run, [items[0].pk], age_s=1.0)  # beating: left alone
 

@@ -1,5 +1,5 @@
 """Hardening of writes and credentials: a model sends only a model key, only to an allowed http(s)
-host (modeleval/secrets.py, checked by the API, the admin form and the adapter); a crowd account is
+host (modeleval/clients/secrets.py, checked by the API, the admin form and the adapter); a crowd account is
 bound to the platform session it was first entered with, and a crowd link never replaces a signed-in
 staff account (crowd.services.enter_from_crowd_link); and double clicks or concurrent identical
 writes make one row, the others answering 409 or the first answer again (Idempotency-Key,
@@ -24,8 +24,8 @@ from crowd.models import CrowdWorker
 from humaneval.models import EvalSession, Study
 from humaneval.services.design import StudyDesign, create_study
 from modeleval import services as modeleval_services
-from modeleval.adapters import load_adapter, model_settings_key
 from modeleval.admin import ModelSpecForm
+from modeleval.clients.adapters import load_adapter, model_settings_key
 from modeleval.models import ModelSpec, Run
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory
 from tests.together import fire

@@ -6,8 +6,9 @@ import pytest
 from django.core.files.base import ContentFile
 
 from benchmarks.models import Asset, AssetRole, Item
-from modeleval import run_options, visual_inputs
-from modeleval.visual_inputs import Kind
+from modeleval.prompting import visual_inputs
+from modeleval.prompting.visual_inputs import Kind
+from modeleval.runs import run_options
 from tests.factories import ItemFactory, SceneFactory
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import DomainError
 from modeleval import services
-from modeleval.prompts import latest_template, render_prompt
+from modeleval.prompting.prompts import latest_template, render_prompt
 from tests.factories import BenchmarkFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

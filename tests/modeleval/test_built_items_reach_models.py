@@ -25,8 +25,8 @@ from benchmarks.option_text import lettered
 from benchmarks.protocols import Variant
 from benchmarks.services import store_asset
 from core import roles
-from modeleval import run_inputs, visual_inputs
 from modeleval.models import Prediction
+from modeleval.prompting import run_inputs, visual_inputs
 from review import services as review_services
 from tests.annotation.test_annotation_kinds import enter, submit
 from tests.annotation.test_choice_authoring import _campaign

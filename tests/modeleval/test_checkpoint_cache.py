@@ -3,8 +3,9 @@ that name the same checkpoint (through model rows with their own settings) load 
 
 import pytest
 
-from modeleval import adapters, services
-from modeleval.judge import run_judge
+from modeleval import services
+from modeleval.clients import adapters
+from modeleval.clients.judge import run_judge
 from modeleval.models import ModelSpec
 from tests.factories import ItemFactory
 from tests.needs import need_module

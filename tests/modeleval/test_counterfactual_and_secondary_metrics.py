@@ -15,9 +15,11 @@ from benchmarks.models import Item
 from benchmarks.services import store_asset
 from core import roles
 from core.errors import DomainError
-from modeleval import recipes, run_scoring, secondary_metrics
+from modeleval import recipes
+from modeleval.analysis import secondary_metrics
 from modeleval.models import ModelSpec, Prediction
 from modeleval.recipes.report import as_text, recipe_report
+from modeleval.runs import run_scoring
 from scoring.counterfactual import PairedItem, counterfactual_scores
 from tests.chat_server import user_text
 from tests.factories import BenchmarkFactory, ChangeFactory, ItemFactory, SceneFactory, UserFactory

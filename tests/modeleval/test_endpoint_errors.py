@@ -1,4 +1,4 @@
-"""What the OpenAI-compatible adapter does when its endpoint fails (modeleval/endpoint_client.py), as the
+"""What the OpenAI-compatible adapter does when its endpoint fails (modeleval/clients/endpoint_client.py), as the
 OpenAI SDK and lmms-eval do it: a 5xx, a timeout or a refused connection is retried with backoff up to
 the model's `max_retries`, a 429 waits as its Retry-After says (bounded), a 400, 401, 403 or 404 is
 not retried, and each item whose tries ran out records the status and the endpoint's message, which
@@ -12,7 +12,7 @@ import time
 import pytest
 
 from modeleval import services
-from modeleval.endpoint_client import EndpointClient, EndpointError
+from modeleval.clients.endpoint_client import EndpointClient, EndpointError
 from modeleval.models import ModelSpec, Prediction
 from tests.chat_server import ChatServer, user_text
 from tests.factories import ItemFactory

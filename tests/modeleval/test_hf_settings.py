@@ -8,7 +8,7 @@ from PIL import Image
 
 from benchmarks.services import store_asset
 from modeleval import services
-from modeleval.adapters import load_adapter, model_settings_key
+from modeleval.clients.adapters import load_adapter, model_settings_key
 from modeleval.models import ModelSpec
 from tests.factories import ItemFactory
 from tests.needs import need_module

@@ -4,8 +4,9 @@ another worker, every (item, variant, repeat) has exactly one prediction."""
 import pytest
 
 from config.celery import app as celery_app
-from modeleval import inflight, services
+from modeleval import services
 from modeleval.models import ModelSpec, Prediction, Run
+from modeleval.runs import inflight
 from tests.celery_workers import (
     kill_mid_batch,
     needs_services,

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible adapter keeps requests in flight (modeleval/endpoint_client.py), against an
+"""The OpenAI-compatible adapter keeps requests in flight (modeleval/clients/endpoint_client.py), against an
 endpoint on loopback that answers after a fixed latency and counts the requests it holds at once."""
 
 import hashlib
@@ -12,8 +12,9 @@ import pytest
 
 from core import roles
 from modeleval import services
-from modeleval.endpoint_client import retry_after_s
+from modeleval.clients.endpoint_client import retry_after_s
 from modeleval.models import ModelSpec, Prediction
+from modeleval.runs import inference
 from tests.factories import ItemFactory, UserFactory
 from tests.latency_endpoint import LatencyEndpoint
 
@@ -162,7 +163,7 @@ def test_the_window_stays_full_while_earlier_answers_are_being_written(
     endpoint = endpoints(latency_s=0.1)
     batch = items(60)
     seen_at_write_end = []
-    flush = services._flush
+    flush = inference._flush
 
     def slow_flush(predictions, on_write=None):
         if predictions:
@@ -170,8 +171,8 @@ def test_the_window_stays_full_while_earlier_answers_are_being_written(
             seen_at_write_end.append(endpoint.in_flight)
         return flush(predictions, on_write)
 
-    monkeypatch.setattr(services, "FLUSH_EVERY_N", 10)
-    monkeypatch.setattr(services, "_flush", slow_flush)
+    monkeypatch.setattr(inference, "FLUSH_EVERY_N", 10)
+    monkeypatch.setattr(inference, "_flush", slow_flush)
     run = launch(endpoint_model(endpoint.url, max_in_flight=4), batch[0].benchmark,
                  django_capture_on_commit_callbacks)
     assert run.status == "finished" and endpoint.peak == 4

@@ -10,9 +10,10 @@ from benchmarks.models import Item
 from benchmarks.services import store_asset
 from core import roles
 from modeleval import services
-from modeleval.adapters import RandomBaseline, RandomPlusPlus, RecordedOutputs
+from modeleval.clients.adapters import RandomBaseline, RandomPlusPlus, RecordedOutputs
 from modeleval.models import ModelSpec, Prediction, Run
-from modeleval.prompts import InferenceRequest, latest_template, render_prompt
+from modeleval.prompting.prompts import InferenceRequest, latest_template, render_prompt
+from modeleval.runs import inference
 from tests.factories import ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -100,9 +101,9 @@ def test_repeats_give_one_prediction_per_item_and_repeat(item, django_capture_on
 def test_cancelled_run_stops_and_resume_infers_only_what_is_missing(item, django_capture_on_commit_callbacks):
     others = [ItemFactory(change__scene__benchmark=item.benchmark) for _ in range(3)]
     run = services.launch_run(services.ensure_baseline_model().pk, item.benchmark, None, batch_size=2)
-    services.infer_items(run.pk, [item.pk, others[0].pk])  # one batch done by hand
+    inference.infer_items(run.pk, [item.pk, others[0].pk])  # one batch done by hand
     services.cancel_run(run.pk, UserFactory(role=roles.ADMIN))
-    assert services.infer_items(run.pk, [others[1].pk]) == 0
+    assert inference.infer_items(run.pk, [others[1].pk]) == 0
     first = {p.item_id: p.pk for p in run.predictions.all()}
     with django_capture_on_commit_callbacks(execute=True):
         services.resume_run(run.pk)

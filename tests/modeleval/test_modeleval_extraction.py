@@ -7,8 +7,9 @@ import io
 import pytest
 
 from core import roles
-from modeleval import run_scoring, services
+from modeleval import services
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from scoring import score
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory
 

@@ -55,8 +55,8 @@ def test_tiny_qwen2_vl_answers_image_and_video_items_and_the_run_is_scored(
 
 
 def test_batched_generation_matches_one_at_a_time(checkpoint):
-    from modeleval.adapters import HFLocal
-    from modeleval.prompts import InferenceRequest
+    from modeleval.clients.adapters import HFLocal
+    from modeleval.prompting.prompts import InferenceRequest
 
     adapter = HFLocal(checkpoint, max_new_tokens=3, device="cpu")
     requests = [InferenceRequest(prompt="the answer", images=[png((10, 200, 10))]),

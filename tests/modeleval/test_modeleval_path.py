@@ -9,6 +9,7 @@ from config.celery import app as celery_app
 from core import roles
 from modeleval import services
 from modeleval.models import Prediction, Run
+from modeleval.runs import inference
 from tests.factories import ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +55,7 @@ def test_repeating_a_batch_writes_no_second_prediction(items, django_capture_on_
     assert run.predictions.count() == 3
     before = list(run.predictions.order_by("item_id").values_list("item_id", "output"))
     Run.objects.filter(pk=run.pk).update(status="running")
-    services.infer_items(run.pk, [i.pk for i in items])
+    inference.infer_items(run.pk, [i.pk for i in items])
     assert list(run.predictions.order_by("item_id").values_list("item_id", "output")) == before
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from benchmarks.models import Family
 from modeleval.models import ModelSpec
-from modeleval.prompts import build_request, latest_template
+from modeleval.prompting.prompts import build_request, latest_template
 from tests.factories import BenchmarkFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,8 @@ from benchmarks.services import store_asset
 from core.errors import DomainError
 from modeleval import services
 from modeleval.models import ModelSpec, Prediction, Run
-from modeleval.prompts import build_request
+from modeleval.prompting.prompts import build_request
+from modeleval.runs import inference
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +73,7 @@ def test_circular_flip_run_predicts_every_variant_once_and_scores_circular_and_f
     # A redelivered batch and a resume write nothing new.
     before = set(run.predictions.values_list("item_id", "variant", "repeat", "output"))
     Run.objects.filter(pk=run.pk).update(status="running")
-    assert services.infer_items(run.pk, [i.pk for i in srbench_items]) == 0
+    assert inference.infer_items(run.pk, [i.pk for i in srbench_items]) == 0
     Run.objects.filter(pk=run.pk).update(status="cancelled")
     with django_capture_on_commit_callbacks(execute=True):
         services.resume_run(run.pk)

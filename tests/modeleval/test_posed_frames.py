@@ -1,4 +1,4 @@
-"""A 3D-VLM run's `multi_view` / `egocentric` input (modeleval/visual_inputs.py): a scene with posed
+"""A 3D-VLM run's `multi_view` / `egocentric` input (modeleval/prompting/visual_inputs.py): a scene with posed
 colour frames imported from its RGB-D capture (a .sens made here) is shown those frames, evenly spaced,
 with no render made; a scene without them (or with fewer than asked) is shown renders of its scan; the
 run records which in `inputs.views` and its label says so."""
@@ -11,9 +11,11 @@ from benchmarks.models import Asset, AssetRole
 from benchmarks.protocols import mirror_image
 from benchmarks.services import store_asset
 from demo.rooms import generate_room
-from modeleval import labels, services, visual_inputs
+from modeleval import services
+from modeleval.analysis import labels
 from modeleval.models import ModelSpec, Prediction, Run
-from modeleval.visual_inputs import VisualInput
+from modeleval.prompting import visual_inputs
+from modeleval.prompting.visual_inputs import VisualInput
 from scenes.rgbd_frames import import_sens
 from scenes.scans import write_points_ply
 from tests.factories import ItemFactory, SceneFactory

@@ -12,8 +12,10 @@ from PIL import Image
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
 from core.errors import DomainError
-from modeleval import generation, labels, recipes, services
+from modeleval import recipes, services
+from modeleval.analysis import labels
 from modeleval.models import ModelSpec
+from modeleval.prompting import generation
 from tests.clips import clip_bytes
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory
 from tests.modeleval.test_modeleval_hf import checkpoint  # noqa: F401 (a fixture)
@@ -246,8 +248,8 @@ def test_3dsrbench_names_its_judge_or_says_its_table_is_exact_matching_only(
 
 
 def test_a_local_checkpoint_takes_the_layout_and_leaves_unsent_settings_to_its_generation_config(checkpoint):  # noqa: F811
-    from modeleval.adapters import HFLocal
-    from modeleval.prompts import InferenceRequest
+    from modeleval.clients.adapters import HFLocal
+    from modeleval.prompting.prompts import InferenceRequest
 
     adapter = HFLocal(checkpoint, max_new_tokens=3, device="cpu")
     chats, generated = [], []

@@ -20,8 +20,9 @@ from benchmarks.models import Benchmark, Item
 from benchmarks.protocols import Protocol
 from benchmarks.services import gold_row
 from core.errors import DomainError
-from modeleval import prediction_files, services
+from modeleval import services
 from modeleval.models import ModelSpec, Prediction, RecordedOutput, Run
+from modeleval.runs import prediction_files
 from scoring import predfiles
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL

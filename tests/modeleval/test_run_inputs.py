@@ -15,7 +15,8 @@ from PIL import Image
 from benchmarks.models import AssetRole
 from benchmarks.services import store_asset
 from core import roles
-from modeleval import labels, recipes, services
+from modeleval import recipes, services
+from modeleval.analysis import labels
 from modeleval.models import ChainOutput, ItemFrame, ModelSpec, Run
 from tests.chat_server import user_text
 from tests.clips import clip_bytes

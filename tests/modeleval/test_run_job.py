@@ -9,8 +9,9 @@ from kombu.exceptions import OperationalError
 from core import jobs, roles
 from core.errors import IllegalTransition
 from core.models import Job
-from modeleval import dispatch, run_scoring, services
+from modeleval import dispatch, services
 from modeleval.models import Run
+from modeleval.runs import inference, run_scoring
 from tests.factories import ItemFactory, UserFactory
 from tests.modeleval.test_visual_inputs import room_item  # noqa: F401 -- a fixture
 from tests.websockets import connect, messages_around
@@ -44,11 +45,11 @@ def test_a_redelivered_batch_counts_nothing_twice(monkeypatch, django_capture_on
     # queued while its batches wait for a GPU worker (the stale sweep leaves a queued job be)
     assert run.job.status == Job.Status.QUEUED and (run.job.done, run.job.total) == (0, 3)
     for _ in range(2):  # the same message delivered twice
-        services.infer_items(run.pk, [item.pk, others[0].pk])
+        inference.infer_items(run.pk, [item.pk, others[0].pk])
         run.job.refresh_from_db()
         assert run.job.status == Job.Status.RUNNING and run.job.done == 2 and run.job.message == "Inferring"
     with django_capture_on_commit_callbacks(execute=True):
-        services.infer_items(run.pk, [others[1].pk])
+        inference.infer_items(run.pk, [others[1].pk])
     run.refresh_from_db()
     assert run.status == Run.Status.FINISHED and run.job.status == Job.Status.DONE and run.job.done == 3
 
@@ -72,12 +73,12 @@ def test_cancelling_the_run_cancels_its_job_and_a_resume_is_a_new_attempt(
     with monkeypatch.context() as patched:
         patched.setattr(dispatch, "send_batch", lambda run, batch: None)
         run = launch(item, django_capture_on_commit_callbacks)
-    services.infer_items(run.pk, [item.pk])
+    inference.infer_items(run.pk, [item.pk])
     first = run.job
     cancelled = services.cancel_run(run.pk, UserFactory(role=roles.ADMIN))
     first.refresh_from_db()
     assert cancelled.status == Run.Status.CANCELLED and first.status == Job.Status.CANCELLED
-    assert services.infer_items(run.pk, [other.pk]) == 0  # its batches stop
+    assert inference.infer_items(run.pk, [other.pk]) == 0  # its batches stop
     with django_capture_on_commit_callbacks(execute=True):
         services.resume_run(run.pk)
     run.refresh_from_db()
@@ -153,9 +154,9 @@ def test_the_run_page_follows_the_runs_job_over_the_jobs_websocket(monkeypatch):
     monkeypatch.setattr(dispatch, "send_batch", lambda run, batch: None)
     run = services.launch_run(services.ensure_baseline_model().pk, item.benchmark, None)
     run.refresh_from_db()
-    services.infer_items(run.pk, [item.pk])  # a first batch
+    inference.infer_items(run.pk, [item.pk])  # a first batch
     connected, received = messages_around(connect(UserFactory(role=roles.ADMIN), f"/ws/jobs/{run.job_id}/"),
-                                          step=lambda: services.infer_items(run.pk, [other.pk]))
+                                          step=lambda: inference.infer_items(run.pk, [other.pk]))
     assert connected
     assert received[0]["kind"] == "model_run" and received[0]["status"] == "running" and received[0]["done"] == 1
     assert received[1]["done"] == 2 and received[1]["total"] == 2

@@ -17,8 +17,8 @@ from benchmarks.services import store_asset
 from core.errors import DomainError
 from demo.rooms import generate_room
 from modeleval import recipes, services
-from modeleval.adapters import PointCloudModel
-from modeleval.labels import run_label
+from modeleval.analysis.labels import run_label
+from modeleval.clients.adapters import PointCloudModel
 from modeleval.models import ModelSpec, Run
 from scenes import processing
 from scenes.after_state import build_after_state

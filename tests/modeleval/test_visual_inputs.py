@@ -1,4 +1,4 @@
-"""A run chooses what its model is shown (modeleval/visual_inputs.py): camera views rendered from the
+"""A run chooses what its model is shown (modeleval/prompting/visual_inputs.py): camera views rendered from the
 scan before inference and sent as images (a tiny local Qwen2-VL, an OpenAI-compatible endpoint), a
 point cloud handed to a 3D-input model class, and launches refused with the field named."""
 
@@ -14,9 +14,9 @@ from benchmarks.services import store_asset
 from core import roles
 from demo.rooms import generate_room
 from modeleval import services
-from modeleval.adapters import HFLocal, PointCloudModel
+from modeleval.clients.adapters import HFLocal, PointCloudModel
 from modeleval.models import ModelSpec, Prediction, Run
-from modeleval.prompts import HYPO3D_SCENE_INTRO
+from modeleval.prompting.prompts import HYPO3D_SCENE_INTRO
 from scenes.scans import write_points_ply
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 from tests.needs import need_module
@@ -133,7 +133,7 @@ def test_a_point_cloud_model_class_receives_the_scans_arrays(room_item, django_c
 
 
 def test_a_point_cloud_adapter_names_a_point_cloud_model_class(room_item):
-    from modeleval.adapters import point_cloud_model_class
+    from modeleval.clients.adapters import point_cloud_model_class
 
     assert point_cloud_model_class(f"{__name__}:ArrayShapes") is ArrayShapes
     for name in ("subprocess:Popen", "os.path", f"{__name__}:POINTS"):

@@ -5,9 +5,10 @@ import pytest
 
 from config.celery import app as celery_app
 from core.errors import DomainError
-from modeleval import adapters, dispatch, services
+from modeleval import dispatch, services
+from modeleval.clients import adapters
+from modeleval.clients.secrets import check_model_config
 from modeleval.models import ModelSpec, Prediction
-from modeleval.secrets import check_model_config
 from tests.celery_workers import needs_services, process_env, start_worker, stop, wait_for_end
 from tests.factories import ItemFactory
 from tests.needs import need_module

@@ -9,9 +9,9 @@ from core import roles
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.results import study_results
 from humaneval.services.sessions import answer_item, current_item, start_session
-from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from results import services as results_services
 from scoring.comparison import clustered_pairs, paired_tallies
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory

@@ -9,9 +9,9 @@ from benchmarks.services import store_asset
 from core import roles
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import answer_item, current_item, start_session
-from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from results import services as results_services
 from scoring.comparison import paired_tallies
 from scoring.ranking import TABLE_RESAMPLES

@@ -7,9 +7,10 @@ from core import roles
 from frontend.radar import radar_svg
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.sessions import answer_item, current_item, start_session
-from modeleval import run_scoring, services
-from modeleval.labels import run_label
+from modeleval import services
+from modeleval.analysis.labels import run_label
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from scoring import score
 from scoring.tables import breakdowns, radar_chart
 from tests.factories import BenchmarkFactory, ItemFactory, UserFactory

@@ -17,10 +17,10 @@ from humaneval.models import Study
 from humaneval.services.design import StudyDesign, create_study
 from humaneval.services.results import study_results
 from humaneval.services.sessions import answer_item, current_item, start_session
-from modeleval import run_scoring
 from modeleval import services as modeleval_services
-from modeleval.labels import run_label
+from modeleval.analysis.labels import run_label
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from results import services as results_services
 from scoring.tables import breakdowns, latex_escape
 from scoring.uncertainty import TABLE_LEVEL

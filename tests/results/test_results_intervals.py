@@ -4,9 +4,9 @@ separates it, and the pages and API return the intervals without the long tallie
 
 import pytest
 
-from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import Prediction, Run
+from modeleval.runs import run_scoring
 from results import services as results_services
 from tests.factories import BenchmarkFactory, ItemFactory, SceneFactory, UserFactory
 

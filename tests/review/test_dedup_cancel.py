@@ -1,5 +1,5 @@
-"""Cancelling a near-duplicate search (its job, kind `dedup`): the run fails with the cancel as its reason
-and its task stops without writing pairs or raising."""
+"""Cancelling a near-duplicate search (its job, kind `dedup`): the run's status is its job's, cancelled with
+the cancel as its message, and its task stops without writing pairs or raising."""
 
 import pytest
 
@@ -29,12 +29,13 @@ def test_a_queued_search_cancelled_through_the_api_never_runs(api_client, copied
     api_client.force_authenticate(reviewer)
     assert api_client.post(f"/api/v1/jobs/{run.job_id}/cancel/").status_code == 200
     run.refresh_from_db()
-    assert (run.status, run.error) == (DedupRun.Status.FAILED, "Cancelled by ada.")
+    assert (run.job.status, run.job.message) == (Job.Status.CANCELLED, "Cancelled by ada.")
+    shown = api_client.get(f"/api/v1/dedup/{run.pk}/").json()
+    assert (shown["status"], shown["error"], shown["progress"]) == ("cancelled", "Cancelled by ada.", 0)
 
     tasks.find_near_duplicates(run.pk, run.job_id)  # the message arrives after all
-    run.refresh_from_db()
-    assert run.status == DedupRun.Status.FAILED and run.n_texts == 0 and not run.pairs.exists()
-    assert Job.objects.get(pk=run.job_id).status == Job.Status.CANCELLED
+    run = DedupRun.objects.select_related("job").get(pk=run.pk)
+    assert run.job.status == Job.Status.CANCELLED and run.n_texts == 0 and not run.pairs.exists()
 
 
 @pytest.mark.django_db
@@ -52,9 +53,7 @@ def test_a_running_search_cancelled_between_steps_writes_no_pairs(monkeypatch, c
     monkeypatch.setattr(dedup, "store_vectors", cancelled_after_encoding)
     tasks.find_near_duplicates(run.pk, run.job_id)  # does not raise
 
-    run.refresh_from_db()
     job = Job.objects.get(pk=run.job_id)
-    assert (run.status, run.error, run.finished_at) == (DedupRun.Status.FAILED, "Cancelled by grace.", None)
     assert not DuplicatePair.objects.filter(run=run).exists()
     assert (job.status, job.message, job.report) == (Job.Status.CANCELLED, "Cancelled by grace.", {})
 
@@ -62,5 +61,5 @@ def test_a_running_search_cancelled_between_steps_writes_no_pairs(monkeypatch, c
     monkeypatch.setattr(dedup, "store_vectors", store_vectors)
     assert dedup.dedup_job(run.pk) == job.pk
     tasks.find_near_duplicates(run.pk, job.pk)
-    run.refresh_from_db()
-    assert (run.status, run.error, run.pairs.count()) == (DedupRun.Status.FINISHED, "", 1)
+    run = DedupRun.objects.select_related("job").get(pk=run.pk)
+    assert (run.job.status, run.job.message, run.pairs.count()) == (Job.Status.DONE, "1 pairs found", 1)

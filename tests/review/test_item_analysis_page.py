@@ -6,9 +6,9 @@ import pytest
 
 from benchmarks.models import Item
 from core import roles
-from modeleval import run_scoring
 from modeleval import services as modeleval_services
 from modeleval.models import ModelSpec, Prediction, Run
+from modeleval.runs import run_scoring
 from results.item_analysis import benchmark_item_analysis
 from review import services as review_services
 from tests.factories import UserFactory

@@ -6,6 +6,8 @@ import pytest
 
 from benchmarks.models import ContextChange
 from core import roles
+from core.jobs import fail_job
+from core.models import Job
 from review import dedup
 from review.models import DedupRun, DuplicatePair, TextEmbedding
 from review.similarity import similar_pairs, text_sha
@@ -60,7 +62,10 @@ def test_dedup_task_lists_paraphrases_and_a_reviewer_keeps_one(client, django_ca
         response = client.post("/api/v1/dedup/", {"benchmark": scene.benchmark.slug}, content_type="application/json")
     assert response.status_code == 201, response.json()
     run = DedupRun.objects.get()
-    assert run.status == "finished" and run.n_texts == 6
+    assert run.job.status == "done" and run.n_texts == 6
+    assert client.get(f"/api/v1/dedup/{run.pk}/").json()["status"] == "done"  # the job's words
+    assert f"Near duplicates in {scene.benchmark.name}</a> — Done" in client.get("/review/").content.decode()
+    assert '<span id="dedup-status">Done</span>' in client.get(f"/review/duplicates/{run.pk}/").content.decode()
     # reported through its core.Job: every step done, what it found as the report
     assert run.job.kind == "dedup" and run.job.status == "done" and run.job.done == run.job.total
     assert run.job.report["texts"] == 6 and run.job.report["pairs"] == run.pairs.count()
@@ -127,15 +132,15 @@ def test_a_rerun_encodes_only_texts_it_has_not_seen(monkeypatch):
     monkeypatch.setattr(dedup, "load_encoder", lambda: bag_of_words_encoder(seen))
     admin = UserFactory(role=roles.ADMIN)
 
-    run = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    run = dedup.run_dedup(dedup.new_dedup_run(scene.benchmark, admin).pk)
     assert sorted(seen) == ["The chair has been moved to the window.", "What is left of the chair now?"]
     assert run.n_texts == 3 and [p.similarity for p in run.pairs.all()] == [1.0]
 
     seen.clear()
     ChangeFactory(scene=scene, raw_text="A lamp was placed on the desk.")
-    again = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    again = dedup.run_dedup(dedup.new_dedup_run(scene.benchmark, admin).pk)
     assert seen == ["A lamp was placed on the desk."]
-    assert again.n_texts == 4 and again.pairs.count() == 1 and again.status == "finished"
+    assert again.n_texts == 4 and again.pairs.count() == 1 and again.job.status == "done"
 
 
 @pytest.mark.django_db
@@ -152,7 +157,7 @@ def test_protocol_variants_and_complements_of_one_item_are_one_text(monkeypatch)
     copy = ItemFactory(benchmark=bench, change=None, scene=scene, external_id="zZ9yY8xX", question=question)
     monkeypatch.setattr(dedup, "load_encoder", lambda: bag_of_words_encoder([]))
 
-    run = dedup.run_dedup(DedupRun.objects.create(benchmark=bench, created_by=UserFactory(role=roles.ADMIN)).pk)
+    run = dedup.run_dedup(dedup.new_dedup_run(bench, UserFactory(role=roles.ADMIN)).pk)
     assert run.n_texts == 2
     assert list(run.pairs.values_list("first_id", "second_id")) == [(original.pk, copy.pk)]
 
@@ -241,7 +246,7 @@ def test_review_time_dedup_encodes_nothing_new_and_finds_the_same_pairs(counted_
         return sorted((p.kind, p.first_id, p.second_id, p.similarity) for p in run.pairs.all())
 
     # as before: every text encoded at review time
-    before = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    before = dedup.run_dedup(dedup.new_dedup_run(scene.benchmark, admin).pk)
     assert len(seen) == 6 and pairs(before)
     TextEmbedding.objects.all().delete()
 
@@ -250,11 +255,17 @@ def test_review_time_dedup_encodes_nothing_new_and_finds_the_same_pairs(counted_
     assert all(has_vector(text) for text in dedup.arrived_texts([c.pk for c in changes], [i.pk for i in items]))
     seen.clear()
     loads.clear()
-    after = dedup.run_dedup(DedupRun.objects.create(benchmark=scene.benchmark, created_by=admin).pk)
+    after = dedup.run_dedup(dedup.new_dedup_run(scene.benchmark, admin).pk)
     assert seen == [] and loads == []  # nothing encoded, the model not even loaded
-    assert after.status == "finished" and pairs(after) == pairs(before)
-    DedupRun.objects.filter(pk=after.pk).update(status="running")  # a redelivered task writes nothing twice
-    assert pairs(dedup.run_dedup(after.pk)) == pairs(before)
+    assert after.job.status == "done" and pairs(after) == pairs(before)
+    assert pairs(dedup.run_dedup(after.pk)) == pairs(before)  # its job done: a redelivery runs nothing
+    lost = dedup.new_dedup_run(scene.benchmark, admin)
+    dedup.run_dedup(lost.pk, progress=lambda done, total, message: None)
+    Job.objects.filter(pk=lost.job_id).update(status="running")  # as if its worker died before finishing
+    fail_job(lost.job_id, "No sign of life.")  # the sweep; asked for again, it runs again
+    dedup.dedup_job(lost.pk)
+    again = dedup.run_dedup(lost.pk)
+    assert again.job.status == "done" and pairs(again) == pairs(before)  # its pairs written once
 
 
 def test_texts_are_embedded_on_the_default_queue():

@@ -7,7 +7,7 @@ import pytest
 from benchmarks.models import WorldFrame
 from core import roles
 from humaneval.services.stimuli import stimulus_files
-from modeleval.prompts import latest_template, render_prompt
+from modeleval.prompting.prompts import latest_template, render_prompt
 from tests.annotation.test_annotation_kinds import campaign_of, enter, submit
 from tests.factories import ItemFactory, SceneFactory, UserFactory
 

@@ -7,7 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
 from core.errors import DomainError
-from modeleval.item_frames import frames_in_folder, import_item_frames
+
+from ...prompting.item_frames import frames_in_folder, import_item_frames
 
 
 class Command(BaseCommand):

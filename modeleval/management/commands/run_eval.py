@@ -8,12 +8,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark
 from core.errors import DomainError
-from modeleval import generation, recipes, run_scoring, services
-from modeleval.generation import REASONING_EFFORTS
 from modeleval.models import ModelSpec, Run
 from modeleval.recipes.report import as_text, recipe_report
 from scoring.predfiles import PredictionFileError
 
+from ... import recipes, services
+from ...prompting import generation
+from ...prompting.generation import REASONING_EFFORTS
+from ...runs import run_scoring
 from .score_predictions import read_files
 
 SHOWN_PROBLEMS = 20

@@ -6,8 +6,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Benchmark, Release
-from modeleval import run_scoring, services
 from scoring.predfiles import PredictionFileError
+
+from ... import services
+from ...runs import run_scoring
 
 
 def read_files(paths: list[str]) -> list[tuple[str, bytes]]:

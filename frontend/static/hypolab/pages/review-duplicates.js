@@ -7,7 +7,8 @@ import "../job-progress.js";
 // review.models.DuplicatePair's labels: what a row says, as the server renders it.
 const RESOLVED = { kept_first: "Kept the first", kept_second: "Kept the second", kept_both: "Not duplicates" };
 const KINDS = { change: "Context change", question: "Question" };
-const STATUSES = { queued: "Queued", running: "Running", finished: "Finished", failed: "Failed" };
+// core.models.Job's labels: a run's status is its job's.
+const STATUSES = { queued: "Queued", running: "Running", done: "Done", failed: "Failed", cancelled: "Cancelled" };
 
 const table = document.getElementById("duplicate-pairs");
 const runId = readJSON("dedup-run-id");
@@ -52,5 +53,5 @@ async function showRun() {
 }
 
 document.addEventListener("job:state", (event) => {
-  if (event.detail.status === "done" || event.detail.status === "failed") showRun();
+  if (["done", "failed", "cancelled"].includes(event.detail.status)) showRun();
 });

@@ -92,7 +92,7 @@ def check_model_config(adapter: str, config) -> None:
     if queue not in (None, "") and not (isinstance(queue, str) and WORKER_QUEUE.fullmatch(queue)):
         raise DomainError("config.worker_queue names the GPU workers that hold this model: up to 64 lower-case "
                           "letters, digits, '-' or '_' (its workers consume gpu.<worker_queue>).", field="config")
-    # checked beside them because every save and launch passes here (modeleval/endpoint_client.py)
+    # checked beside them because every save and launch passes here (modeleval/clients/endpoint_client.py)
     window = config.get("max_in_flight")
     if window is not None and (type(window) is not int or not 1 <= window <= MAX_IN_FLIGHT):
         raise DomainError(f"config.max_in_flight (requests open at once) is a whole number from 1 to {MAX_IN_FLIGHT}.",

@@ -12,11 +12,11 @@ from benchmarks.models import AssetRole, Benchmark, Scene
 from benchmarks.protocols import Protocol, Variant
 from core.errors import DomainError
 
-from . import secrets as model_secrets
-from . import visual_inputs
-from .models import ModelSpec
-from .prompts import latest_template
-from .visual_inputs import VisualInput
+from ..clients import secrets as model_secrets
+from ..models import ModelSpec
+from ..prompting import visual_inputs
+from ..prompting.prompts import latest_template
+from ..prompting.visual_inputs import VisualInput
 
 
 def item_variants(protocol: Protocol, choices, tags) -> list[Variant]:

@@ -19,10 +19,12 @@ from scoring.family import Run as ScoringRun
 from scoring.tables import breakdowns
 from scoring.uncertainty import TABLE_LEVEL
 
-from . import run_options, secondary_metrics, sql
-from .counterfactual import scored_gold
-from .judge import run_judge
-from .models import Run
+from .. import sql
+from ..analysis import secondary_metrics
+from ..analysis.counterfactual import scored_gold
+from ..clients.judge import run_judge
+from ..models import Run
+from . import run_options
 from .prediction_files import file_protocol, gold_lines, read_prediction_files, resolve_predictions
 
 

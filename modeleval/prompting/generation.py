@@ -15,7 +15,7 @@ import re
 
 from core.errors import DomainError
 
-from .models import ModelSpec
+from ..models import ModelSpec
 
 KNOWN = ("temperature", "top_p", "max_tokens", "seed", "stop", "reasoning_effort", "thinking_budget",
          "enable_thinking", "image_size", "image_detail", "layout")

@@ -6,7 +6,7 @@
   frame-count sweep of Fig. 4); the model's config `n_frames` otherwise;
 - `extra_frames: SOURCE`: frames produced elsewhere for each item and imported (ItemFrame; CausalSpatial's
   world-model frames), sent after the scene's pictures in their order; every item of the run must have them;
-- `chain: {...}`: a chained run (modeleval.chains: clip captions -> summary -> answer from text);
+- `chain: {...}`: a chained run (modeleval.prompting.chains: clip captions -> summary -> answer from text);
 - `top_view: aligned | not_aligned`: the scene's top-view map whose asset meta says `aligned: true` (a map
   rotated into the world frame, Hypo3D Table 11: made by scenes/aligned_topview.py when the
   scene's world frame is approved, or uploaded), or the latest one that does not;
@@ -22,7 +22,7 @@
 - `map_first: top_view_semantic | top_view_plain`: the scene's map of that kind sent before the run's
   camera views (Hypo3D Table 14's multi-view input: the top view, then the views around the room);
 - `scene_state: imagined | changed` (not in any paper): the scene before its change, to imagine it
-  (the default), or every visual input from the item's change's after-state (modeleval.scene_state)."""
+  (the default), or every visual input from the item's change's after-state (modeleval.prompting.scene_state)."""
 
 import copy
 import random
@@ -33,8 +33,8 @@ from benchmarks.models import Asset, AssetRole, Item, Scene
 from core.errors import DomainError
 from scenes.frames import frame_set
 
+from ..models import ItemFrame, ModelSpec
 from . import chains, scene_state, visual_inputs
-from .models import ItemFrame, ModelSpec
 from .prompts import InferenceRequest, build_request
 from .visual_inputs import VisualInput
 

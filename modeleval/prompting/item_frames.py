@@ -1,5 +1,5 @@
 """Frames produced elsewhere for each item (CausalSpatial's world-model frames, "COW"), imported under a
-source name and sent by runs with `inputs.extra_frames = source` (modeleval.run_inputs). An import is all
+source name and sent by runs with `inputs.extra_frames = source` (modeleval.prompting.run_inputs). An import is all
 or nothing; importing an item's frames of a source again replaces them."""
 
 import hashlib
@@ -14,7 +14,7 @@ from PIL import Image, UnidentifiedImageError
 from benchmarks.models import Benchmark, Item
 from core.errors import DomainError
 
-from .models import ItemFrame
+from ..models import ItemFrame
 
 SOURCE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")

@@ -20,8 +20,8 @@ from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
 from scenes.pointcloud import decode_octree_node, decode_viewer_points, read_octree
 
+from ..models import ModelSpec
 from . import visual_inputs
-from .models import ModelSpec
 from .prompts import InferenceRequest
 from .visual_inputs import PointCloudInput, VisualInput
 

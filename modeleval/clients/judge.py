@@ -3,9 +3,9 @@ the family's rules cannot, asked as VLMEvalKit asks it."""
 
 from scoring.threedsrbench import infer_option, infer_text
 
+from ..models import Run
+from ..prompting.prompts import InferenceRequest
 from .adapters import load_adapter, model_settings_key
-from .models import Run
-from .prompts import InferenceRequest
 
 # VLMEvalKit's MMBench choice-extraction prompt (utils/multiple_choice.py build_prompt), which 3DSRBench's
 # official evaluation uses when no option can be read from an output by rule: filled verbatim, the

@@ -7,8 +7,8 @@ and the flip rate on irrelevant changes (scoring.counterfactual)."""
 from benchmarks.counterfactual import EFFECT_TAG, unchanged_reference
 from scoring.counterfactual import PairedItem, counterfactual_scores
 
+from ..models import Run
 from .labels import main_value, run_label, run_setting
-from .models import Run
 
 FAMILY = "hypo3d"
 

@@ -19,10 +19,10 @@ from django.conf import settings
 from core.jobs import advance_job
 from scoring import sbert
 
-from .adapters import load_adapter, model_settings_key
+from ..clients.adapters import load_adapter, model_settings_key
+from ..models import Prediction, Run
+from ..prompting.prompts import InferenceRequest
 from .counterfactual import shows_no_change
-from .models import Prediction, Run
-from .prompts import InferenceRequest
 
 FAMILY = "hypo3d"
 # The paper (App. B.3.1) has GPT-4o-mini rate each answer "based on the question, ground truth, and

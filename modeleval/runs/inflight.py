@@ -36,7 +36,7 @@ from django.conf import settings
 
 from core.redis_roles import lock_client
 
-from . import dispatch
+from .. import dispatch
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def in_flight() -> list[dict]:
 def reap_stalled_batches() -> list[dict]:
     """Hand every batch whose worker stopped beating to another worker; returns what was done, one
     entry per batch: {task, run, items, worker, action: redelivered | resent | dropped}."""
-    from .models import Run
+    from ..models import Run
 
     if not enabled():
         return []

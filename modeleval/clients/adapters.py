@@ -16,9 +16,10 @@ from benchmarks.models import Benchmark, Item, SceneObject
 from benchmarks.protocols import Variant
 from scoring.spatial457 import random_answer_pool
 
-from . import generation, secrets
+from ..prompting import generation
+from ..prompting.prompts import InferenceRequest
+from . import secrets
 from .endpoint_client import EndpointClient, answers_in_flight
-from .prompts import InferenceRequest
 
 CAUSALSPATIAL_GUESS = "{{'Reasoning': 'random guess', 'Answer': '({letter})'}}"
 SPATIAL457_GUESS = "{{'Reasoning': 'random guess', 'Answer': '{value}'}}"
@@ -99,7 +100,7 @@ class RecordedOutputs:
 
     @classmethod
     def of_model(cls, model) -> "RecordedOutputs":
-        from .models import RecordedOutput
+        from ..models import RecordedOutput
 
         rows = RecordedOutput.objects.filter(model=model).values_list("item_key", "variant", "repeat", "output")
         return cls({(key, variant, repeat): output for key, variant, repeat, output in rows},
@@ -335,7 +336,7 @@ def point_cloud_model_class(name) -> type[PointCloudModel]:
         raise ValueError(f"config class is a point-cloud model class as module:Class, not {name!r}")
     found = getattr(importlib.import_module(module), attribute, None)
     if not (isinstance(found, type) and issubclass(found, PointCloudModel)):
-        raise ValueError(f"{name} is not a subclass of modeleval.adapters.PointCloudModel")
+        raise ValueError(f"{name} is not a subclass of modeleval.clients.adapters.PointCloudModel")
     return found
 
 
@@ -362,7 +363,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
     vocabulary and family are the benchmark's as it is now, where a cached one kept the answers of the
     items it first saw, and, on SQLite, which gives a deleted row's id to the next one, another
     benchmark's family. Real models are cached per process (`_cached_adapter`)."""
-    from .models import ModelSpec
+    from ..models import ModelSpec
 
     model = ModelSpec.objects.get(pk=model_id)
     if model.adapter in ModelSpec.BASELINE_ADAPTERS:
@@ -376,7 +377,7 @@ def load_adapter(model_id: int, settings_key: str, benchmark_id: int):
 @lru_cache(maxsize=8)
 def _cached_adapter(model_id: int, settings_key: str):
     """Cached per process; `settings_key` changes when the model is edited, so edits take effect."""
-    from .models import ModelSpec
+    from ..models import ModelSpec
 
     model = ModelSpec.objects.get(pk=model_id)
     config = model.config or {}

@@ -9,8 +9,8 @@ import json
 
 from benchmarks.protocols import Protocol
 
-from . import run_inputs, visual_inputs
-from .models import Run
+from ..models import Run
+from ..prompting import run_inputs, visual_inputs
 
 # The axes a run's setting varies on, each with its main value (visual input: the model's modality).
 AXES = ("condition", "visual_input", "inputs", "subset", "protocol", "examples", "prompts", "settings")

@@ -26,7 +26,7 @@ from scenes.renders import MAX_VIEWS, SET_KINDS, stored_view_set
 from scenes.rgbd_frames import posed_view_set, scenes_with_frames
 from scenes.scans import load_scene_points
 
-from .models import ModelSpec
+from ..models import ModelSpec
 
 Kind = ModelSpec.Modality
 VIEW_SET_KINDS = frozenset(SET_KINDS)  # multi_view, egocentric: the ones that take a view count

@@ -1,6 +1,6 @@
 """The frame-count sweep (M3-Verse Fig. 4): each model's runs that differ only in the video frames
 sampled per video (Run.inputs frames_per_video), as lines of a metric against the frame count. A line
-is one model under one setting (every other axis of modeleval.labels held fixed); lines with a
+is one model under one setting (every other axis of modeleval.analysis.labels held fixed); lines with a
 single point are left out."""
 
 import json

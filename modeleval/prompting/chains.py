@@ -23,9 +23,9 @@ from benchmarks.models import AssetRole, Item
 from core.errors import DomainError
 from scenes.frames import frame_set
 
+from ..clients.adapters import load_adapter, model_settings_key
+from ..models import ChainOutput, ModelSpec, PromptTemplate
 from . import generation
-from .adapters import load_adapter, model_settings_key
-from .models import ChainOutput, ModelSpec, PromptTemplate
 from .prompts import InferenceRequest, latest_template, lettered, with_examples
 from .visual_inputs import VisualInput
 

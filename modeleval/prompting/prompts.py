@@ -13,8 +13,8 @@ from benchmarks.option_text import lettered
 from benchmarks.protocols import VANILLA, Variant
 from benchmarks.world_frames import frame_texts
 
+from ..models import ModelSpec, PromptTemplate
 from . import visual_inputs
-from .models import ModelSpec, PromptTemplate
 from .visual_inputs import PointCloudInput, VisualInput
 
 
