@@ -173,7 +173,7 @@ class Side(models.TextChoices):
     RIGHT = "right", "Right"
 
 
-class WorldFrame(models.Model):
+class WorldFrame(StatusTransitions, models.Model):
     """Anchor-based orientation: 'The desk is to the left of the scene.' A crowd frame arrives
     submitted and reaches prompts only once a reviewer approves it (review/frames.py), which
     supersedes the scene's other approved frames; imported and staff frames arrive approved."""
@@ -183,6 +183,14 @@ class WorldFrame(models.Model):
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded by another approved frame"
+
+    # A reviewer may decide any frame again (review/frames.py review_frame); only approving supersedes.
+    TRANSITIONS = {
+        Status.SUBMITTED: {Status.APPROVED, Status.REJECTED},
+        Status.APPROVED: {Status.REJECTED, Status.SUPERSEDED},
+        Status.REJECTED: {Status.APPROVED},
+        Status.SUPERSEDED: {Status.APPROVED, Status.REJECTED},
+    }
 
     scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="world_frames")
     anchor = models.ForeignKey(SceneObject, on_delete=models.CASCADE, related_name="anchored_frames")

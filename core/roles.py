@@ -1,8 +1,8 @@
 """Roles are Django groups. Staff users count as admins."""
 
 from django.contrib.auth.models import Group
-from django.db import connections, router
 
+from core import sql
 from core.auth import forget_cached_user
 
 ADMIN = "admin"
@@ -17,29 +17,12 @@ def ensure_role_groups() -> None:
         Group.objects.get_or_create(name=name)
 
 
-def _link_by_name(user, role: str) -> bool:
-    """One statement: link the user to the group named `role` where that group exists and the link does
-    not. Whether it inserted the link (False: the group is missing, or the user is in it already)."""
-    links = type(user).groups.through
-    using = router.db_for_write(links)
-    quote = connections[using].ops.quote_name
-    user_column, group_column = (links._meta.get_field(name).column for name in ("user", "group"))
-    with connections[using].cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(links._meta.db_table)} ({quote(user_column)}, {quote(group_column)}) "
-            f"SELECT %s, {quote(Group._meta.pk.column)} FROM {quote(Group._meta.db_table)} "
-            f"WHERE {quote(Group._meta.get_field('name').column)} = %s ON CONFLICT DO NOTHING",
-            [user.pk, role],
-        )
-        return cursor.rowcount == 1
-
-
 def grant_role(user, role: str) -> None:
     # Straight into the link table: user.groups.add would first read the links there are (it does
     # when anything listens to m2m_changed, as core.auth does), and each crowd arrival calls this.
     # The group is found by name in the same statement; only where that linked nothing (no such group
     # yet, or the link was there) is the group made if missing and the link inserted as before.
-    if not _link_by_name(user, role):
+    if not sql.link_to_group_by_name(user, role):
         group, _ = Group.objects.get_or_create(name=role)
         links = type(user).groups.through
         links.objects.bulk_create([links(user_id=user.pk, group_id=group.pk)], ignore_conflicts=True)

@@ -1,10 +1,10 @@
 """The kernel's hand-written SQL, locks and DDL: a row locked by its id, named (advisory) locks for writes
 that have no row to lock yet (the first entry of a crowd worker id), and the status history's triggers:
-their DDL, the actor comment they read, and the lookup of which are installed."""
+their DDL, the actor comment they read, and the lookup of which are installed; a role granted in one statement."""
 
 import json
 
-from django.db import connection
+from django.db import connection, connections, router
 from django.db.models import Lookup
 from django.db.models.fields.json import KeyTransform, compile_json_path
 
@@ -154,3 +154,22 @@ def stamp_outside_transaction(table: str, pk: int, status: str, now) -> None:
                            f"WHERE {name('id')} = %s AND {name('status')} = %s", [now, pk, status])
     finally:
         own.close()
+
+
+def link_to_group_by_name(user, role: str) -> bool:
+    """One statement: link the user to the group named `role` where that group exists and the link does
+    not. Whether it inserted the link (False: the group is missing, or the user is in it already)."""
+    from django.contrib.auth.models import Group
+
+    links = type(user).groups.through
+    using = router.db_for_write(links)
+    quote = connections[using].ops.quote_name
+    user_column, group_column = (links._meta.get_field(name).column for name in ("user", "group"))
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(links._meta.db_table)} ({quote(user_column)}, {quote(group_column)}) "
+            f"SELECT %s, {quote(Group._meta.pk.column)} FROM {quote(Group._meta.db_table)} "
+            f"WHERE {quote(Group._meta.get_field('name').column)} = %s ON CONFLICT DO NOTHING",
+            [user.pk, role],
+        )
+        return cursor.rowcount == 1

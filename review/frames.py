@@ -41,11 +41,11 @@ def review_frame(frame_id: int, action: str) -> WorldFrame:
     Scene.objects.select_for_update().filter(pk=scene_id).first()
     frame = WorldFrame.objects.get(pk=frame_id)
     if action == APPROVE:
-        (WorldFrame.objects.filter(scene_id=frame.scene_id, status=WorldFrame.Status.APPROVED)
-         .exclude(pk=frame.pk).update(status=WorldFrame.Status.SUPERSEDED))
-        frame.status = WorldFrame.Status.APPROVED
-    else:
-        frame.status = WorldFrame.Status.REJECTED
-    frame.save(update_fields=["status"])
+        WorldFrame.move_all(WorldFrame.objects.filter(scene_id=frame.scene_id).exclude(pk=frame.pk),
+                            WorldFrame.Status.SUPERSEDED)  # the scene's approved ones
+    decided = WorldFrame.Status.APPROVED if action == APPROVE else WorldFrame.Status.REJECTED
+    if frame.status != decided:  # deciding a frame the same way again changes nothing
+        frame.move_to(decided)
+        frame.save(update_fields=["status"])
     world_frames_changed(frame.scene_id)  # the aligned top views follow the approved frame
     return frame

@@ -7,11 +7,11 @@ import json
 import re
 
 import pytest
-from frontend.management.commands.seed_demo import GUIDELINES
 from PIL import Image, ImageDraw
 
 from demo import m3verse
 from demo.m3verse import M3_SCENES, M3_TYPES, NO_OPTION, _m3_items, _m3_objects, _m3_states
+from demo.management.commands.seed_demo import GUIDELINES
 from demo.rooms import ROOMS
 
 COLOUR_WORDS = {"red", "blue", "green", "yellow", "white", "orange", "purple", "gray", "black", "cyan"}

@@ -105,3 +105,17 @@ def test_a_release_carries_only_the_approved_frame(reviewer):
     release = life.export_release(item.benchmark, "1.0.0", None, inline=True)
     frames = [line["world_frame"] for line in iter_release_lines(release)]
     assert len(frames) == 1 and len(frames[0]) == 1 and "left of the scene" in str(frames[0])
+
+
+def test_each_verdict_on_a_frame_and_each_frame_it_supersedes_is_in_its_status_history(reviewer):
+    from core.history import changes_of
+
+    scene = SceneFactory(object_labels=["desk", "window"])
+    first = crowd_frame(scene, "The desk was located at the left of the scene.")
+    second = crowd_frame(scene, "The desk was located at the right of the scene.", side="right")
+    for frame in (first, second, first):
+        assert reviewer.post(f"/api/v1/world-frames/{frame.pk}/approve/").status_code == 200
+    assert reviewer.post(f"/api/v1/world-frames/{first.pk}/approve/").status_code == 200  # the same again
+    assert [c.to_status for c in changes_of(WorldFrame, first.pk)] == ["submitted", "approved", "superseded",
+                                                                   "approved"]
+    assert [c.to_status for c in changes_of(WorldFrame, second.pk)] == ["submitted", "approved", "superseded"]
