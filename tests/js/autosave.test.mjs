@@ -48,6 +48,21 @@ test("a stale revision (409) says another tab changed the draft and does not ret
   assert.equal(saver.dirty, false);
 });
 
+test("an edit made while a save is on its way is not called saved, and goes with the next save", async () => {
+  let edit = () => {};
+  dom.answerWith(() => { edit(); return { status: 200, body: { revision: 4 } }; });
+  const saver = autosave();
+  form.dispatchEvent(new Event("input"));
+  edit = () => form.dispatchEvent(new Event("input"));  // a drag goes on while the first save is sent
+  await saver.save();
+  assert.equal(saver.dirty, true);
+  assert.equal(status.textContent, "editing…");
+  edit = () => {};
+  await saver.save();
+  assert.equal(dom.requests.length, 2);
+  assert.match(status.textContent, /^draft saved/);
+});
+
 test("a failed save keeps the edit for the next try", async () => {
   dom.answerWith(() => ({ status: 503, body: {} }));
   const saver = autosave();

@@ -21,7 +21,8 @@ export function createAutosave({ url, revision, form, status, body, refused = ()
     const r = await put(url, { ...body(), revision }, { keepalive: true });
     if (r.ok) {
       revision = r.data.revision;
-      status.textContent = "draft saved " + new Date().toLocaleTimeString();
+      // an edit made while this save was on its way is not in it: the page still says "editing…"
+      if (!dirty) status.textContent = "draft saved " + new Date().toLocaleTimeString();
     } else if (refused(r)) {
       // the page has said why (the lease is gone)
     } else if (r.status === 409) {
