@@ -2,6 +2,7 @@
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
@@ -17,6 +18,9 @@ def connect(user, path: str) -> WebsocketCommunicator:
 async def messages_around(communicator, step=None):
     """(connected, messages): the first message after connecting and, when `step` (a plain function that
     may use the database) is given, the one it causes."""
+    # Each call runs in a new event loop; a Redis layer's receive lock, created in an earlier call's loop
+    # and left held by its cancelled consumer, would be "bound to a different event loop": a fresh layer.
+    channel_layers.backends.clear()
     connected, _ = await communicator.connect()
     if not connected:
         return False, []
