@@ -8,7 +8,9 @@ user would (alignment estimated from the scan, objects from the boxes, the canon
 `process_scene` runs on commit in the same process (the octree viewer file, HLPC v3, and both top
 views): import_s is that command's wall time, import_peak_mb its peak resident memory. Then daphne
 serves the review page of a change on the scene and Chromium (software GL) opens it as a reviewer,
-as bench/viewer_load.py does: first_frame_ms is its first-frame mark (the octree's root),
+RUNS times in fresh contexts as bench/viewer_load.py does, each run's steps to its first frame
+printed (the page, the viewer's script, the first range request, the frame): first_frame_ms is the
+median run's first-frame mark (the octree's root),
 budget_points the points the viewer holds once the view is complete (never over its budget,
 2,000,000), resident_mb the bytes of their arrays, orbit_fps the frames per second while the mouse
 drags the camera. Prints `first_frame_ms=N budget_points=N resident_mb=N orbit_fps=N import_s=N
@@ -26,7 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.viewer_load import BROWSER_ARGS, daphne, measure_viewer, reviewer_and_change, sandbox  # noqa: E402
+from bench.viewer_load import (  # noqa: E402
+    BROWSER_ARGS,
+    RUNS,
+    daphne,
+    measure_viewer,
+    reviewer_and_change,
+    sandbox,
+    where_the_time_goes,
+)
 from tests.browser.conftest import CHROMIUM, login  # noqa: E402
 
 POINTS = 10_000_000
@@ -70,24 +80,38 @@ def main() -> None:
         import_s = time.perf_counter() - started
         import_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         change_id = manage("shell", "-v", "0", "-c", reviewer_and_change(SCENE, USER)).split()[-1]
+        # The import leaves about 200 MB of written pages for the kernel to flush: flushed here, so the
+        # first run times the viewer, not the disk catching up (a reviewer opens a scene long after).
+        os.sync()
         with daphne(env, f"{tmp}/web.log") as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-            page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
-            login(page, base, USER, USER)
-            view = measure_viewer(page, f"{base}/review/changes/{change_id}/")
-            first_view = page.evaluate(READ_HELD)
-            # The view after the orbit (it settles in 180 ms): its nodes replace those of the first.
-            page.wait_for_timeout(1000)
-            page.wait_for_selector("[data-pointcloud][data-complete=true]", timeout=120_000)
-            held = page.evaluate(READ_HELD)
+            views, first_views, helds = [], [], []
+            for _ in range(RUNS):
+                # A fresh context each time, as bench/viewer_load.py: every byte comes over the wire.
+                context = browser.new_context(viewport={"width": 1280, "height": 860})
+                page = context.new_page()
+                login(page, base, USER, USER)
+                views.append(measure_viewer(page, f"{base}/review/changes/{change_id}/"))
+                first_views.append(page.evaluate(READ_HELD))
+                # The view after the orbit (it settles in 180 ms): its nodes replace those of the first.
+                page.wait_for_timeout(1000)
+                page.wait_for_selector("[data-pointcloud][data-complete=true]", timeout=120_000)
+                helds.append(page.evaluate(READ_HELD))
+                context.close()
             browser.close()
         meta = json.loads(manage("shell", "-v", "0", "-c", "from benchmarks.models import Asset; import json; "
                                  "print(json.dumps(Asset.objects.get(role='viewer_points').meta))"))
+    for view in views:
+        print(f"first_frame_ms={view['first_frame_ms']} full_frame_ms={view['full_frame_ms']} "
+              f"orbit_fps={view['orbit_fps']}\n  {where_the_time_goes(view)}")
+    # The median run by first frame (the goal's figure), so one run disturbed by the machine does not decide.
+    median = sorted(range(RUNS), key=lambda run: views[run]["first_frame_ms"])[RUNS // 2]
+    view, first_view, held = views[median], first_views[median], helds[median]
     print(f"points={POINTS} ply_mb={ply_mb:.0f} file_nodes={meta['nodes']} file_bytes_per_point="
           f"{meta['bytes_per_point']} full_frame_ms={view['full_frame_ms']} first_view_points={first_view['held']} "
           f"nodes_held={held['nodes']} budget={held['budget']} transferred_bytes_per_point={view['bytes_per_point']} "
           f"motion_stride={view['motion_stride']} range_requests={view['requests'] - 1}")
-    print(f"loadavg={os.getloadavg()[0]:.2f}")
+    print(f"loadavg={os.getloadavg()[0]:.2f} runs={RUNS} (median by first_frame_ms below)")
     print(f"first_frame_ms={view['first_frame_ms']} budget_points={max(first_view['held'], held['held'])} "
           f"resident_mb={max(first_view['bytes'], held['bytes']) / 2**20:.1f} orbit_fps={view['orbit_fps']} "
           f"import_s={import_s:.1f} import_peak_mb={import_peak_mb:.0f}")

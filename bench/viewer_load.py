@@ -8,7 +8,9 @@ opens /review/changes/<id>/ and the viewer's performance marks give the time fro
 the first frame of the decimated level and to the first frame with all points; bytes per point
 are the .hlpc bytes the page transferred over the points in the file; orbit_fps is frames drawn
 per second while the mouse drags the camera for ORBIT_SECONDS (motion_stride: the viewer then drew
-every Nth point of level 0 to stay within its frame budget). Prints the last line
+every Nth point of level 0 to stay within its frame budget). Each run's steps to its first frame
+are printed too (ms from navigation: the page, the viewer's script, the point file asked, its
+first and last byte, level 0 decoded, the frame). Prints the last line
 `first_frame_ms=N full_frame_ms=N bytes_per_point=N orbit_fps=N`.
 """
 
@@ -83,6 +85,17 @@ READ_MARKS = """() => {
     bytes: files.reduce((sum, entry) => sum + (entry.transferSize || entry.encodedBodySize), 0),
     requests: files.length,
     points: Number(viewer.dataset.pointCount),
+    // Where the first frame's time goes, in ms from navigation: the page, the viewer's script, the
+    // first point-file request (asked, first byte, last byte) and the first level decoded.
+    steps: {
+      page: performance.getEntriesByType("navigation")[0]?.responseEnd ?? null,
+      script: performance.getEntriesByType("resource")
+        .find((entry) => entry.name.includes("pointcloud-viewer"))?.responseEnd ?? null,
+      data_asked: files[0]?.startTime ?? null,
+      data_first_byte: files[0]?.responseStart ?? null,
+      data_received: files[0]?.responseEnd ?? null,
+      decoded: mark("hl-viewer:level-0-decoded"),
+    },
   };
 }"""
 READ_FRAMES = """() => {
@@ -133,7 +146,14 @@ def measure_viewer(page, url: str) -> dict:
         "points": marks["points"],
         "motion_stride": motion_stride,
         "requests": marks["requests"],
+        "steps": {name: round(ms) for name, ms in marks["steps"].items() if ms is not None},
     }
+
+
+def where_the_time_goes(run: dict) -> str:
+    """One run's steps to its first frame, each as ms from navigation."""
+    steps = {**run["steps"], "first_frame": run["first_frame_ms"]}
+    return "first frame at: " + ", ".join(f"{name} {ms}" for name, ms in steps.items())
 
 
 def main() -> None:
@@ -154,7 +174,8 @@ def main() -> None:
                 context.close()
             browser.close()
     for run in runs:
-        print(" ".join(f"{key}={value}" for key, value in run.items()))
+        print(" ".join(f"{key}={value}" for key, value in run.items() if key != "steps"))
+        print("  " + where_the_time_goes(run))
     # The median run by full-frame time, so one run disturbed by the machine's load does not decide.
     result = sorted(runs, key=lambda run: run["full_frame_ms"])[len(runs) // 2]
     print(f"loadavg={os.getloadavg()[0]:.2f} runs={len(runs)} (median by full_frame_ms below)")
