@@ -42,6 +42,9 @@ def test_a_million_points_load_level_by_level_within_six_bytes_per_point(stack, 
     assert 0 < result["first_frame_ms"] < result["full_frame_ms"]
     assert result["bytes_per_point"] <= 6
     assert result["orbit_fps"] > 0
+    steps = result["steps"]  # where the bench says the first frame's time went, in order
+    assert steps["data_asked"] <= steps["data_first_byte"] <= steps["data_received"]
+    assert steps["page"] <= steps["decoded"] <= result["first_frame_ms"]
     viewer = page.locator("[data-pointcloud]")
     assert viewer.get_attribute("data-points-drawn") == "1000000"
 
